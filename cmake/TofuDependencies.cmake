@@ -1,0 +1,42 @@
+# Finds Tofu's third-party dependencies, all from Debian packages (see
+# DEVELOPERS.md), and exposes them as targets:
+#   LLVMSupport     LLVM ADT/Support, linked statically
+#   antlr4_static   the ANTLR 4 C++ runtime, linked statically
+#   GTest::gtest_main
+# and ANTLR4_TOOL, the grammar compiler.
+
+find_package(LLVM 14 REQUIRED CONFIG)
+message(STATUS "Using LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
+list(APPEND CMAKE_MODULE_PATH ${LLVM_CMAKE_DIR})
+include_directories(SYSTEM ${LLVM_INCLUDE_DIRS})
+separate_arguments(TOFU_LLVM_DEFINITIONS NATIVE_COMMAND ${LLVM_DEFINITIONS})
+add_definitions(${TOFU_LLVM_DEFINITIONS})
+# The static component libraries, not the shared libLLVM, so that tools run
+# on machines without LLVM installed.
+llvm_map_components_to_libnames(TOFU_LLVM_LIBS support)
+
+find_package(Threads REQUIRED)
+
+find_program(ANTLR4_TOOL antlr4 REQUIRED)
+find_path(ANTLR4_INCLUDE_DIR antlr4-runtime.h PATH_SUFFIXES antlr4-runtime
+          REQUIRED)
+find_library(ANTLR4_STATIC_LIBRARY libantlr4-runtime.a REQUIRED)
+add_library(antlr4_static STATIC IMPORTED)
+set_target_properties(antlr4_static PROPERTIES
+  IMPORTED_LOCATION ${ANTLR4_STATIC_LIBRARY}
+  INTERFACE_LINK_LIBRARIES Threads::Threads)
+# SYSTEM: the runtime's headers warn under -Wall.
+target_include_directories(antlr4_static SYSTEM INTERFACE ${ANTLR4_INCLUDE_DIR})
+
+find_package(GTest REQUIRED)
+
+set(TOFU_LLVM_TOOLS_DIR ${LLVM_TOOLS_BINARY_DIR})
+set(LLVM_EXTERNAL_LIT ${LLVM_TOOLS_BINARY_DIR}/../build/utils/lit/lit.py
+    CACHE FILEPATH "lit driver")
+
+# Debian's interpreter, which has python3-torch, rather than whatever
+# python3 comes first on PATH.
+if(EXISTS /usr/bin/python3 AND NOT Python3_EXECUTABLE)
+  set(Python3_EXECUTABLE /usr/bin/python3 CACHE FILEPATH "Python 3")
+endif()
+find_package(Python3 REQUIRED COMPONENTS Interpreter)

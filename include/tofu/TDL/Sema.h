@@ -1,0 +1,29 @@
+//===- Sema.h - Semantic checks of TDL operators ----------------*- C++ -*-===//
+//
+// This file declares the semantic analysis that turns a parsed Module into
+// checked IR: names resolved to declarations, tensor ranks fixed by their
+// reads, index variable extents resolved (explicit, inferred from a tensor
+// dimension, or an error), value types assigned, and every tensor index
+// classified (see IndexKind).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_TDL_SEMA_H
+#define TOFU_TDL_SEMA_H
+
+#include "tofu/TDL/AST.h"
+
+namespace tofu {
+class DiagnosticEngine;
+
+namespace tdl {
+
+/// Checks and annotates every operator of `module`, reporting problems
+/// through `diags`. Returns false if any error was reported; the annotations
+/// of an operator with errors are incomplete and it must not be used.
+bool checkModule(Module &module, DiagnosticEngine &diags);
+
+} // namespace tdl
+} // namespace tofu
+
+#endif // TOFU_TDL_SEMA_H

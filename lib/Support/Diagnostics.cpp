@@ -1,0 +1,42 @@
+//===- Diagnostics.cpp - Source-located error reporting -------------------===//
+//
+// This file implements DiagnosticEngine on top of llvm::SourceMgr.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Support/Diagnostics.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+using namespace tofu;
+
+void DiagnosticEngine::report(SMLoc loc, llvm::SourceMgr::DiagKind kind,
+                              const Twine &msg) {
+  // A location-less diagnostic is still printed, as `tool: error: msg`.
+  srcMgr.PrintMessage(loc, kind, msg);
+}
+
+void DiagnosticEngine::error(SMLoc loc, const Twine &msg) {
+  if (numErrors >= errorLimit) {
+    suppressingNotes = true;
+    return;
+  }
+  suppressingNotes = false;
+  report(loc, llvm::SourceMgr::DK_Error, msg);
+  if (++numErrors == errorLimit)
+    llvm::errs() << "error: too many errors emitted (limit " << errorLimit
+                 << "), stopping now\n";
+}
+
+void DiagnosticEngine::warning(SMLoc loc, const Twine &msg) {
+  if (numErrors >= errorLimit)
+    return;
+  suppressingNotes = false;
+  report(loc, llvm::SourceMgr::DK_Warning, msg);
+}
+
+void DiagnosticEngine::note(SMLoc loc, const Twine &msg) {
+  if (suppressingNotes)
+    return;
+  report(loc, llvm::SourceMgr::DK_Note, msg);
+}

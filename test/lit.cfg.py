@@ -1,0 +1,24 @@
+# -*- Python -*-
+# lit configuration of the Tofu test suite.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "Tofu"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".tdl", ".test", ".json", ".py"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tofu_obj_root, "test")
+
+# FileCheck, not, count and split-file come from LLVM; `not` must be found on
+# PATH for RUN lines that start with it.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.tofu_tools_dir, append_path=True)
+llvm_config.use_default_substitutions()
+
+config.substitutions.append(("%tofu_src", config.tofu_src_root))
+config.substitutions.append(("%specs", os.path.join(config.tofu_src_root, "specs")))
+config.substitutions.append(("%python", config.python_executable))

@@ -1,0 +1,131 @@
+//===- tdlc.cpp - The TDL compiler driver ---------------------------------===//
+//
+// tdlc reads operator definitions in TDL, checks them, and prints what the
+// toolchain derives from them: the syntax tree (--emit=ast) or the checked
+// IR (--emit=ir), as text or JSON. Exit status: 0 success, 1 bad input (with
+// a diagnostic on stderr), 2 bad usage.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Support/Diagnostics.h"
+#include "tofu/TDL/Parser.h"
+#include "tofu/TDL/Printers.h"
+#include "tofu/TDL/Sema.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace tofu;
+using namespace tofu::tdl;
+namespace cl = llvm::cl;
+
+namespace {
+
+enum class EmitKind { AST, IR };
+enum class OutputFormat { Text, JSON };
+
+cl::OptionCategory tdlcCategory("tdlc options");
+
+cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+                               cl::desc("<input .tdl file, or - for stdin>"),
+                               cl::cat(tdlcCategory));
+
+cl::opt<std::string> opName("op",
+                            cl::desc("Only this operator (default: all)"),
+                            cl::value_desc("NAME"), cl::cat(tdlcCategory));
+
+cl::opt<EmitKind> emitKind(
+    "emit", cl::desc("What to print"), cl::init(EmitKind::IR),
+    cl::values(clEnumValN(EmitKind::AST, "ast", "the syntax tree"),
+               clEnumValN(EmitKind::IR, "ir",
+                          "the checked IR: ranks, extents, index kinds "
+                          "(default)")),
+    cl::cat(tdlcCategory));
+
+cl::opt<OutputFormat> format(
+    "format", cl::desc("Output format"), cl::init(OutputFormat::Text),
+    cl::values(clEnumValN(OutputFormat::Text, "text", "readable text (default)"),
+               clEnumValN(OutputFormat::JSON, "json", "one JSON document")),
+    cl::cat(tdlcCategory));
+
+cl::opt<std::string> outputFile("o", cl::desc("Write output to FILE"),
+                                cl::value_desc("FILE"), cl::init("-"),
+                                cl::cat(tdlcCategory));
+
+/// Exit statuses of the interface contract.
+enum ExitStatus { Success = 0, BadInput = 1, BadUsage = 2 };
+
+void emitText(llvm::raw_ostream &os, ArrayRef<const OpDecl *> ops,
+              const llvm::SourceMgr &srcMgr) {
+  for (size_t i = 0; i != ops.size(); ++i) {
+    if (i)
+      os << '\n';
+    if (emitKind == EmitKind::AST)
+      dumpAST(os, *ops[i], srcMgr);
+    else
+      printIR(os, *ops[i]);
+  }
+}
+
+void emitJSON(llvm::raw_ostream &os, ArrayRef<const OpDecl *> ops) {
+  llvm::json::OStream json(os, /*IndentSize=*/2);
+  json.object([&] {
+    json.attributeArray("operators", [&] {
+      for (const OpDecl *op : ops) {
+        if (emitKind == EmitKind::AST)
+          writeASTJSON(json, *op);
+        else
+          writeIRJSON(json, *op);
+      }
+    });
+  });
+  os << '\n';
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::HideUnrelatedOptions(tdlcCategory);
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "tdlc: check TDL operator definitions and print their AST or IR\n",
+          &llvm::errs()))
+    return BadUsage;
+
+  llvm::SourceMgr srcMgr;
+  DiagnosticEngine diags(srcMgr);
+  Module module;
+  parseFile(inputFile, diags, module);
+  checkModule(module, diags);
+  if (diags.hasErrors())
+    return BadInput;
+
+  std::vector<const OpDecl *> selected;
+  for (const auto &op : module.getOps())
+    if (opName.empty() || op->getName() == opName)
+      selected.push_back(op.get());
+  if (!opName.empty() && selected.empty()) {
+    llvm::WithColor::error(llvm::errs(), "tdlc")
+        << "no operator named '" << opName << "' in '" << inputFile << "'\n";
+    return BadInput;
+  }
+
+  std::error_code ec;
+  llvm::ToolOutputFile out(outputFile, ec, llvm::sys::fs::OF_Text);
+  if (ec) {
+    llvm::WithColor::error(llvm::errs(), "tdlc")
+        << "cannot write '" << outputFile << "': " << ec.message() << '\n';
+    return BadInput;
+  }
+  if (format == OutputFormat::JSON)
+    emitJSON(out.os(), selected);
+  else
+    emitText(out.os(), selected, srcMgr);
+  out.keep();
+  return Success;
+}
