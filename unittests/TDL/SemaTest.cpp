@@ -24,8 +24,9 @@ TEST(SemaTest, Conv1dVariablesAndExtents) {
   EXPECT_EQ(ci->getName(), "ci");
   EXPECT_EQ(ci->getId(), 3u);
   EXPECT_EQ(ci->getExtent().kind, Extent::Kind::TensorDim);
-  EXPECT_EQ(ci->getExtent().tensor->getName(), "filters");
-  EXPECT_EQ(ci->getExtent().dim, 0u);
+  // The first tensor dimension `ci` indexes alone: data[b, ci, ...].
+  EXPECT_EQ(ci->getExtent().tensor->getName(), "data");
+  EXPECT_EQ(ci->getExtent().dim, 1u);
   EXPECT_EQ(dx->getExtent().dim, 2u);
   EXPECT_EQ(op.getIndexVars()[2]->getExtent().kind, Extent::Kind::OutputDim);
   EXPECT_EQ(op.getTensors()[0]->getRank(), 3);
