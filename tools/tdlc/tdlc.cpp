@@ -1,13 +1,15 @@
 //===- tdlc.cpp - The TDL compiler driver ---------------------------------===//
 //
-// tdlc reads operator definitions in TDL, checks them, and prints what the
-// toolchain derives from them: the syntax tree (--emit=ast) or the checked
-// IR (--emit=ir), as text or JSON. Exit status: 0 success, 1 bad input (with
+// tdlc reads operator definitions in TDL (one or more files, checked as one
+// library), and prints what the toolchain derives from them: the syntax tree
+// (--emit=ast), the checked IR (--emit=ir), or a one-line summary per
+// operator (--emit=summary), as text or JSON. Exit status: 0 success, 1 bad input (with
 // a diagnostic on stderr), 2 bad usage.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Support/Diagnostics.h"
+#include "tofu/Support/Version.h"
 #include "tofu/TDL/Parser.h"
 #include "tofu/TDL/Printers.h"
 #include "tofu/TDL/Sema.h"
@@ -17,7 +19,10 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/WithColor.h"
+
+#include <chrono>
 
 using namespace tofu;
 using namespace tofu::tdl;
@@ -25,14 +30,14 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class EmitKind { AST, IR };
+enum class EmitKind { AST, IR, Summary };
 enum class OutputFormat { Text, JSON };
 
 cl::OptionCategory tdlcCategory("tdlc options");
 
-cl::opt<std::string> inputFile(cl::Positional, cl::Required,
-                               cl::desc("<input .tdl file, or - for stdin>"),
-                               cl::cat(tdlcCategory));
+cl::list<std::string> inputFiles(cl::Positional, cl::OneOrMore,
+                                 cl::desc("<input .tdl files, or - for stdin>"),
+                                 cl::cat(tdlcCategory));
 
 cl::opt<std::string> opName("op",
                             cl::desc("Only this operator (default: all)"),
@@ -43,7 +48,9 @@ cl::opt<EmitKind> emitKind(
     cl::values(clEnumValN(EmitKind::AST, "ast", "the syntax tree"),
                clEnumValN(EmitKind::IR, "ir",
                           "the checked IR: ranks, extents, index kinds "
-                          "(default)")),
+                          "(default)"),
+               clEnumValN(EmitKind::Summary, "summary",
+                          "one line per operator, then totals")),
     cl::cat(tdlcCategory));
 
 cl::opt<OutputFormat> format(
@@ -60,7 +67,15 @@ cl::opt<std::string> outputFile("o", cl::desc("Write output to FILE"),
 enum ExitStatus { Success = 0, BadInput = 1, BadUsage = 2 };
 
 void emitText(llvm::raw_ostream &os, ArrayRef<const OpDecl *> ops,
-              const llvm::SourceMgr &srcMgr) {
+              const llvm::SourceMgr &srcMgr, double checkMillis) {
+  if (emitKind == EmitKind::Summary) {
+    for (const OpDecl *op : ops)
+      printSummary(os, *op);
+    os << ops.size() << " operators from " << inputFiles.size()
+       << " files parsed and checked in "
+       << llvm::format("%.1f", checkMillis) << " ms\n";
+    return;
+  }
   for (size_t i = 0; i != ops.size(); ++i) {
     if (i)
       os << '\n';
@@ -91,6 +106,7 @@ void emitJSON(llvm::raw_ostream &os, ArrayRef<const OpDecl *> ops) {
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::HideUnrelatedOptions(tdlcCategory);
+  cl::SetVersionPrinter(printToolVersion);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "tdlc: check TDL operator definitions and print their AST or IR\n",
@@ -100,8 +116,13 @@ int main(int argc, char **argv) {
   llvm::SourceMgr srcMgr;
   DiagnosticEngine diags(srcMgr);
   Module module;
-  parseFile(inputFile, diags, module);
+  auto start = std::chrono::steady_clock::now();
+  for (const std::string &file : inputFiles)
+    parseFile(file, diags, module);
   checkModule(module, diags);
+  double checkMillis = std::chrono::duration<double, std::milli>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
   if (diags.hasErrors())
     return BadInput;
 
@@ -111,7 +132,7 @@ int main(int argc, char **argv) {
       selected.push_back(op.get());
   if (!opName.empty() && selected.empty()) {
     llvm::WithColor::error(llvm::errs(), "tdlc")
-        << "no operator named '" << opName << "' in '" << inputFile << "'\n";
+        << "no operator named '" << opName << "' in the input\n";
     return BadInput;
   }
 
@@ -125,7 +146,7 @@ int main(int argc, char **argv) {
   if (format == OutputFormat::JSON)
     emitJSON(out.os(), selected);
   else
-    emitText(out.os(), selected, srcMgr);
+    emitText(out.os(), selected, srcMgr, checkMillis);
   out.keep();
   return Success;
 }
