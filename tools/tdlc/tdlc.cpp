@@ -2,8 +2,10 @@
 //
 // tdlc reads operator definitions in TDL, checks them, and prints what the
 // toolchain derives from them: the syntax tree (--emit=ast) or the checked
-// IR (--emit=ir), as text or JSON. Exit status: 0 success, 1 bad input (with
-// a diagnostic on stderr), 2 bad usage.
+// IR (--emit=ir), or the partition strategies found by the operator analysis
+// (--emit=strategies, symbolic or at the shapes given by --shape), as text or
+// JSON. Exit status: 0 success, 1 bad input (with a diagnostic on stderr), 2
+// bad usage.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,8 @@
 #include "tofu/TDL/Parser.h"
 #include "tofu/TDL/Printers.h"
 #include "tofu/TDL/Sema.h"
+
+#include "EmitStrategies.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -25,7 +29,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class EmitKind { AST, IR };
+enum class EmitKind { AST, IR, Strategies };
 enum class OutputFormat { Text, JSON };
 
 cl::OptionCategory tdlcCategory("tdlc options");
@@ -43,7 +47,10 @@ cl::opt<EmitKind> emitKind(
     cl::values(clEnumValN(EmitKind::AST, "ast", "the syntax tree"),
                clEnumValN(EmitKind::IR, "ir",
                           "the checked IR: ranks, extents, index kinds "
-                          "(default)")),
+                          "(default)"),
+               clEnumValN(EmitKind::Strategies, "strategies",
+                          "the partition strategies and each worker's "
+                          "regions")),
     cl::cat(tdlcCategory));
 
 cl::opt<OutputFormat> format(
@@ -90,10 +97,11 @@ void emitJSON(llvm::raw_ostream &os, ArrayRef<const OpDecl *> ops) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  cl::HideUnrelatedOptions(tdlcCategory);
+  cl::HideUnrelatedOptions({&tdlcCategory, &getStrategiesCategory()});
   if (!cl::ParseCommandLineOptions(
           argc, argv,
-          "tdlc: check TDL operator definitions and print their AST or IR\n",
+          "tdlc: check TDL operator definitions and print their AST, IR or "
+          "partition strategies\n",
           &llvm::errs()))
     return BadUsage;
 
@@ -121,6 +129,13 @@ int main(int argc, char **argv) {
     llvm::WithColor::error(llvm::errs(), "tdlc")
         << "cannot write '" << outputFile << "': " << ec.message() << '\n';
     return BadInput;
+  }
+  if (emitKind == EmitKind::Strategies) {
+    int status =
+        emitStrategies(out.os(), selected, format == OutputFormat::JSON);
+    if (status == Success)
+      out.keep();
+    return status;
   }
   if (format == OutputFormat::JSON)
     emitJSON(out.os(), selected);
