@@ -114,7 +114,8 @@ llvm::Expected<int64_t> DimInference::infer() {
   return shapeError(
       analysis, "the reads do not determine output dimension " + Twine(var) +
                     " ('" + analysis.getOp().getIndexVars()[var]->getName() +
-                    "'): no tensor index bounds it; give the output shape");
+                    "'): no tensor index bounds it; give the output shape "
+                    "explicitly");
 }
 
 llvm::Expected<Shape> analysis::inferOutputShape(const OperatorAnalysis &analysis,

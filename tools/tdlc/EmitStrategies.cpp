@@ -132,7 +132,7 @@ bool isConcrete() {
 }
 
 /// Binds the analysis to the flags' shapes, inferring the output shape if
-/// not given. Returns the exit status on failure.
+/// not given.
 llvm::Expected<analysis::Binding> bindArgs(const analysis::OperatorAnalysis &a,
                                            const ConcreteArgs &args) {
   if (args.hasOutput)
@@ -140,10 +140,7 @@ llvm::Expected<analysis::Binding> bindArgs(const analysis::OperatorAnalysis &a,
   llvm::Expected<Shape> inferred =
       analysis::inferOutputShape(a, args.inputs, args.params);
   if (!inferred)
-    return llvm::joinErrors(
-        inferred.takeError(),
-        llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                "give the output shape with --out-shape"));
+    return inferred.takeError();
   return analysis::Binding::create(a, args.inputs, *inferred, args.params);
 }
 
