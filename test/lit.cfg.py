@@ -9,7 +9,7 @@ from lit.llvm import llvm_config
 config.name = "Tofu"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".tdl", ".test", ".json", ".py"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "Utils", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tofu_obj_root, "test")
 
@@ -22,3 +22,6 @@ llvm_config.use_default_substitutions()
 config.substitutions.append(("%tofu_src", config.tofu_src_root))
 config.substitutions.append(("%specs", os.path.join(config.tofu_src_root, "specs")))
 config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(
+    ("%exit-status", config.python_executable + " " +
+     os.path.join(config.tofu_src_root, "test", "Utils", "print-exit-status.py")))

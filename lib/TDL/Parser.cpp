@@ -78,7 +78,12 @@ public:
   void syntaxError(antlr4::Recognizer *, antlr4::Token *offendingSymbol,
                    size_t line, size_t charPositionInLine,
                    const std::string &msg, std::exception_ptr) override {
-    diags.error(locs.get(line, charPositionInLine), humanizeSyntaxMessage(msg));
+    SMLoc loc = locs.get(line, charPositionInLine);
+    if (offendingSymbol && offendingSymbol->getType() == TDLLexer::UNKNOWN_CHAR)
+      diags.error(loc, "unexpected character '" + offendingSymbol->getText() +
+                           "'");
+    else
+      diags.error(loc, humanizeSyntaxMessage(msg));
     if (offendingSymbol)
       errorTokens.insert(offendingSymbol->getTokenIndex());
     else

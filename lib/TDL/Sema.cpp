@@ -169,6 +169,7 @@ private:
 } // namespace
 
 void OpChecker::check() {
+  unsigned errorsBefore = diags.getNumErrors();
   declareNames();
   std::vector<const IndexVarDecl *> vars;
   for (const auto &v : op.getOutputVars()) {
@@ -184,7 +185,9 @@ void OpChecker::check() {
   numberVars(op.getBody(), vars);
   op.setIndexVars(std::move(vars));
   checkExpr(op.getBody());
-  warnUnreadTensors();
+  // An unread tensor is worth a warning only in an otherwise correct op.
+  if (diags.getNumErrors() == errorsBefore)
+    warnUnreadTensors();
 }
 
 bool OpChecker::declare(StringRef name, SMLoc loc) {
@@ -393,9 +396,12 @@ void OpChecker::checkCall(CallExpr &e) {
 
 void OpChecker::checkExplicitExtent(IndexVarDecl &var) {
   Expr &extent = *var.getExtentExpr();
+  unsigned errorsBefore = diags.getNumErrors();
   inExtent = true;
   checkExpr(extent);
   inExtent = false;
+  if (diags.getNumErrors() != errorsBefore)
+    return;
   if (!isConstant(extent) || extent.getType() != ValueType::Int)
     diags.error(extent.getLoc(),
                 "the extent of '" + var.getName() +

@@ -26,7 +26,7 @@ namespace {
 cl::OptionCategory strategiesCategory("tdlc strategy options (--emit=strategies)");
 
 cl::list<std::string> shapes(
-    "shape", cl::desc("Shape of an input tensor (--emit=strategies)"),
+    "shape", cl::desc("Shape of an input tensor"),
     cl::value_desc("TENSOR=D0xD1x..."), cl::cat(strategiesCategory));
 
 cl::opt<std::string> outShape(

@@ -1,15 +1,17 @@
 //===- tdlc.cpp - The TDL compiler driver ---------------------------------===//
 //
-// tdlc reads operator definitions in TDL, checks them, and prints what the
-// toolchain derives from them: the syntax tree (--emit=ast) or the checked
-// IR (--emit=ir), or the partition strategies found by the operator analysis
-// (--emit=strategies, symbolic or at the shapes given by --shape), as text or
-// JSON. Exit status: 0 success, 1 bad input (with a diagnostic on stderr), 2
-// bad usage.
+// tdlc reads operator definitions in TDL (one or more files, checked as one
+// library), and prints what the toolchain derives from them: the syntax tree
+// (--emit=ast), the checked IR (--emit=ir), a one-line summary per operator
+// (--emit=summary), or the partition strategies found by the operator
+// analysis (--emit=strategies, symbolic or at the shapes given by --shape),
+// as text or JSON. Exit status: 0 success, 1 bad input (with a diagnostic on
+// stderr), 2 bad usage.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Support/Diagnostics.h"
+#include "tofu/Support/Version.h"
 #include "tofu/TDL/Parser.h"
 #include "tofu/TDL/Printers.h"
 #include "tofu/TDL/Sema.h"
@@ -21,7 +23,10 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/WithColor.h"
+
+#include <chrono>
 
 using namespace tofu;
 using namespace tofu::tdl;
@@ -29,14 +34,14 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class EmitKind { AST, IR, Strategies };
+enum class EmitKind { AST, IR, Summary, Strategies };
 enum class OutputFormat { Text, JSON };
 
 cl::OptionCategory tdlcCategory("tdlc options");
 
-cl::opt<std::string> inputFile(cl::Positional, cl::Required,
-                               cl::desc("<input .tdl file, or - for stdin>"),
-                               cl::cat(tdlcCategory));
+cl::list<std::string> inputFiles(cl::Positional, cl::OneOrMore,
+                                 cl::desc("<input .tdl files, or - for stdin>"),
+                                 cl::cat(tdlcCategory));
 
 cl::opt<std::string> opName("op",
                             cl::desc("Only this operator (default: all)"),
@@ -48,6 +53,8 @@ cl::opt<EmitKind> emitKind(
                clEnumValN(EmitKind::IR, "ir",
                           "the checked IR: ranks, extents, index kinds "
                           "(default)"),
+               clEnumValN(EmitKind::Summary, "summary",
+                          "one line per operator, then totals"),
                clEnumValN(EmitKind::Strategies, "strategies",
                           "the partition strategies and each worker's "
                           "regions")),
@@ -67,7 +74,15 @@ cl::opt<std::string> outputFile("o", cl::desc("Write output to FILE"),
 enum ExitStatus { Success = 0, BadInput = 1, BadUsage = 2 };
 
 void emitText(llvm::raw_ostream &os, ArrayRef<const OpDecl *> ops,
-              const llvm::SourceMgr &srcMgr) {
+              const llvm::SourceMgr &srcMgr, double checkMillis) {
+  if (emitKind == EmitKind::Summary) {
+    for (const OpDecl *op : ops)
+      printSummary(os, *op);
+    os << ops.size() << " operators from " << inputFiles.size()
+       << " files parsed and checked in "
+       << llvm::format("%.1f", checkMillis) << " ms\n";
+    return;
+  }
   for (size_t i = 0; i != ops.size(); ++i) {
     if (i)
       os << '\n';
@@ -98,18 +113,24 @@ void emitJSON(llvm::raw_ostream &os, ArrayRef<const OpDecl *> ops) {
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::HideUnrelatedOptions({&tdlcCategory, &getStrategiesCategory()});
+  cl::SetVersionPrinter(printToolVersion);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
-          "tdlc: check TDL operator definitions and print their AST, IR or "
-          "partition strategies\n",
+          "tdlc: check TDL operator definitions and print their AST, IR, a "
+          "summary or their partition strategies\n",
           &llvm::errs()))
     return BadUsage;
 
   llvm::SourceMgr srcMgr;
   DiagnosticEngine diags(srcMgr);
   Module module;
-  parseFile(inputFile, diags, module);
+  auto start = std::chrono::steady_clock::now();
+  for (const std::string &file : inputFiles)
+    parseFile(file, diags, module);
   checkModule(module, diags);
+  double checkMillis = std::chrono::duration<double, std::milli>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
   if (diags.hasErrors())
     return BadInput;
 
@@ -119,7 +140,7 @@ int main(int argc, char **argv) {
       selected.push_back(op.get());
   if (!opName.empty() && selected.empty()) {
     llvm::WithColor::error(llvm::errs(), "tdlc")
-        << "no operator named '" << opName << "' in '" << inputFile << "'\n";
+        << "no operator named '" << opName << "' in the input\n";
     return BadInput;
   }
 
@@ -140,7 +161,7 @@ int main(int argc, char **argv) {
   if (format == OutputFormat::JSON)
     emitJSON(out.os(), selected);
   else
-    emitText(out.os(), selected, srcMgr);
+    emitText(out.os(), selected, srcMgr, checkMillis);
   out.keep();
   return Success;
 }

@@ -37,6 +37,10 @@ void dumpAST(llvm::raw_ostream &os, const OpDecl &op,
 /// extents, every tensor read with the kind of each index, and the body.
 void printIR(llvm::raw_ostream &os, const OpDecl &op);
 
+/// Prints one line: the signature of `op` with tensor ranks, its output
+/// variables (split candidates) and reduction variables with reducers.
+void printSummary(llvm::raw_ostream &os, const OpDecl &op);
+
 /// Writes the syntax tree of `op` as a JSON object.
 void writeASTJSON(llvm::json::OStream &json, const OpDecl &op);
 /// Writes the checked IR of `op` as a JSON object.
