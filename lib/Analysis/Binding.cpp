@@ -11,6 +11,10 @@ using namespace tofu;
 using namespace tofu::analysis;
 using namespace tofu::tdl;
 
+/// Limits that keep every region computation within int64_t.
+constexpr int64_t MaxExtent = int64_t(1) << 40;
+constexpr int64_t MaxParam = int64_t(1) << 20;
+
 static llvm::Error bindError(const OperatorAnalysis &analysis, const Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  "operator '" + analysis.getOp().getName() +
@@ -48,9 +52,15 @@ llvm::Error Binding::bindInputs(ArrayRef<Shape> shapes,
                                       Twine(rank) + " but its shape " +
                                       formatShape(shapes[t]) + " has rank " +
                                       Twine(shapes[t].size()));
-    if (llvm::any_of(shapes[t], [](int64_t d) { return d < 0; }))
-      return bindError(*analysis, "tensor '" + name + "' has a negative extent");
+    if (llvm::any_of(shapes[t], [](int64_t d) { return d < 0 || d > MaxExtent; }))
+      return bindError(*analysis, "tensor '" + name +
+                                      "' has an extent that is negative or "
+                                      "larger than 2^40");
   }
+  for (unsigned p = 0, e = values.size(); p != e; ++p)
+    if (values[p] < -MaxParam || values[p] > MaxParam)
+      return bindError(*analysis, "param '" + op.getParams()[p]->getName() +
+                                      "' is outside [-2^20, 2^20]");
   inputShapes.assign(shapes.begin(), shapes.end());
   params.assign(values.begin(), values.end());
   for (const Expr *e : analysis->getOpaqueExprs()) {
@@ -80,10 +90,10 @@ llvm::Error Binding::bindReductionExtents() {
     else
       return bindError(*analysis, "the extent of '" + var->getName() +
                                       "' is unknown");
-    if (value < 0)
+    if (value < 0 || value > MaxExtent)
       return bindError(*analysis, "the extent of '" + var->getName() +
-                                      "' is negative (" + Twine(value) +
-                                      ") with these params");
+                                      "' is " + Twine(value) +
+                                      " with these params");
     varExtents[var->getId()] = value;
   }
   return checkLoneVarExtents();
@@ -120,8 +130,9 @@ llvm::Error Binding::setOutputShape(ArrayRef<int64_t> shape) {
     return bindError(*analysis, "the output has rank " + Twine(rank) +
                                     " but the shape " + formatShape(shape) +
                                     " has rank " + Twine(shape.size()));
-  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
-    return bindError(*analysis, "the output shape has a negative extent");
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0 || d > MaxExtent; }))
+    return bindError(*analysis, "the output shape has an extent that is "
+                                "negative or larger than 2^40");
   outputShape.assign(shape.begin(), shape.end());
   for (unsigned i = 0; i != rank; ++i)
     varExtents[i] = shape[i];
