@@ -144,7 +144,6 @@ llvm::Expected<analysis::Binding> bindArgs(const analysis::OperatorAnalysis &a,
   return analysis::Binding::create(a, args.inputs, *inferred, args.params);
 }
 
-/// Prints the strategies of `ops`, symbolic or at the flags' shapes.
 } // namespace
 
 int tofu::emitStrategies(llvm::raw_ostream &os, ArrayRef<const OpDecl *> ops,
@@ -155,8 +154,8 @@ int tofu::emitStrategies(llvm::raw_ostream &os, ArrayRef<const OpDecl *> ops,
                     "has more than one operator\n";
     return 2;
   }
-  if (numWorkers < 1) {
-    usageError() << "--workers must be at least 1\n";
+  if (numWorkers < 1 || numWorkers > 65536) {
+    usageError() << "--workers must be between 1 and 65536\n";
     return 2;
   }
   std::vector<analysis::OperatorAnalysis> analyses;
@@ -206,6 +205,5 @@ int tofu::emitStrategies(llvm::raw_ostream &os, ArrayRef<const OpDecl *> ops,
   }
   return 0;
 }
-
 
 cl::OptionCategory &tofu::getStrategiesCategory() { return strategiesCategory; }

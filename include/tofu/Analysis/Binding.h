@@ -22,7 +22,8 @@
 namespace tofu {
 namespace analysis {
 
-/// Concrete shapes and params for one use of an operator.
+/// Concrete shapes and params for one use of an operator. It refers to its
+/// OperatorAnalysis, which must stay where it is while the Binding is used.
 class Binding {
 public:
   /// Binds input shapes (by tensor position) and params (by position). The
