@@ -240,7 +240,7 @@ ExprPtr ASTBuilder::buildCmp(TDLParser::CmpExprContext *ctx) {
   return foldLeft(
       ctx->addExpr(), ops, [&](auto *c) { return buildAdd(c); },
       [](TDLParser::CmpOpContext *op) {
-        StringRef text = op->getText();
+        std::string text = op->getText();
         return llvm::StringSwitch<BinaryOp>(text)
             .Case("==", BinaryOp::Eq)
             .Case("!=", BinaryOp::Ne)
@@ -263,7 +263,7 @@ ExprPtr ASTBuilder::buildMul(TDLParser::MulExprContext *ctx) {
   return foldLeft(
       ctx->unaryExpr(), ctx->mulOp(), [&](auto *c) { return buildUnary(c); },
       [](TDLParser::MulOpContext *op) {
-        StringRef text = op->getText();
+        std::string text = op->getText();
         return text == "*" ? BinaryOp::Mul
                            : text == "/" ? BinaryOp::Div : BinaryOp::Rem;
       });
