@@ -79,14 +79,14 @@ public:
   ArrayRef<ReadAnalysis> getReads() const { return reads; }
   ArrayRef<AnalysisNote> getNotes() const { return notes; }
 
-  const IndexCompiler &getCompiler() const { return compiler; }
   ArrayRef<Poly> getCoefficients() const { return compiler.coefficients; }
   ArrayRef<AffineForm> getAffineForms() const { return compiler.affineForms; }
   ArrayRef<const tdl::Expr *> getOpaqueExprs() const {
     return compiler.opaqueExprs;
   }
-  /// The extent of reduction variable `var` with an explicit extent, as a
-  /// polynomial over params (see getExtentSlot).
+  /// The coefficient slot holding the explicit extent (`ky < 2`) of
+  /// reduction variable `var`, a polynomial over params; None for variables
+  /// without one.
   llvm::Optional<unsigned> getExtentSlot(unsigned var) const {
     return extentSlots[var] < 0 ? llvm::Optional<unsigned>()
                                 : unsigned(extentSlots[var]);
