@@ -162,3 +162,25 @@ llvm::Expected<Binding> Binding::create(const OperatorAnalysis &analysis,
     return err;
   return binding;
 }
+
+llvm::Expected<SmallVector<int64_t, 4>>
+analysis::orderParams(const tdl::OpDecl &op,
+                      ArrayRef<std::pair<StringRef, int64_t>> namedValues) {
+  auto fail = [&](const Twine &msg) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "operator '" + op.getName() + "': " + msg);
+  };
+  SmallVector<int64_t, 4> values(op.getParams().size(), 0);
+  SmallVector<bool, 4> seen(op.getParams().size(), false);
+  for (const auto &[name, value] : namedValues) {
+    const ParamDecl *param = op.lookupParam(name);
+    if (!param)
+      return fail("has no param '" + name + "'");
+    values[param->getPosition()] = value;
+    seen[param->getPosition()] = true;
+  }
+  for (const auto &param : op.getParams())
+    if (!seen[param->getPosition()])
+      return fail("no value for param '" + param->getName() + "'");
+  return values;
+}

@@ -71,6 +71,13 @@ private:
   bool outputBound = false;
 };
 
+/// Orders named param values (a graph's `"params": {"stride": 1}`) by the
+/// operator's param positions, as Binding and inferOutputShape take them.
+/// Fails on a missing or unknown name.
+llvm::Expected<SmallVector<int64_t, 4>>
+orderParams(const tdl::OpDecl &op,
+            ArrayRef<std::pair<StringRef, int64_t>> namedValues);
+
 } // namespace analysis
 } // namespace tofu
 
