@@ -2,9 +2,11 @@
 //
 // tdlc reads operator definitions in TDL (one or more files, checked as one
 // library), and prints what the toolchain derives from them: the syntax tree
-// (--emit=ast), the checked IR (--emit=ir), or a one-line summary per
-// operator (--emit=summary), as text or JSON. Exit status: 0 success, 1 bad input (with
-// a diagnostic on stderr), 2 bad usage.
+// (--emit=ast), the checked IR (--emit=ir), a one-line summary per operator
+// (--emit=summary), or the partition strategies found by the operator
+// analysis (--emit=strategies, symbolic or at the shapes given by --shape),
+// as text or JSON. Exit status: 0 success, 1 bad input (with a diagnostic on
+// stderr), 2 bad usage.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,8 @@
 #include "tofu/TDL/Parser.h"
 #include "tofu/TDL/Printers.h"
 #include "tofu/TDL/Sema.h"
+
+#include "EmitStrategies.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -30,7 +34,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class EmitKind { AST, IR, Summary };
+enum class EmitKind { AST, IR, Summary, Strategies };
 enum class OutputFormat { Text, JSON };
 
 cl::OptionCategory tdlcCategory("tdlc options");
@@ -50,7 +54,10 @@ cl::opt<EmitKind> emitKind(
                           "the checked IR: ranks, extents, index kinds "
                           "(default)"),
                clEnumValN(EmitKind::Summary, "summary",
-                          "one line per operator, then totals")),
+                          "one line per operator, then totals"),
+               clEnumValN(EmitKind::Strategies, "strategies",
+                          "the partition strategies and each worker's "
+                          "regions")),
     cl::cat(tdlcCategory));
 
 cl::opt<OutputFormat> format(
@@ -105,11 +112,12 @@ void emitJSON(llvm::raw_ostream &os, ArrayRef<const OpDecl *> ops) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  cl::HideUnrelatedOptions(tdlcCategory);
+  cl::HideUnrelatedOptions({&tdlcCategory, &getStrategiesCategory()});
   cl::SetVersionPrinter(printToolVersion);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
-          "tdlc: check TDL operator definitions and print their AST or IR\n",
+          "tdlc: check TDL operator definitions and print their AST, IR, a "
+          "summary or their partition strategies\n",
           &llvm::errs()))
     return BadUsage;
 
@@ -142,6 +150,13 @@ int main(int argc, char **argv) {
     llvm::WithColor::error(llvm::errs(), "tdlc")
         << "cannot write '" << outputFile << "': " << ec.message() << '\n';
     return BadInput;
+  }
+  if (emitKind == EmitKind::Strategies) {
+    int status =
+        emitStrategies(out.os(), selected, format == OutputFormat::JSON);
+    if (status == Success)
+      out.keep();
+    return status;
   }
   if (format == OutputFormat::JSON)
     emitJSON(out.os(), selected);

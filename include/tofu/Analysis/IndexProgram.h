@@ -1,0 +1,132 @@
+//===- IndexProgram.h - Compiled index expressions --------------*- C++ -*-===//
+//
+// This file declares IndexProgram, the form in which the analysis keeps one
+// index expression of one tensor read: a short postfix program over
+// interval values whose leaves are affine forms (sum of coefficient * index
+// variable, plus a constant). An index that is affine in the index
+// variables compiles to a single affine leaf, which interval evaluation
+// bounds exactly (each variable occurs once, so `x + dx - x` is exact); `/`
+// and `%` by a constant become Div/Rem instructions, analysed
+// conservatively; anything else (data-dependent, a product of variables, a
+// builtin) is the whole dimension. Coefficients and constants are
+// polynomials over params, stored once per operator in a coefficient table
+// and referenced by slot, so that binding params evaluates each of them
+// once and the per-region work is integer arithmetic only.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_ANALYSIS_INDEXPROGRAM_H
+#define TOFU_ANALYSIS_INDEXPROGRAM_H
+
+#include "tofu/Analysis/Poly.h"
+
+#include "llvm/ADT/Optional.h"
+
+#include <string>
+#include <vector>
+
+namespace tofu {
+namespace tdl {
+class Expr;
+} // namespace tdl
+
+namespace analysis {
+
+/// `sum coef(terms[i].coefSlot) * var(terms[i].var) + coef(constSlot)`.
+struct AffineForm {
+  struct Term {
+    unsigned var;
+    unsigned coefSlot;
+  };
+  SmallVector<Term, 2> terms;
+  unsigned constSlot = 0;
+};
+
+/// One postfix instruction over a stack of closed integer intervals.
+struct IndexInst {
+  enum class Op : uint8_t {
+    /// Push the interval of affine form `operand`.
+    Affine,
+    /// Pop two, push their sum / difference.
+    Add,
+    Sub,
+    /// Negate the top.
+    Neg,
+    /// Multiply the top by coefficient `operand`.
+    MulConst,
+    /// Floor-divide the top by, or take it modulo, coefficient `operand`
+    /// (the whole dimension if that is not positive).
+    Div,
+    Rem,
+  };
+  Op op;
+  unsigned operand = 0;
+};
+
+/// How one index of a tensor read is analysed.
+struct IndexProgram {
+  enum class Kind {
+    /// One affine leaf: the interval is exact.
+    Affine,
+    /// Affine leaves under `/`, `%` by constants: conservative.
+    DivMod,
+    /// Data dependent or opaque: the whole dimension.
+    Whole,
+  };
+  Kind kind = Kind::Whole;
+  SmallVector<IndexInst, 1> insts;
+  /// Bit `v` set if index variable `v` occurs.
+  uint64_t varMask = 0;
+  /// The deepest evaluation stack the program needs.
+  unsigned maxDepth = 0;
+  /// The index variable the index is, when it is exactly one variable with
+  /// coefficient 1 and constant 0 (`filters[ci, co, dx]`), else -1.
+  int loneVar = -1;
+};
+
+/// The most stack slots an index program may use; deeper ones are analysed
+/// as the whole dimension.
+constexpr unsigned MaxIndexDepth = 8;
+
+/// Owns the coefficient table, the affine forms and the opaque constant
+/// expressions of one operator and compiles expressions into them.
+class IndexCompiler {
+public:
+  /// Compiles an index expression. Returns None if it is not analysable
+  /// (the caller then reads the whole dimension); `why` says why.
+  llvm::Optional<IndexProgram> compileIndex(const tdl::Expr &e,
+                                            std::string &why);
+  /// Compiles a constant expression over params into a polynomial; parts
+  /// that are not polynomial become Opaque atoms.
+  Poly compileConstant(const tdl::Expr &e);
+  /// Adds `p` to the coefficient table and returns its slot.
+  unsigned addCoefficient(Poly p);
+
+  std::vector<Poly> coefficients;
+  std::vector<AffineForm> affineForms;
+  std::vector<const tdl::Expr *> opaqueExprs;
+
+private:
+  struct Linear;
+  bool linearize(const tdl::Expr &e, Linear &out);
+  bool emit(const tdl::Expr &e, IndexProgram &prog, unsigned depth);
+  unsigned addAffine(const Linear &lin);
+};
+
+/// True if `e` has no index variable and no tensor read.
+bool isConstantExpr(const tdl::Expr &e);
+
+/// Evaluates a constant expression over params with TDL's integer
+/// semantics (`/` floors, `%` takes the divisor's sign). None if it is not
+/// an integer or divides by zero.
+llvm::Optional<int64_t> evaluateConstant(const tdl::Expr &e,
+                                         ArrayRef<int64_t> params);
+
+/// Floor division and the matching modulo (for b != 0).
+int64_t floorDiv(int64_t a, int64_t b);
+int64_t floorMod(int64_t a, int64_t b);
+
+} // namespace analysis
+} // namespace tofu
+
+#endif // TOFU_ANALYSIS_INDEXPROGRAM_H

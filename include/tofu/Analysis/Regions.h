@@ -1,0 +1,80 @@
+//===- Regions.h - Concrete regions of partitioned operators ----*- C++ -*-===//
+//
+// This file declares the concrete side of the analysis, the part the
+// planner calls thousands of times: given a Binding and, for one worker,
+// a box of index-variable ranges, the region of the output the worker
+// computes and the region of every input it reads (the bounding box of its
+// reads, clipped to the tensor: reads outside are zero padding). Strategies
+// are instantiated for any number of workers owning any parts of the
+// partitioned variable's range, even or not. The computation does no heap
+// allocation once the caller's WorkerRegions have been sized (reuse them).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_ANALYSIS_REGIONS_H
+#define TOFU_ANALYSIS_REGIONS_H
+
+#include "tofu/Analysis/Binding.h"
+
+namespace tofu {
+namespace analysis {
+
+/// A half-open range of integers [lo, hi); empty when lo >= hi.
+struct Range {
+  int64_t lo = 0;
+  int64_t hi = 0;
+  bool empty() const { return lo >= hi; }
+  int64_t size() const { return empty() ? 0 : hi - lo; }
+  bool operator==(const Range &rhs) const { return lo == rhs.lo && hi == rhs.hi; }
+  bool operator!=(const Range &rhs) const { return !(*this == rhs); }
+};
+
+/// One range per dimension. A region with an empty range holds nothing;
+/// computed regions that hold nothing are all `[0, 0)`.
+using Region = SmallVector<Range, 4>;
+
+/// What one worker computes and reads.
+struct WorkerRegions {
+  /// The output region the worker writes.
+  Region output;
+  /// True if the worker's output holds partial values to be reduced.
+  bool partial = false;
+  /// The region of each input tensor (by position) the worker reads.
+  SmallVector<Region, 4> inputs;
+};
+
+/// Computes the regions of a worker that owns `box` (one range per index
+/// variable, by id). `box` ranges of output variables give the output
+/// region. The binding must have its output shape.
+void computeWorkerRegions(const Binding &binding, ArrayRef<Range> box,
+                          WorkerRegions &out);
+
+/// The closed interval of values index program `prog` takes over `box`, or
+/// the interval [0, dimExtent - 1] where it is analysed as the whole
+/// dimension. Returns false if the program reads nothing (an empty range).
+bool evaluateIndexInterval(const Binding &binding, const IndexProgram &prog,
+                           ArrayRef<Range> box, int64_t dimExtent,
+                           int64_t &lo, int64_t &hi);
+
+/// Fills `box` with the full range of every index variable.
+void getFullBox(const Binding &binding, llvm::SmallVectorImpl<Range> &box);
+
+/// Instantiates `strategy` for `parts.size()` workers, worker `w` owning
+/// `parts[w]` of the strategy variable's range (any sizes, any number).
+/// `out` is resized to the number of workers.
+void instantiateStrategy(const Binding &binding, const Strategy &strategy,
+                         ArrayRef<Range> parts,
+                         llvm::SmallVectorImpl<WorkerRegions> &out);
+
+/// Splits [0, extent) into `n` contiguous parts whose sizes differ by at
+/// most one, the larger ones first: for n = 2, [0, ceil(E/2)) and
+/// [ceil(E/2), E).
+void splitEvenly(int64_t extent, unsigned n, llvm::SmallVectorImpl<Range> &parts);
+
+/// Splits [0, sum(sizes)) into contiguous parts of the given sizes.
+void splitBySizes(ArrayRef<int64_t> sizes, llvm::SmallVectorImpl<Range> &parts);
+
+} // namespace analysis
+} // namespace tofu
+
+#endif // TOFU_ANALYSIS_REGIONS_H

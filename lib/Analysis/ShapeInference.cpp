@@ -1,0 +1,145 @@
+//===- ShapeInference.cpp - Output shapes from input shapes ---------------===//
+//
+// This file implements inferOutputShape by binary search over each output
+// extent, using the concrete interval evaluation of Regions.cpp: the bounds
+// of an index grow monotonically with the range of its variables, so the
+// feasible extents form a prefix.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Analysis/ShapeInference.h"
+
+#include "tofu/Analysis/Regions.h"
+#include "tofu/TDL/Printers.h"
+
+using namespace tofu;
+using namespace tofu::analysis;
+using namespace tofu::tdl;
+
+namespace {
+
+/// Extents beyond this are taken as "not bounded by this read".
+constexpr int64_t MaxExtent = int64_t(1) << 40;
+
+llvm::Error shapeError(const OperatorAnalysis &analysis, const Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "operator '" + analysis.getOp().getName() +
+                                     "': " + msg);
+}
+
+/// Infers output dimension `var` of the operator.
+class DimInference {
+public:
+  DimInference(const Binding &binding, unsigned var)
+      : binding(binding), var(var) {
+    getFullBox(binding, box);
+    for (unsigned v = 0, e = binding.getAnalysis().getOutputRank(); v != e; ++v)
+      box[v] = Range{0, 1};
+  }
+
+  llvm::Expected<int64_t> infer();
+
+private:
+  /// The largest extent that keeps one index in bounds, None if it does not
+  /// bound the variable, or an error if even extent 1 reads out of bounds.
+  llvm::Expected<llvm::Optional<int64_t>> inferFrom(const ReadAnalysis &read,
+                                                    unsigned dim);
+  bool evaluate(const IndexProgram &prog, int64_t extent, int64_t dimExtent,
+                int64_t &lo, int64_t &hi) {
+    box[var] = Range{0, extent};
+    return evaluateIndexInterval(binding, prog, box, dimExtent, lo, hi);
+  }
+
+  const Binding &binding;
+  unsigned var;
+  SmallVector<Range, 8> box;
+};
+
+} // namespace
+
+llvm::Expected<llvm::Optional<int64_t>>
+DimInference::inferFrom(const ReadAnalysis &read, unsigned dim) {
+  const IndexProgram &prog = read.dims[dim];
+  int64_t dimExtent = binding.getInputShape(read.tensor)[dim];
+  int64_t lo, hi;
+  if (!evaluate(prog, 1, dimExtent, lo, hi))
+    return llvm::Optional<int64_t>();
+  int64_t padding = std::max<int64_t>(0, -lo);
+  auto fits = [&](int64_t extent) {
+    int64_t l, h;
+    evaluate(prog, extent, dimExtent, l, h);
+    return l >= -padding && h <= dimExtent - 1 + padding;
+  };
+  if (!fits(1)) {
+    const OpDecl &op = binding.getAnalysis().getOp();
+    return shapeError(
+        binding.getAnalysis(),
+        "no extent of output dimension " + Twine(var) + " ('" +
+            op.getIndexVars()[var]->getName() + "') keeps index " + Twine(dim) +
+            " of '" + read.expr->getTensorName() + "' (" +
+            exprToString(read.expr->getIndex(dim)) + ") within its extent " +
+            Twine(dimExtent));
+  }
+  if (fits(MaxExtent))
+    return llvm::Optional<int64_t>();
+  int64_t good = 1, bad = MaxExtent;
+  while (bad - good > 1) {
+    int64_t mid = good + (bad - good) / 2;
+    (fits(mid) ? good : bad) = mid;
+  }
+  return llvm::Optional<int64_t>(good);
+}
+
+llvm::Expected<int64_t> DimInference::infer() {
+  const OperatorAnalysis &analysis = binding.getAnalysis();
+  uint64_t outputMask = (analysis.getOutputRank() >= 64)
+                            ? ~uint64_t(0)
+                            : (uint64_t(1) << analysis.getOutputRank()) - 1;
+  uint64_t otherOutputs = outputMask & ~(uint64_t(1) << var);
+  llvm::Optional<int64_t> best;
+  for (const ReadAnalysis &read : analysis.getReads())
+    for (unsigned d = 0, n = read.dims.size(); d != n; ++d) {
+      const IndexProgram &prog = read.dims[d];
+      if (prog.kind == IndexProgram::Kind::Whole ||
+          !(prog.varMask >> var & 1) || (prog.varMask & otherOutputs))
+        continue;
+      auto extent = inferFrom(read, d);
+      if (!extent)
+        return extent.takeError();
+      if (*extent && (!best || **extent < *best))
+        best = **extent;
+    }
+  if (best)
+    return *best;
+  return shapeError(
+      analysis, "the reads do not determine output dimension " + Twine(var) +
+                    " ('" + analysis.getOp().getIndexVars()[var]->getName() +
+                    "'): no tensor index bounds it; give the output shape "
+                    "explicitly");
+}
+
+llvm::Expected<Shape> analysis::inferOutputShape(const OperatorAnalysis &analysis,
+                                                 ArrayRef<Shape> inputShapes,
+                                                 ArrayRef<int64_t> params) {
+  llvm::Expected<Binding> binding =
+      Binding::create(analysis, inputShapes, params);
+  if (!binding)
+    return binding.takeError();
+  Shape shape;
+  for (unsigned v = 0, e = analysis.getOutputRank(); v != e; ++v) {
+    llvm::Expected<int64_t> extent = DimInference(*binding, v).infer();
+    if (!extent)
+      return extent.takeError();
+    shape.push_back(*extent);
+  }
+  return shape;
+}
+
+llvm::Expected<Shape> analysis::inferOutputShape(const tdl::OpDecl &op,
+                                                 ArrayRef<Shape> inputShapes,
+                                                 ArrayRef<int64_t> params) {
+  llvm::Expected<OperatorAnalysis> analysis = OperatorAnalysis::analyze(op);
+  if (!analysis)
+    return analysis.takeError();
+  return inferOutputShape(*analysis, inputShapes, params);
+}

@@ -1,0 +1,209 @@
+//===- EmitStrategies.cpp - tdlc's --emit=strategies ----------------------===//
+//
+// This file implements tdlc's strategy output: it parses --shape,
+// --out-shape and --param for the selected operator, binds the operator
+// analysis to them (inferring the output shape when it is not given), and
+// prints the regions through StrategyPrinter. Malformed or unknown flag
+// values are usage errors (exit 2); shapes that do not fit the operator are
+// input errors (exit 1).
+//
+//===----------------------------------------------------------------------===//
+
+#include "EmitStrategies.h"
+
+#include "tofu/Analysis/ShapeInference.h"
+#include "tofu/Analysis/StrategyPrinter.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace tofu;
+using namespace tofu::tdl;
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::OptionCategory strategiesCategory("tdlc strategy options (--emit=strategies)");
+
+cl::list<std::string> shapes(
+    "shape", cl::desc("Shape of an input tensor"),
+    cl::value_desc("TENSOR=D0xD1x..."), cl::cat(strategiesCategory));
+
+cl::opt<std::string> outShape(
+    "out-shape",
+    cl::desc("Shape of the output (default: inferred from the input shapes)"),
+    cl::value_desc("D0xD1x..."), cl::cat(strategiesCategory));
+
+cl::list<std::string> paramValues("param",
+                                  cl::desc("Value of an integer param"),
+                                  cl::value_desc("NAME=INT"),
+                                  cl::cat(strategiesCategory));
+
+cl::opt<unsigned> numWorkers(
+    "workers", cl::desc("Split each strategy evenly among N workers (default 2)"),
+    cl::value_desc("N"), cl::init(2), cl::cat(strategiesCategory));
+
+llvm::raw_ostream &usageError() {
+  return llvm::WithColor::error(llvm::errs(), "tdlc");
+}
+
+/// Shapes and params of --shape/--out-shape/--param, by position.
+struct ConcreteArgs {
+  SmallVector<Shape, 4> inputs;
+  Shape output;
+  bool hasOutput = false;
+  SmallVector<int64_t, 4> params;
+};
+
+/// Splits `NAME=VALUE`; false (with an error) if malformed.
+bool splitAssignment(StringRef flag, StringRef arg, StringRef &name,
+                     StringRef &value) {
+  std::tie(name, value) = arg.split('=');
+  if (!name.empty() && arg.contains('='))
+    return true;
+  usageError() << "--" << flag << " expects NAME=VALUE, got '" << arg << "'\n";
+  return false;
+}
+
+bool parseShapes(const OpDecl &op, ConcreteArgs &args) {
+  SmallVector<bool, 4> seen(op.getTensors().size(), false);
+  args.inputs.resize(op.getTensors().size());
+  for (StringRef arg : shapes) {
+    StringRef name, value;
+    if (!splitAssignment("shape", arg, name, value))
+      return false;
+    const TensorDecl *tensor = op.lookupTensor(name);
+    if (!tensor) {
+      usageError() << "--shape: operator '" << op.getName()
+                   << "' has no tensor '" << name << "'\n";
+      return false;
+    }
+    if (!parseShape(value, args.inputs[tensor->getPosition()])) {
+      usageError() << "--shape: malformed shape '" << value
+                   << "' (expected D0xD1x..., e.g. 4x6x20)\n";
+      return false;
+    }
+    seen[tensor->getPosition()] = true;
+  }
+  for (const auto &t : op.getTensors())
+    if (!seen[t->getPosition()]) {
+      usageError() << "no --shape for tensor '" << t->getName()
+                   << "' of operator '" << op.getName() << "'\n";
+      return false;
+    }
+  args.hasOutput = !outShape.empty();
+  if (args.hasOutput && !parseShape(outShape, args.output)) {
+    usageError() << "--out-shape: malformed shape '" << outShape << "'\n";
+    return false;
+  }
+  return true;
+}
+
+bool parseParams(const OpDecl &op, ConcreteArgs &args) {
+  SmallVector<bool, 4> seen(op.getParams().size(), false);
+  args.params.resize(op.getParams().size());
+  for (StringRef arg : paramValues) {
+    StringRef name, value;
+    if (!splitAssignment("param", arg, name, value))
+      return false;
+    const ParamDecl *param = op.lookupParam(name);
+    if (!param) {
+      usageError() << "--param: operator '" << op.getName()
+                   << "' has no param '" << name << "'\n";
+      return false;
+    }
+    if (value.getAsInteger(10, args.params[param->getPosition()])) {
+      usageError() << "--param: '" << value << "' is not an integer\n";
+      return false;
+    }
+    seen[param->getPosition()] = true;
+  }
+  for (const auto &p : op.getParams())
+    if (!seen[p->getPosition()]) {
+      usageError() << "no --param for param '" << p->getName()
+                   << "' of operator '" << op.getName() << "'\n";
+      return false;
+    }
+  return true;
+}
+
+bool isConcrete() {
+  return !shapes.empty() || !outShape.empty() || !paramValues.empty();
+}
+
+/// Binds the analysis to the flags' shapes, inferring the output shape if
+/// not given.
+llvm::Expected<analysis::Binding> bindArgs(const analysis::OperatorAnalysis &a,
+                                           const ConcreteArgs &args) {
+  if (args.hasOutput)
+    return analysis::Binding::create(a, args.inputs, args.output, args.params);
+  llvm::Expected<Shape> inferred =
+      analysis::inferOutputShape(a, args.inputs, args.params);
+  if (!inferred)
+    return inferred.takeError();
+  return analysis::Binding::create(a, args.inputs, *inferred, args.params);
+}
+
+} // namespace
+
+int tofu::emitStrategies(llvm::raw_ostream &os, ArrayRef<const OpDecl *> ops,
+                         bool json) {
+  bool concrete = isConcrete();
+  if (concrete && ops.size() != 1) {
+    usageError() << "--shape, --out-shape and --param need --op when the file "
+                    "has more than one operator\n";
+    return 2;
+  }
+  if (numWorkers < 1 || numWorkers > 65536) {
+    usageError() << "--workers must be between 1 and 65536\n";
+    return 2;
+  }
+  std::vector<analysis::OperatorAnalysis> analyses;
+  for (const OpDecl *op : ops) {
+    auto a = analysis::OperatorAnalysis::analyze(*op);
+    if (!a) {
+      llvm::WithColor::error(llvm::errs(), "tdlc") << toString(a.takeError()) << '\n';
+      return 1;
+    }
+    analyses.push_back(std::move(*a));
+  }
+  llvm::Optional<analysis::Binding> binding;
+  auto source = outShape.empty() ? analysis::OutputShapeSource::Inferred
+                                 : analysis::OutputShapeSource::Given;
+  if (concrete) {
+    ConcreteArgs args;
+    if (!parseShapes(*ops[0], args) || !parseParams(*ops[0], args))
+      return 2;
+    auto bound = bindArgs(analyses[0], args);
+    if (!bound) {
+      llvm::WithColor::error(llvm::errs(), "tdlc") << toString(bound.takeError()) << '\n';
+      return 1;
+    }
+    binding.emplace(std::move(*bound));
+  }
+  if (json) {
+    llvm::json::OStream out(os, /*IndentSize=*/2);
+    out.object([&] {
+      out.attributeArray("operators", [&] {
+        for (const auto &a : analyses)
+          if (binding)
+            writeConcreteStrategiesJSON(out, *binding, source, numWorkers);
+          else
+            writeSymbolicStrategiesJSON(out, a, numWorkers);
+      });
+    });
+    os << '\n';
+    return 0;
+  }
+  for (size_t i = 0; i != analyses.size(); ++i) {
+    if (i)
+      os << '\n';
+    if (binding)
+      printConcreteStrategies(os, *binding, source, numWorkers);
+    else
+      printSymbolicStrategies(os, analyses[i], numWorkers);
+  }
+  return 0;
+}
+
+cl::OptionCategory &tofu::getStrategiesCategory() { return strategiesCategory; }
