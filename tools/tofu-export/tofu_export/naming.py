@@ -1,0 +1,294 @@
+"""This file implements the mapping from ATen operator calls to tofu-graph
+operator types: the `type` name, the tensor `inputs` (in schema order, with
+absent optional tensors and unread tensors left out) and the non-tensor
+`params`. The rules are documented in docs/OperatorLibrary.md ("Naming") and
+docs/Export.md; this module is their single implementation.
+"""
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+
+# ATen ops that are the identity on logical (layout-free) tensors: they are
+# elided and their output is another name for their input.
+ALIAS_OPS = {"detach", "alias", "lift_fresh", "lift_fresh_copy", "clone",
+             "contiguous"}
+
+# In-place random fills: they ignore their input's values, so they become
+# ops with no inputs: type (params).
+RANDOM_FILL_OPS = {"bernoulli_": "bernoulli", "uniform_": "uniform",
+                   "normal_": "normal"}
+
+# Reshapes of a contiguous logical tensor: all become `view` (params size_i).
+VIEW_OPS = {"view", "_unsafe_view", "_reshape_alias", "reshape"}
+
+# Ops that produce a constant-filled tensor from at most a shape: all become
+# `full` with a single `value` param and no inputs.
+FILL_OPS = {
+    "ones_like": 1.0, "zeros_like": 0.0, "ones": 1.0, "zeros": 0.0,
+    "new_ones": 1.0, "new_zeros": 0.0, "empty_like": 0.0, "empty": 0.0,
+    "new_empty": 0.0, "full_like": None, "full": None, "new_full": None,
+    "scalar_tensor": None, "zero": 0.0, "zero_": 0.0, "fill": None,
+    "fill_": None,
+}
+
+# Non-tensor arguments that never become params: they are reflected in the
+# tensors' dtypes and shapes, or (output_mask) in which outputs exist.
+DROPPED_ARGS = {"dtype", "layout", "device", "pin_memory", "memory_format",
+                "output_mask", "input_dtype", "non_blocking", "copy"}
+
+# Tensor arguments each output actually reads, for ops whose outputs read
+# fewer tensors than the schema passes (shape-only arguments, outputs that do
+# not depend on every input). Keyed by (packet, overload); one tuple of
+# argument names per output. `when` restricts an entry to calls whose named
+# bool param has the given value.
+READS = {
+    ("native_batch_norm", "default"): dict(
+        when=("training", True),
+        outputs=[("input", "weight", "bias"), ("input",), ("input",)]),
+    ("native_batch_norm_backward", "default"): dict(
+        when=("train", True),
+        outputs=[("grad_out", "input", "weight", "save_mean", "save_invstd"),
+                 ("grad_out", "input", "save_mean", "save_invstd"),
+                 ("grad_out",)]),
+    ("convolution_backward", "default"): dict(
+        outputs=[("grad_output", "weight"), ("grad_output", "input"),
+                 ("grad_output",)]),
+    ("native_layer_norm", "default"): dict(
+        outputs=[("input", "weight", "bias"), ("input",), ("input",)]),
+    ("native_layer_norm_backward", "default"): dict(
+        outputs=[("grad_out", "input", "mean", "rstd", "weight"),
+                 ("grad_out", "input", "mean", "rstd"), ("grad_out",)]),
+    ("max_pool2d_with_indices_backward", "default"): dict(
+        outputs=[("grad_output", "indices")]),
+    ("nll_loss_forward", "default"): dict(
+        outputs=[("self", "target", "weight"), ("target", "weight")]),
+    ("nll_loss_backward", "default"): dict(
+        outputs=[("grad_output", "target", "weight", "total_weight")]),
+    ("native_dropout_backward", "default"): dict(
+        outputs=[("grad_output", "mask")]),
+}
+
+
+@dataclass
+class OpCall:
+    """One ATen call in canonical form, before it is split per output."""
+
+    base: str  # type name without the per-output suffix
+    tensors: List[Tuple[str, Any]]  # (schema arg name, FX node) present
+    params: Dict[str, Any] = field(default_factory=dict)
+    num_outputs: int = 1
+    reads: Optional[List[Tuple[str, ...]]] = None  # per-output arg names
+    alias: bool = False  # elided: output is input 0
+
+    def output_type(self, k: int) -> str:
+        """The graph `type` of output `k`."""
+        return self.base if self.num_outputs == 1 else f"{self.base}__{k}"
+
+    def output_inputs(self, k: int) -> List[Any]:
+        """The FX nodes output `k` reads, in schema order."""
+        if self.reads is None:
+            return [n for _, n in self.tensors]
+        wanted = set(self.reads[k])
+        return [n for name, n in self.tensors if name in wanted]
+
+
+class NamingError(Exception):
+    """An ATen call the naming rules cannot express."""
+
+
+def _is_tensor_type(t) -> bool:
+    if isinstance(t, torch.OptionalType):
+        t = t.getElementType()
+    return isinstance(t, torch.TensorType)
+
+
+def _is_tensor_list_type(t) -> bool:
+    if isinstance(t, torch.OptionalType):
+        t = t.getElementType()
+    return isinstance(t, torch.ListType) and _is_tensor_type(
+        t.getElementType())
+
+
+def _bind(schema, args, kwargs) -> List[Tuple[Any, Any, bool]]:
+    """(argument, value, given) for every schema argument, defaults filled."""
+    bound = []
+    for i, a in enumerate(schema.arguments):
+        if i < len(args) and not a.kwarg_only:
+            bound.append((a, args[i], True))
+        elif a.name in kwargs:
+            bound.append((a, kwargs[a.name], True))
+        elif a.has_default_value():
+            bound.append((a, a.default_value, False))
+        else:
+            bound.append((a, None, False))
+    return bound
+
+
+def _param_value(v):
+    """A JSON-friendly scalar: bools as 0/1, finite floats and ints."""
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        if math.isnan(v):
+            return "nan"
+        return v
+    if isinstance(v, torch.SymIntNode):
+        raise NamingError("symbolic sizes are not supported")
+    raise NamingError(f"unsupported parameter value {v!r}")
+
+
+def _add_param(params, name, value, rank_of_dim):
+    if value is None or name in DROPPED_ARGS:
+        return
+    if isinstance(value, (torch.dtype, torch.device, torch.layout,
+                          torch.memory_format)):
+        return
+    if isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            params[f"{name}_{i}"] = _normalize_dim(name, _param_value(v),
+                                                   rank_of_dim)
+        return
+    params[name] = _normalize_dim(name, _param_value(value), rank_of_dim)
+
+
+def _normalize_dim(name, v, rank):
+    """Negative `dim`/`dims` params count from the end; make them absolute."""
+    if name in ("dim", "dims", "dim0", "dim1") and isinstance(v, int) and \
+            v < 0 and rank is not None:
+        return v + rank
+    return v
+
+
+def _shape(node) -> Optional[List[int]]:
+    meta = getattr(node, "meta", {}).get("tensor_meta")
+    return None if meta is None else [int(d) for d in meta.shape]
+
+
+def _rank(node) -> Optional[int]:
+    shape = _shape(node)
+    return None if shape is None else len(shape)
+
+
+def _is_full_slice(packet, args) -> bool:
+    """`x[:, t]` issues `slice(x, 0, 0, INT64_MAX)`: the identity."""
+    if packet != "slice" or len(args) < 1:
+        return False
+    shape = _shape(args[0])
+    dim = args[1] if len(args) > 1 else 0
+    start = args[2] if len(args) > 2 else None
+    end = args[3] if len(args) > 3 else None
+    step = args[4] if len(args) > 4 else 1
+    if shape is None:
+        return False
+    return (start in (None, 0) and step == 1 and
+            (end is None or end >= shape[dim]))
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _scalar_overload(packet: str, overload: str):
+    """The `Scalar` sibling of a `Tensor` overload, if ATen has one."""
+    candidates = {"Tensor": "Scalar", "Tensor_Tensor": "Tensor_Scalar",
+                  "self": "Scalar", "default": "Scalar"}
+    target = candidates.get(overload)
+    pkt = getattr(torch.ops.aten, packet, None)
+    if target is None or pkt is None or target not in pkt.overloads():
+        return None
+    return getattr(pkt, target)
+
+
+def canonicalize(op, args, kwargs) -> OpCall:
+    """Turn one ATen call (FX node target, args, kwargs) into an OpCall."""
+    packet = op.overloadpacket.__name__
+    overload = op._overloadname
+    # In-place and out-of-place variants share a type: `add_` -> `add`.
+    if packet.endswith("_") and not packet.startswith("_") and \
+            packet not in RANDOM_FILL_OPS:
+        functional = getattr(torch.ops.aten, packet[:-1], None)
+        if functional is not None and overload in functional.overloads():
+            packet, op = packet[:-1], getattr(functional, overload)
+    schema = op._schema
+    bound = _bind(schema, args, kwargs)
+    # A Tensor argument given a Python number selects the Scalar overload.
+    if any(_is_tensor_type(a.type) and _is_number(v) for a, v, _ in bound):
+        scalar_op = _scalar_overload(packet, overload)
+        if scalar_op is None:
+            raise NamingError(f"aten.{packet}.{overload} called with a number "
+                              "for a tensor argument and has no Scalar "
+                              "overload")
+        return canonicalize(scalar_op, args, kwargs)
+
+    if packet in ALIAS_OPS or _is_full_slice(packet, args):
+        return OpCall(base=packet, tensors=[("self", args[0])], alias=True)
+    if packet in RANDOM_FILL_OPS:
+        params = {}
+        for a, v, _ in bound[1:]:
+            if not _is_tensor_type(a.type) and a.name != "generator":
+                _add_param(params, a.name, v, None)
+        return OpCall(base=RANDOM_FILL_OPS[packet], tensors=[], params=params)
+    if packet in VIEW_OPS:
+        size = args[1] if len(args) > 1 else kwargs.get("size", kwargs.get(
+            "shape"))
+        params = {}
+        _add_param(params, "size", list(size), None)
+        return OpCall(base="view", tensors=[("self", args[0])], params=params)
+    if packet in FILL_OPS:
+        value = FILL_OPS[packet]
+        if value is None:
+            value = kwargs.get("fill_value", args[-1] if args else 0.0)
+        return OpCall(base="full", tensors=[],
+                      params={"value": _param_value(float(value))})
+
+    base = packet if overload == "default" else f"{packet}_{overload}"
+    first_rank = next((_rank(v) for a, v, _ in bound
+                       if _is_tensor_type(a.type) and v is not None), None)
+    if packet == "unsqueeze" and first_rank is not None:
+        first_rank += 1
+    tensors, params, missing = [], {}, []
+    for a, v, given in bound:
+        if _is_tensor_list_type(a.type):
+            for i, n in enumerate(v or []):
+                tensors.append((f"{a.name}_{i}", n))
+            base_suffix = f"_n{len(v or [])}" if v is not None else ""
+            base += base_suffix
+        elif _is_tensor_type(a.type):
+            if v is None:
+                missing.append(a.name)
+            else:
+                tensors.append((a.name, v))
+        elif isinstance(v, str):
+            if a.has_default_value() and v == a.default_value:
+                continue
+            base += f"_{v}"
+        else:
+            _add_param(params, a.name, v, first_rank)
+    for name in missing:
+        base += f"_no{name}"
+
+    if packet == "slice" and "end" in params and first_rank is not None:
+        shape = _shape(bound[0][1])
+        params["end"] = min(params["end"], shape[params["dim"]])
+    n_out = len(schema.returns)
+    reads = _reads_for(packet, overload, params, n_out)
+    return OpCall(base=base, tensors=tensors, params=params,
+                  num_outputs=n_out, reads=reads)
+
+
+def _reads_for(packet, overload, params, n_out):
+    entry = READS.get((packet, overload))
+    if entry is None:
+        return None
+    when = entry.get("when")
+    if when is not None and params.get(when[0]) != int(when[1]):
+        return None
+    assert len(entry["outputs"]) == n_out, (packet, overload)
+    return entry["outputs"]
