@@ -29,6 +29,21 @@ BINARY = {"add_Tensor", "sub_Tensor", "mul_Tensor", "div_Tensor",
           "gelu_backward"}
 
 
+# Backward op types and the forward op types their group must contain.
+BACKWARD_OF = {
+    "threshold_backward": "relu", "sigmoid_backward": "sigmoid",
+    "tanh_backward": "tanh", "gelu_backward": "gelu",
+    "convolution_backward": "convolution",
+    "native_batch_norm_backward": "native_batch_norm",
+    "native_layer_norm_backward": "native_layer_norm",
+    "max_pool2d_with_indices_backward": "max_pool2d_with_indices",
+    "_log_softmax_backward_data": "_log_softmax",
+    "_softmax_backward_data": "_softmax", "nll_loss_backward": "nll_loss_forward",
+    "embedding_dense_backward": "embedding",
+    "_adaptive_avg_pool2d_backward": "_adaptive_avg_pool2d",
+}
+
+
 def broadcast(a, b):
     out = []
     for i in range(1, max(len(a), len(b)) + 1):
@@ -136,6 +151,7 @@ def check(doc, args):
                 not op["group"].startswith("update."):
             errors.append(f"backward op '{op['name']}' is grouped with "
                           f"'{op['group']}', which is no forward op")
+    check_backward_groups(doc, errors)
     check_params(tensors, args, errors)
     if len(doc["ops"]) < args.min_ops:
         errors.append(f"only {len(doc['ops'])} ops (expected >= {args.min_ops})")
@@ -144,6 +160,22 @@ def check(doc, args):
         if t not in types:
             errors.append(f"no op of type '{t}'")
     return errors, types, by_role
+
+
+def check_backward_groups(doc, errors):
+    """A backward op's group holds the forward op it differentiates."""
+    forward_types = {}
+    for op in doc["ops"]:
+        if ".bwd." not in op["name"]:
+            forward_types.setdefault(op.get("group"), set()).add(op["type"])
+    for op in doc["ops"]:
+        for bwd, fwd in BACKWARD_OF.items():
+            if not op["type"].startswith(bwd):
+                continue
+            types = forward_types.get(op.get("group"), set())
+            if not any(t.startswith(fwd) for t in types):
+                errors.append(f"backward op '{op['name']}' ({op['type']}) is "
+                              f"grouped with {sorted(types)}, not {fwd}")
 
 
 def check_params(tensors, args, errors):

@@ -4,4 +4,4 @@ User models may call `tofu_export.scope(name)` to name groups of ops (for
 example unrolled time steps); outside tofu-export it does nothing.
 """
 
-from .trace import scope  # noqa: F401
+from .scopes import scope  # noqa: F401

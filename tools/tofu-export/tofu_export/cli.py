@@ -10,9 +10,8 @@ import sys
 import time
 from typing import List, Optional
 
-import torch
-
-from . import graph, meta, models, optim, step, writer
+from . import options
+from .errors import ModelError, UsageError, describe
 
 DESCRIPTION = """\
 Capture one whole training step (forward, loss, backward and optimizer
@@ -107,21 +106,23 @@ def make_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _options(args) -> models.Options:
+def _options(args) -> options.Options:
+    """Check the options that argparse cannot (before torch is loaded)."""
     try:
         kwargs = json.loads(args.model_kwargs)
     except json.JSONDecodeError as e:
-        raise models.UsageError(f"--model-kwargs is not valid JSON: {e}")
+        raise UsageError(f"--model-kwargs is not valid JSON: {e}")
     if not isinstance(kwargs, dict):
-        raise models.UsageError("--model-kwargs must be a JSON object")
-    return models.Options(
+        raise UsageError("--model-kwargs must be a JSON object")
+    return options.Options(
         batch=args.batch, image=args.image, classes=args.classes,
         vocab=args.vocab, steps=args.steps, kwargs=kwargs,
-        inputs=[models.parse_input(s) for s in args.input])
+        inputs=[options.parse_input(s) for s in args.input])
 
 
-def _resolve_loss(setup: models.ModelSetup, requested: str):
+def _resolve_loss(setup, requested: str):
     """Pick the loss and build the target it needs (meta tensors)."""
+    import torch
     kind = setup.loss if requested == "auto" else requested
     if kind == "ce" and setup.target is not None:
         return kind, setup.target
@@ -130,16 +131,16 @@ def _resolve_loss(setup: models.ModelSetup, requested: str):
     try:
         out = setup.module(*(t for _, t in setup.inputs))
     except Exception as e:
-        raise models.ModelError(f"the model's forward failed on the given "
-                                f"inputs: {type(e).__name__}: {e}")
+        raise ModelError(f"the model's forward failed on the given inputs: "
+                         f"{describe(e)}")
     if not isinstance(out, torch.Tensor):
-        raise models.ModelError("the model's forward must return one tensor")
+        raise ModelError("the model's forward must return one tensor")
     if kind == "auto":
         kind = "output" if out.dim() == 0 else "mse"
     if kind == "ce":
         if out.dim() < 2:
-            raise models.ModelError("--loss ce needs an output with classes "
-                                    "on dim 1")
+            raise ModelError("--loss ce needs an output with classes on "
+                             "dim 1")
         shape = [out.shape[0]] + list(out.shape[2:])
         return kind, torch.empty(shape, dtype=torch.int64, device="meta")
     if kind == "mse":
@@ -150,25 +151,26 @@ def _resolve_loss(setup: models.ModelSetup, requested: str):
 def export(args) -> dict:
     """Build, trace and convert; returns the graph and timing stats."""
     t0 = time.perf_counter()
+    opts = _options(args)
+    import torch
+    from . import graph, meta, models, optim, step
     meta.register_meta_kernels()
-    setup = models.resolve(args.model, _options(args))
+    setup = models.resolve(args.model, opts)
     loss, target = _resolve_loss(setup, args.loss)
     cfg = optim.OptimizerConfig(name=args.optimizer, lr=args.lr,
                                 momentum=args.momentum)
     t1 = time.perf_counter()
     try:
         captured = step.capture(setup.module, setup.inputs, target, loss, cfg)
-    except (models.ModelError, models.UsageError):
+    except (ModelError, UsageError):
         raise
     except Exception as e:
-        first_line = str(e).strip().splitlines()[0] if str(e).strip() else ""
-        raise models.ModelError(f"tracing the training step failed: "
-                                f"{type(e).__name__}: {first_line}")
+        raise ModelError(f"tracing the training step failed: {describe(e)}")
     t2 = time.perf_counter()
     try:
         doc = graph.build_graph(captured)
     except graph.ExportError as e:
-        raise models.ModelError(str(e))
+        raise ModelError(str(e))
     t3 = time.perf_counter()
     doc["metadata"] = {"tool": "tofu-export", "model": args.model,
                        "batch": args.batch, "loss": loss,
@@ -181,16 +183,17 @@ def export(args) -> dict:
 def main(argv: Optional[List[str]] = None) -> int:
     parser = make_parser()
     args = parser.parse_args(argv)
+    from . import writer
     try:
         t0 = time.perf_counter()
         doc, stats = export(args)
         writer.write(doc, args.output)
         stats["total_s"] = time.perf_counter() - t0
-    except models.UsageError as e:
+    except UsageError as e:
         parser.print_usage(sys.stderr)
         print(f"tofu-export: error: {e}", file=sys.stderr)
         return 2
-    except models.ModelError as e:
+    except ModelError as e:
         print(f"tofu-export: error: {e}", file=sys.stderr)
         return 1
     except OSError as e:

@@ -237,13 +237,31 @@ class GraphBuilder:
         for op in self.ops:
             for i in op["inputs"]:
                 consumers.setdefault(i, []).append(op)
-        for op in reversed(self.ops):
-            if "group" in op:
-                continue
+        orphans = [op for op in self.ops if "group" not in op]
+        for op in reversed(orphans):
             for user in consumers.get(op["outputs"][0], []):
                 if "group" in user:
                     op["group"] = user["group"]
                     break
+        renamed = {}
+        for op in orphans:
+            if "group" in op:
+                kind = "seed" if op["type"] == "full" else "gradsum"
+                renamed[op["name"]] = self.names.take(
+                    f"{op['group']}.{kind}.{op['type']}")
+        self._rename(renamed)
+
+    def _rename(self, renamed: Dict[str, str]) -> None:
+        """Rename ops (and their output tensors) everywhere."""
+        if not renamed:
+            return
+        for op in self.ops:
+            op["inputs"] = [renamed.get(i, i) for i in op["inputs"]]
+            if op["name"] in renamed:
+                op["name"] = renamed[op["name"]]
+                op["outputs"] = [op["name"]]
+        for t in self.tensors:
+            t["name"] = renamed.get(t["name"], t["name"])
 
 
 def _returns_list(node) -> bool:

@@ -12,39 +12,21 @@ and the loss to apply:
 
 import importlib.util
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 import torch
 
 from . import meta
+from .errors import ModelError, UsageError, describe
+from .options import DTYPE_SPELLINGS, Options
 
 WRESNET_LAYERS = {50: [3, 4, 6, 3], 101: [3, 4, 23, 3], 152: [3, 8, 36, 3]}
 DTYPE_NAMES = {"f32": torch.float32, "f16": torch.float16,
                "bf16": torch.bfloat16, "f64": torch.float64,
                "i64": torch.int64, "i32": torch.int32, "i8": torch.int8,
                "bool": torch.bool}
-
-
-class ModelError(Exception):
-    """The model cannot be found, built or traced (exit status 1)."""
-
-
-class UsageError(Exception):
-    """A malformed option (exit status 2)."""
-
-
-@dataclass
-class Options:
-    """The command-line options that shape a model and its inputs."""
-
-    batch: int = 8
-    image: int = 224
-    classes: int = 1000
-    vocab: int = 10000
-    steps: int = 20
-    inputs: List[Tuple[List[int], torch.dtype]] = field(default_factory=list)
-    kwargs: dict = field(default_factory=dict)
+assert set(DTYPE_NAMES) == set(DTYPE_SPELLINGS)
 
 
 @dataclass
@@ -55,22 +37,6 @@ class ModelSetup:
     inputs: List[Tuple[str, torch.Tensor]]
     target: Optional[torch.Tensor]
     loss: str  # ce, mse, sum, output; "auto" resolved by the caller
-
-
-def parse_input(spec: str) -> Tuple[List[int], torch.dtype]:
-    """`8x1024` or `8x20:i64` -> (shape, dtype)."""
-    shape_s, _, dtype_s = spec.partition(":")
-    try:
-        shape = [int(d) for d in shape_s.split("x")]
-    except ValueError:
-        raise UsageError(f"malformed --input '{spec}': expected DxDx...[:DTYPE]")
-    if any(d <= 0 for d in shape):
-        raise UsageError(f"malformed --input '{spec}': extents must be positive")
-    dtype = DTYPE_NAMES.get(dtype_s or "f32")
-    if dtype is None:
-        raise UsageError(f"malformed --input '{spec}': unknown dtype "
-                         f"'{dtype_s}' (use one of {', '.join(DTYPE_NAMES)})")
-    return shape, dtype
 
 
 def _empty(shape, dtype=torch.float32):
@@ -101,8 +67,13 @@ def _torchvision(spec: str, name: str, opts: Options) -> ModelSetup:
     ctor = getattr(tvm, name, None)
     if ctor is None or not callable(ctor) or name.startswith("_"):
         raise ModelError(f"unknown torchvision model '{name}'")
-    with meta.meta_construction():
-        module = ctor(num_classes=opts.classes, **opts.kwargs)
+    kwargs = {"num_classes": opts.classes, **opts.kwargs}
+    try:
+        with meta.meta_construction():
+            module = ctor(**kwargs)
+    except Exception as e:
+        raise ModelError(f"cannot construct torchvision model '{name}': "
+                         f"{describe(e)}")
     return _image_setup(meta.to_meta(module), opts)
 
 
@@ -155,7 +126,7 @@ def _from_file(spec: str, path: str, cls: str, opts: Options) -> ModelSetup:
         module = importlib.util.module_from_spec(loader)
         loader.loader.exec_module(module)
     except Exception as e:  # the user's file: report whatever it raised
-        raise ModelError(f"cannot import '{path}': {type(e).__name__}: {e}")
+        raise ModelError(f"cannot import '{path}': {describe(e)}")
     ctor = getattr(module, cls, None)
     if ctor is None:
         raise ModelError(f"'{path}' defines no '{cls}'")
@@ -163,11 +134,11 @@ def _from_file(spec: str, path: str, cls: str, opts: Options) -> ModelSetup:
         with meta.meta_construction():
             model = ctor(**opts.kwargs)
     except Exception as e:
-        raise ModelError(f"cannot construct {cls}: {type(e).__name__}: {e}")
+        raise ModelError(f"cannot construct {cls}: {describe(e)}")
     if not isinstance(model, torch.nn.Module):
         raise ModelError(f"{cls}() is not a torch.nn.Module")
     inputs = [(f"input{i}" if len(opts.inputs) > 1 else "input",
-               _empty(shape, dtype)) for i, (shape, dtype) in
+               _empty(shape, DTYPE_NAMES[dtype])) for i, (shape, dtype) in
               enumerate(opts.inputs)]
     return ModelSetup(meta.to_meta(model), inputs, None, "auto")
 

@@ -6,7 +6,7 @@ over meta tensors, so nothing the size of the model is ever allocated.
 """
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 import torch
 import torch.nn.functional as F

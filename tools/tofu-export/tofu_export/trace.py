@@ -16,27 +16,15 @@ that consumes their result.
 """
 
 import contextlib
-from typing import Any, Dict, List, Optional
+from typing import Any, List, Optional
 
 import torch
 import torch.utils._pytree as pytree
 from torch.fx.experimental import proxy_tensor as pt
 
+from .scopes import ACTIVE
+
 FORWARD, BACKWARD, UPDATE = "forward", "backward", "update"
-
-
-_ACTIVE: List["Recorder"] = []
-
-
-@contextlib.contextmanager
-def scope(name: str):
-    """Name the ops issued inside `name` (e.g. a time step): they are named
-    `<module>.<name>.<type>`. Does nothing outside tofu-export."""
-    if not _ACTIVE:
-        yield
-        return
-    with _ACTIVE[-1].scope(name):
-        yield
 
 
 class Recorder:
@@ -49,7 +37,8 @@ class Recorder:
         self.group: Optional[str] = None  # explicit group (update phase)
         self.bwd_of: Optional[Any] = None  # forward FX node being differentiated
         self.in_node = False  # inside an autograd node's backward formula
-        self.forward_outputs: List[Any] = []  # (fx node, tensor) pairs
+        self._pending: List[Any] = []  # (fx node, tensor) of the last op
+        self._node_of_fn = {}  # id(grad_fn) -> (grad_fn, forward fx node)
         self._hooks = []
 
     # A node's scope is the innermost running module's qualified name followed
@@ -104,36 +93,42 @@ class Recorder:
             node.meta["tofu_group"] = self.group
 
     def record_forward(self, out, node_of) -> None:
+        """Remember a forward op's output tensors; their `grad_fn` is set
+        only once the op has returned through autograd."""
         if self.phase != FORWARD:
             return
         for t in pytree.tree_flatten(out)[0]:
             if isinstance(t, torch.Tensor):
                 node = node_of(t)
                 if node is not None:
-                    self.forward_outputs.append((node, t))
+                    self._pending.append((node, t))
+
+    def resolve_pending(self) -> None:
+        """Pair the previous forward op with the autograd node it created.
+
+        Called before every op: by then the previous op has returned through
+        autograd (its outputs carry their grad_fn) and no later in-place op
+        has replaced that grad_fn yet (autograd rebases history only after
+        the in-place kernel returns)."""
+        for node, t in self._pending:
+            fn = t.grad_fn
+            if fn is not None and id(fn) not in self._node_of_fn:
+                self._node_of_fn[id(fn)] = (fn, node)
+        self._pending = []
 
     def enter_backward(self) -> None:
         """Hook every autograd node a forward op created; start backward."""
-        seen = {}
-        for node, t in self.forward_outputs:
-            fn = t.grad_fn
-            if fn is None:
-                continue
-            key = id(fn)
-            if key in seen:
-                continue
-            seen[key] = fn  # keep the Python wrapper (and its id) alive
+        self.resolve_pending()
+        for fn, node in self._node_of_fn.values():
             self._hooks.append(fn.register_prehook(self._pre_hook(node)))
             self._hooks.append(fn.register_hook(self._post_hook()))
-        self._hook_owners = seen
         self.phase = BACKWARD
 
     def exit_backward(self) -> None:
         for h in self._hooks:
             h.remove()
         self._hooks = []
-        self._hook_owners = {}
-        self.forward_outputs = []
+        self._node_of_fn = {}
         self.phase, self.in_node, self.bwd_of = UPDATE, False, None
 
     def _pre_hook(self, node):
@@ -188,6 +183,8 @@ class RecordingMode(pt.ProxyTorchDispatchMode):
             raise TraceError(f"aten.{func.overloadpacket.__name__} updates a "
                              "view of another tensor in place; tofu-export "
                              "needs the out-of-place form")
+        if self.enable_tracing:
+            self.tracer.recorder.resolve_pending()
         out = super().inner_torch_dispatch(func, types, args, kwargs)
         if self.enable_tracing:
             self.tracer.recorder.record_forward(out, self._node_of)
@@ -207,11 +204,11 @@ def trace(fn, args, recorder: Recorder) -> torch.fx.GraphModule:
     tracer = TaggingTracer(recorder)
     mode = RecordingMode(tracer)
     func = pt.fake_signature(fn, len(phs))
-    _ACTIVE.append(recorder)
+    ACTIVE.append(recorder)
     try:
         with pt.decompose({}), mode.sym_mode, mode, \
                 pt.disable_autocast_cache():
             return pt.dispatch_trace(pt.wrap_key(func, args, tracer),
                                      tracer=tracer, concrete_args=tuple(phs))
     finally:
-        _ACTIVE.pop()
+        ACTIVE.pop()

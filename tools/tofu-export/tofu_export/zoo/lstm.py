@@ -11,6 +11,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ..scopes import scope
+
 GATES = ("i", "f", "g", "o")
 
 
@@ -54,7 +56,6 @@ class LSTMLanguageModel(nn.Module):
         self.proj = nn.Linear(hidden, vocab)
 
     def forward(self, tokens, targets):
-        from .. import scope
         batch, hidden = tokens.shape[0], self.embed.embedding_dim
         hs = [tokens.new_zeros(batch, hidden, dtype=torch.float32)
               for _ in self.cells]
