@@ -90,6 +90,7 @@ class GraphBuilder:
                     not _is_getitem(node):
                 self._add_call(node, live)
         self._assign_output_roles()
+        self._drop_dead_ops()
         self._assign_accumulation_groups()
         self._drop_unread_buffers()
         return {"format": "tofu-graph", "version": 1,
@@ -168,9 +169,6 @@ class GraphBuilder:
         self.names.reserve(name) if multi else None
         op_type = f"{call.base}__{k}" if multi else call.base
         params = dict(call.params)
-        if call.base in ("view", "expand"):
-            params = {f"size_{i}": int(d) for i, d in
-                      enumerate(out_node.meta["tensor_meta"].shape)}
         inputs = [self._input_name(n) for n in call.output_inputs(k)]
         phase = node.meta.get("tofu_phase")
         role = {trace.FORWARD: "activation", trace.BACKWARD: "grad",
@@ -221,6 +219,22 @@ class GraphBuilder:
             raise ExportError(f"step output '{t['name']}' is a graph input")
         t["role"] = role
         t.update(extra)
+
+    def _drop_dead_ops(self) -> None:
+        """Ops whose output nothing reads and that produce no step output
+        (e.g. a `full` whose only reader was a random fill that ignores its
+        input's values)."""
+        needed = {t["name"] for t in self.tensors
+                  if t["role"] == "output" or "grad_of" in t}
+        kept = []
+        for op in reversed(self.ops):
+            if op["outputs"][0] in needed:
+                kept.append(op)
+                needed.update(op["inputs"])
+        dead = {op["outputs"][0] for op in self.ops} - \
+            {op["outputs"][0] for op in kept}
+        self.ops = kept[::-1]
+        self.tensors = [t for t in self.tensors if t["name"] not in dead]
 
     def _drop_unread_buffers(self) -> None:
         """Buffers no op reads (batch norm's running statistics, which the

@@ -176,6 +176,36 @@ def _rank(node) -> Optional[int]:
     return None if shape is None else len(shape)
 
 
+def _resolve_sizes(packet, size, shape):
+    """The output shape of a view or expand: no -1 entries."""
+    if shape is None or -1 not in size:
+        return [int(d) for d in size]
+    if packet == "expand":  # -1 keeps the (right-aligned) input extent
+        offset = len(size) - len(shape)
+        return [shape[i - offset] if d == -1 else int(d)
+                for i, d in enumerate(size)]
+    numel = 1
+    for d in shape:
+        numel *= d
+    known = 1
+    for d in size:
+        known *= d if d != -1 else 1
+    return [numel // known if d == -1 else int(d) for d in size]
+
+
+def _is_same_shape(packet, args, kwargs) -> bool:
+    """A view or expand to the input's own shape is the identity."""
+    if packet not in VIEW_OPS and packet != "expand":
+        return False
+    size = args[1] if len(args) > 1 else kwargs.get("size",
+                                                     kwargs.get("shape"))
+    shape = _shape(args[0])
+    if shape is None or size is None or len(size) != len(shape):
+        return False
+    return all(s == d or (packet == "expand" and s == -1)
+               for s, d in zip(size, shape))
+
+
 def _is_full_slice(packet, args) -> bool:
     """`x[:, t]` issues `slice(x, 0, 0, INT64_MAX)`: the identity."""
     if packet != "slice" or len(args) < 1:
@@ -195,15 +225,44 @@ def _is_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _scalar_overload(packet: str, overload: str):
-    """The `Scalar` sibling of a `Tensor` overload, if ATen has one."""
-    candidates = {"Tensor": "Scalar", "Tensor_Tensor": "Tensor_Scalar",
-                  "self": "Scalar", "default": "Scalar"}
-    target = candidates.get(overload)
+def _is_tensor_value(v) -> bool:
+    """FX nodes (and test stand-ins) carry their tensor in `meta`."""
+    return hasattr(v, "meta")
+
+
+def _accepts(schema, args, kwargs) -> bool:
+    """Whether `schema` takes these values: numbers where it has non-tensor
+    arguments, tensors where it has tensor arguments."""
+    positional = [a for a in schema.arguments if not a.kwarg_only]
+    names = {a.name for a in schema.arguments}
+    if len(args) > len(positional) or not set(kwargs) <= names:
+        return False
+    for a, v, given in _bind(schema, args, kwargs):
+        if not given:
+            if not a.has_default_value() and \
+                    not isinstance(a.type, torch.OptionalType):
+                return False
+            continue
+        if _is_number(v) and _is_tensor_type(a.type):
+            return False
+        if _is_tensor_value(v) and not _is_tensor_type(a.type):
+            return False
+    return True
+
+
+def _number_overload(packet: str, args, kwargs):
+    """The overload of `packet` that takes numbers where the call passed
+    numbers (`mul.Tensor(x, 0.5)` -> `mul.Scalar`), if ATen has one."""
     pkt = getattr(torch.ops.aten, packet, None)
-    if target is None or pkt is None or target not in pkt.overloads():
+    if pkt is None:
         return None
-    return getattr(pkt, target)
+    for name in pkt.overloads():
+        if name == "out" or name.endswith("_out"):
+            continue
+        op = getattr(pkt, name)
+        if _accepts(op._schema, args, kwargs):
+            return op
+    return None
 
 
 def canonicalize(op, args, kwargs) -> OpCall:
@@ -218,16 +277,18 @@ def canonicalize(op, args, kwargs) -> OpCall:
             packet, op = packet[:-1], getattr(functional, overload)
     schema = op._schema
     bound = _bind(schema, args, kwargs)
-    # A Tensor argument given a Python number selects the Scalar overload.
+    # A Tensor argument given a Python number selects the overload that
+    # takes a number there (usually `Scalar`).
     if any(_is_tensor_type(a.type) and _is_number(v) for a, v, _ in bound):
-        scalar_op = _scalar_overload(packet, overload)
-        if scalar_op is None:
-            raise NamingError(f"aten.{packet}.{overload} called with a number "
-                              "for a tensor argument and has no Scalar "
-                              "overload")
-        return canonicalize(scalar_op, args, kwargs)
+        number_op = _number_overload(packet, args, kwargs)
+        if number_op is None:
+            raise NamingError(f"aten.{packet}.{overload} is called with a "
+                              "number for a tensor argument and has no "
+                              "overload that takes a number there")
+        return canonicalize(number_op, args, kwargs)
 
-    if packet in ALIAS_OPS or _is_full_slice(packet, args):
+    if packet in ALIAS_OPS or _is_full_slice(packet, args) or \
+            _is_same_shape(packet, args, kwargs):
         return OpCall(base=packet, tensors=[("self", args[0])], alias=True)
     if packet in RANDOM_FILL_OPS:
         params = {}
@@ -235,12 +296,13 @@ def canonicalize(op, args, kwargs) -> OpCall:
             if not _is_tensor_type(a.type) and a.name != "generator":
                 _add_param(params, a.name, v, None)
         return OpCall(base=RANDOM_FILL_OPS[packet], tensors=[], params=params)
-    if packet in VIEW_OPS:
+    if packet in VIEW_OPS or packet == "expand":
         size = args[1] if len(args) > 1 else kwargs.get("size", kwargs.get(
             "shape"))
-        params = {}
-        _add_param(params, "size", list(size), None)
-        return OpCall(base="view", tensors=[("self", args[0])], params=params)
+        sizes = _resolve_sizes(packet, list(size), _shape(args[0]))
+        return OpCall(base="view" if packet in VIEW_OPS else "expand",
+                      tensors=[("self", args[0])],
+                      params={f"size_{i}": d for i, d in enumerate(sizes)})
     if packet in FILL_OPS:
         value = FILL_OPS[packet]
         if value is None:
