@@ -46,5 +46,6 @@ def summary(doc: dict, stats: dict) -> str:
             f"tensors: {len(doc['tensors'])} "
             f"({', '.join(f'{r} {n}' for r, n in sorted(roles.items()))}), "
             f"parameters: {params}, "
-            f"time: build {stats['build_s']:.2f}s, trace {stats['trace_s']:.2f}s, "
+            f"time: import {stats['import_s']:.2f}s, "
+            f"build {stats['build_s']:.2f}s, trace {stats['trace_s']:.2f}s, "
             f"convert {stats['convert_s']:.2f}s, total {stats['total_s']:.2f}s")
