@@ -81,6 +81,7 @@ class GraphBuilder:
         self.ops: List[dict] = []
         self.call_name: Dict[Any, str] = {}  # forward FX call -> group name
         self.op_node: Dict[int, Any] = {}  # index in ops -> FX call node
+        self.alias_source: Dict[Any, Any] = {}  # elided FX call -> its input
 
     def build(self) -> dict:
         live = _live_nodes(self.fx)
@@ -130,6 +131,7 @@ class GraphBuilder:
             raise ExportError(f"{node.format_node()}: {e}") from None
         if call.alias:
             self.tensor_of[node] = self._input_name(call.tensors[0][1])
+            self.alias_source[node] = call.tensors[0][1]
             return
         outputs = self._outputs(node, call, live)
         cname = self._call_name(node, call)
@@ -158,9 +160,15 @@ class GraphBuilder:
         return name
 
     def _forward_call(self, node) -> Optional[Any]:
-        """The forward call an autograd node's FX node belongs to."""
-        while node is not None and _is_getitem(node):
-            node = node.args[0]
+        """The forward call an autograd node's FX node belongs to; for an
+        elided call (an alias), the call that produced its input."""
+        while node is not None:
+            if _is_getitem(node):
+                node = node.args[0]
+            elif node in self.alias_source:
+                node = self.alias_source[node]
+            else:
+                break
         return node if node in self.call_name else None
 
     def _add_op(self, node, call, k, out_node, cname) -> None:

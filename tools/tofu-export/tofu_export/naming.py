@@ -207,16 +207,22 @@ def _is_same_shape(packet, args, kwargs) -> bool:
 
 
 def _is_full_slice(packet, args) -> bool:
-    """`x[:, t]` issues `slice(x, 0, 0, INT64_MAX)`: the identity."""
-    if packet != "slice" or len(args) < 1:
+    """`x[:, t]` issues `slice(x, 0, 0, INT64_MAX)`: the identity, and so is
+    its backward `slice_backward(g, sizes, 0, 0, INT64_MAX, 1)`."""
+    if packet == "slice_backward" and len(args) == 6:
+        shape, (dim, start, end, step) = list(args[1]), args[2:]
+    elif packet == "slice" and len(args) >= 1:
+        shape = _shape(args[0])
+        dim = args[1] if len(args) > 1 else 0
+        start = args[2] if len(args) > 2 else None
+        end = args[3] if len(args) > 3 else None
+        step = args[4] if len(args) > 4 else 1
+    else:
         return False
-    shape = _shape(args[0])
-    dim = args[1] if len(args) > 1 else 0
-    start = args[2] if len(args) > 2 else None
-    end = args[3] if len(args) > 3 else None
-    step = args[4] if len(args) > 4 else 1
     if shape is None:
         return False
+    if dim < 0:
+        dim += len(shape)
     return (start in (None, 0) and step == 1 and
             (end is None or end >= shape[dim]))
 
@@ -339,6 +345,9 @@ def canonicalize(op, args, kwargs) -> OpCall:
     if packet == "slice" and "end" in params and first_rank is not None:
         shape = _shape(bound[0][1])
         params["end"] = min(params["end"], shape[params["dim"]])
+    if packet == "slice_backward":
+        params["dim"] %= len(bound[1][1])
+        params["end"] = min(params["end"], bound[1][1][params["dim"]])
     n_out = len(schema.returns)
     reads = _reads_for(packet, overload, params, n_out)
     return OpCall(base=base, tensors=tensors, params=params,

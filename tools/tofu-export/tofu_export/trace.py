@@ -181,8 +181,9 @@ class RecordingMode(pt.ProxyTorchDispatchMode):
     def inner_torch_dispatch(self, func, types, args=(), kwargs=None):
         if self.enable_tracing and _mutates_view(func, args):
             raise TraceError(f"aten.{func.overloadpacket.__name__} updates a "
-                             "view of another tensor in place; tofu-export "
-                             "needs the out-of-place form")
+                             "view of another tensor in place (e.g. an "
+                             "inplace=True layer on a reshaped tensor); "
+                             "tofu-export needs the out-of-place form")
         if self.enable_tracing:
             self.tracer.recorder.resolve_pending()
         out = super().inner_torch_dispatch(func, types, args, kwargs)
