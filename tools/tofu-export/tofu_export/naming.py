@@ -273,16 +273,9 @@ def _number_overload(packet: str, args, kwargs):
 
 def canonicalize(op, args, kwargs) -> OpCall:
     """Turn one ATen call (FX node target, args, kwargs) into an OpCall."""
-    packet = op.overloadpacket.__name__
-    overload = op._overloadname
-    # In-place and out-of-place variants share a type: `add_` -> `add`.
-    if packet.endswith("_") and not packet.startswith("_") and \
-            packet not in RANDOM_FILL_OPS:
-        functional = getattr(torch.ops.aten, packet[:-1], None)
-        if functional is not None and overload in functional.overloads():
-            packet, op = packet[:-1], getattr(functional, overload)
-    schema = op._schema
-    bound = _bind(schema, args, kwargs)
+    op = _functional(op)
+    packet, overload = op.overloadpacket.__name__, op._overloadname
+    bound = _bind(op._schema, args, kwargs)
     # A Tensor argument given a Python number selects the overload that
     # takes a number there (usually `Scalar`).
     if any(_is_tensor_type(a.type) and _is_number(v) for a, v, _ in bound):
@@ -292,7 +285,23 @@ def canonicalize(op, args, kwargs) -> OpCall:
                               "number for a tensor argument and has no "
                               "overload that takes a number there")
         return canonicalize(number_op, args, kwargs)
+    special = _special_form(packet, args, kwargs, bound)
+    return special if special is not None else _generic(op, bound)
 
+
+def _functional(op):
+    """In-place and out-of-place variants share a type: `add_` -> `add`."""
+    packet, overload = op.overloadpacket.__name__, op._overloadname
+    if packet.endswith("_") and not packet.startswith("_") and \
+            packet not in RANDOM_FILL_OPS:
+        functional = getattr(torch.ops.aten, packet[:-1], None)
+        if functional is not None and overload in functional.overloads():
+            return getattr(functional, overload)
+    return op
+
+
+def _special_form(packet, args, kwargs, bound) -> Optional[OpCall]:
+    """Aliases, reshapes, constant and random fills (see the module doc)."""
     if packet in ALIAS_OPS or _is_full_slice(packet, args) or \
             _is_same_shape(packet, args, kwargs):
         return OpCall(base=packet, tensors=[("self", args[0])], alias=True)
@@ -313,45 +322,57 @@ def canonicalize(op, args, kwargs) -> OpCall:
         value = FILL_OPS[packet]
         if value is None:
             value = kwargs.get("fill_value", args[-1] if args else 0.0)
+        if not _is_number(value) and not isinstance(value, bool):
+            raise NamingError(f"aten.{packet} fills with a tensor value")
         return OpCall(base="full", tensors=[],
                       params={"value": _param_value(float(value))})
+    return None
 
+
+def _generic(op, bound) -> OpCall:
+    """The general rule: type from packet and overload, tensors as inputs
+    (None optionals named in the type), everything else as params."""
+    packet, overload = op.overloadpacket.__name__, op._overloadname
     base = packet if overload == "default" else f"{packet}_{overload}"
-    first_rank = next((_rank(v) for a, v, _ in bound
-                       if _is_tensor_type(a.type) and v is not None), None)
-    if packet == "unsqueeze" and first_rank is not None:
-        first_rank += 1
+    rank = next((_rank(v) for a, v, _ in bound
+                 if _is_tensor_type(a.type) and v is not None), None)
+    if packet == "unsqueeze" and rank is not None:
+        rank += 1  # its dim counts in the output
     tensors, params, missing = [], {}, []
-    for a, v, given in bound:
+    for a, v, _ in bound:
         if _is_tensor_list_type(a.type):
-            for i, n in enumerate(v or []):
-                tensors.append((f"{a.name}_{i}", n))
-            base_suffix = f"_n{len(v or [])}" if v is not None else ""
-            base += base_suffix
+            tensors.extend((f"{a.name}_{i}", n) for i, n in enumerate(v or []))
+            base += f"_n{len(v)}" if v is not None else ""
         elif _is_tensor_type(a.type):
             if v is None:
                 missing.append(a.name)
             else:
                 tensors.append((a.name, v))
         elif isinstance(v, str):
-            if a.has_default_value() and v == a.default_value:
-                continue
-            base += f"_{v}"
+            if not (a.has_default_value() and v == a.default_value):
+                base += f"_{v}"
         else:
-            _add_param(params, a.name, v, first_rank)
-    for name in missing:
-        base += f"_no{name}"
-
-    if packet == "slice" and "end" in params and first_rank is not None:
-        shape = _shape(bound[0][1])
-        params["end"] = min(params["end"], shape[params["dim"]])
-    if packet == "slice_backward":
-        params["dim"] %= len(bound[1][1])
-        params["end"] = min(params["end"], bound[1][1][params["dim"]])
-    n_out = len(schema.returns)
-    reads = _reads_for(packet, overload, params, n_out)
+            _add_param(params, a.name, v, rank)
+    base += "".join(f"_no{name}" for name in missing)
+    _clamp_slice(packet, params, bound)
+    n_out = len(op._schema.returns)
     return OpCall(base=base, tensors=tensors, params=params,
-                  num_outputs=n_out, reads=reads)
+                  num_outputs=n_out,
+                  reads=_reads_for(packet, overload, params, n_out))
+
+
+def _clamp_slice(packet, params, bound) -> None:
+    """`slice` and `slice_backward` ends past the extent become the extent."""
+    if packet == "slice":
+        shape = _shape(bound[0][1])
+        if shape is not None:
+            extent = shape[params["dim"]]
+            params["start"] = params.get("start", 0)
+            params["end"] = min(params.get("end", extent), extent)
+    elif packet == "slice_backward":
+        sizes = bound[1][1]
+        params["dim"] %= len(sizes)
+        params["end"] = min(params["end"], sizes[params["dim"]])
 
 
 def _reads_for(packet, overload, params, n_out):
