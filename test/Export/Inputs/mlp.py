@@ -17,11 +17,13 @@ class MLP(nn.Module):
 
 
 class Scalar(nn.Module):
-    """Returns its own loss: the mean of a linear map of two inputs."""
+    """Returns its own loss: the mean of a linear map of two inputs. Its
+    parameter `unused` does not affect the loss."""
 
     def __init__(self):
         super().__init__()
         self.w = nn.Parameter(torch.empty(16, 4))
+        self.unused = nn.Parameter(torch.empty(3))
 
     def forward(self, x, y):
         return ((x @ self.w) * y).mean()

@@ -93,7 +93,7 @@ class GraphBuilder:
         self._assign_output_roles()
         self._drop_dead_ops()
         self._assign_accumulation_groups()
-        self._drop_unread_buffers()
+        self._drop_unread_inputs()
         return {"format": "tofu-graph", "version": 1,
                 "tensors": self.tensors, "ops": self.ops}
 
@@ -244,13 +244,15 @@ class GraphBuilder:
         self.ops = kept[::-1]
         self.tensors = [t for t in self.tensors if t["name"] not in dead]
 
-    def _drop_unread_buffers(self) -> None:
-        """Buffers no op reads (batch norm's running statistics, which the
-        kernel updates as a side effect) are not part of the dataflow."""
+    def _drop_unread_inputs(self) -> None:
+        """Buffers, parameters and optimizer state no op reads are not part
+        of the dataflow: batch norm's running statistics (the kernel updates
+        them as a side effect), parameters the loss does not depend on."""
         read = {i for op in self.ops for i in op["inputs"]}
-        buffers = {gi.name for gi in self.cap.inputs if gi.kind == "buffer"}
+        droppable = {gi.name for gi in self.cap.inputs
+                     if gi.kind in ("buffer", "param", "optimizer")}
         self.tensors = [t for t in self.tensors
-                        if t["name"] in read or t["name"] not in buffers]
+                        if t["name"] in read or t["name"] not in droppable]
 
     def _assign_accumulation_groups(self) -> None:
         """Backward ops issued outside any autograd node (gradient sums and
