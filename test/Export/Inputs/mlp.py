@@ -17,8 +17,8 @@ class MLP(nn.Module):
 
 
 class Scalar(nn.Module):
-    """Returns its own loss: the mean of a linear map of two inputs. Its
-    parameter `unused` does not affect the loss."""
+    """Returns its own loss: the mean of a linear map of two inputs, times a
+    tensor constant. Its parameter `unused` does not affect the loss."""
 
     def __init__(self):
         super().__init__()
@@ -26,7 +26,7 @@ class Scalar(nn.Module):
         self.unused = nn.Parameter(torch.empty(3))
 
     def forward(self, x, y):
-        return ((x @ self.w) * y).mean()
+        return ((x @ self.w) * y * torch.tensor(2.0)).mean()
 
 
 class Broken(nn.Module):

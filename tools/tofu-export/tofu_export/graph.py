@@ -6,6 +6,7 @@ role, and every op gets a group (forward ops their own name, backward ops
 the forward call they differentiate, update ops `update.<param>`).
 """
 
+import operator
 from typing import Any, Dict, List, Optional
 
 import torch
@@ -50,8 +51,7 @@ class _Names:
 
 
 def _is_getitem(node) -> bool:
-    return node.op == "call_function" and node.target is __import__(
-        "operator").getitem
+    return node.op == "call_function" and node.target is operator.getitem
 
 
 def _live_nodes(graph) -> set:
@@ -80,7 +80,6 @@ class GraphBuilder:
         self.tensor_index: Dict[str, dict] = {}
         self.ops: List[dict] = []
         self.call_name: Dict[Any, str] = {}  # forward FX call -> group name
-        self.op_node: Dict[int, Any] = {}  # index in ops -> FX call node
         self.alias_source: Dict[Any, Any] = {}  # elided FX call -> its input
 
     def build(self) -> dict:
@@ -106,11 +105,14 @@ class GraphBuilder:
             self._add_tensor(node, gi.name, gi.role)
         for node in self.fx.nodes:
             if node.op == "get_attr" and node in live:
+                # A tensor constant of the step (e.g. `torch.tensor(2.0)`).
+                value = getattr(self.cap.graph, node.target)
+                node.meta.setdefault("tensor_meta", value)
                 self._add_tensor(node, self.names.take(f"const.{node.target}"),
                                  "state")
 
     def _add_tensor(self, node, name, role) -> dict:
-        meta = node.meta.get("tensor_meta")
+        meta = node.meta.get("tensor_meta")  # has .shape and .dtype
         if meta is None:
             raise ExportError(f"no shape recorded for '{node.name}'")
         if meta.dtype not in DTYPES:
@@ -187,7 +189,6 @@ class GraphBuilder:
         group = self._group(node, cname)
         if group is not None:
             op["group"] = group
-        self.op_node[len(self.ops)] = node
         self.ops.append(op)
 
     def _group(self, node, cname) -> Optional[str]:
