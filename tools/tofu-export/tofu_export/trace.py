@@ -5,14 +5,16 @@ phase (forward, backward, update), the module/scope path a node was created
 under, and for backward nodes the forward node whose autograd node was
 running when the backward op was issued.
 
-Grouping works through autograd hooks: when the forward phase ends,
-`Recorder.enter_backward` looks up the `grad_fn` of every tensor a forward op
-produced and registers a pre-hook (and a post-hook) on that autograd node.
-While the autograd engine runs the node, the pre-hook has set the "current
-forward op", so every ATen op issued by the node's backward formula is tagged
-with it. Ops issued between nodes (the engine's gradient accumulation into a
-node's input buffer) are tagged `accumulate` and grouped later with the op
-that consumes their result.
+Grouping works through autograd hooks. During the forward phase, just
+before each ATen call, the previous call is paired with the autograd node in
+its outputs' `grad_fn` (by then the call has returned through autograd, and
+no later in-place op has replaced that grad_fn yet). When the backward phase
+starts, `Recorder.enter_backward` registers a pre-hook and a post-hook on
+every such node. While the autograd engine runs a node, its pre-hook has set
+the "current forward call", so every ATen op issued by the node's backward
+formula is tagged with it. Ops issued between nodes (the engine's gradient
+sums into a node's input buffer, the loss seed) carry no forward call; the
+graph builder groups them with the op that consumes their result.
 """
 
 import contextlib
