@@ -22,8 +22,8 @@ class Scalar(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.w = nn.Parameter(torch.empty(16, 4))
-        self.unused = nn.Parameter(torch.empty(3))
+        self.w = nn.Parameter(torch.randn(16, 4))
+        self.unused = nn.Parameter(torch.randn(3))
 
     def forward(self, x, y):
         return ((x @ self.w) * y * torch.tensor(2.0)).mean()
@@ -42,7 +42,7 @@ class ViewUpdate(nn.Module):
 
     def __init__(self):
         super().__init__()
-        self.w = nn.Parameter(torch.empty(8, 8))
+        self.w = nn.Parameter(torch.randn(8, 8))
 
     def forward(self, x):
         y = x @ self.w

@@ -108,8 +108,10 @@ class GraphBuilder:
                 # A tensor constant of the step (e.g. `torch.tensor(2.0)`).
                 value = getattr(self.cap.graph, node.target)
                 node.meta.setdefault("tensor_meta", value)
-                self._add_tensor(node, self.names.take(f"const.{node.target}"),
-                                 "state")
+                t = self._add_tensor(
+                    node, self.names.take(f"const.{node.target}"), "state")
+                if value.numel() <= 64:  # small: record the values
+                    t["value"] = value.flatten().tolist()
 
     def _add_tensor(self, node, name, role) -> dict:
         meta = node.meta.get("tensor_meta")  # has .shape and .dtype
@@ -189,6 +191,7 @@ class GraphBuilder:
         group = self._group(node, cname)
         if group is not None:
             op["group"] = group
+        op["aten"] = call.aten
         self.ops.append(op)
 
     def _group(self, node, cname) -> Optional[str]:

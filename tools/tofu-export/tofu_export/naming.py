@@ -82,6 +82,7 @@ class OpCall:
     num_outputs: int = 1
     reads: Optional[List[Tuple[str, ...]]] = None  # per-output arg names
     alias: bool = False  # elided: output is input 0
+    aten: str = ""  # the ATen op it came from, `packet.overload`
 
     def output_type(self, k: int) -> str:
         """The graph `type` of output `k`."""
@@ -285,8 +286,11 @@ def canonicalize(op, args, kwargs) -> OpCall:
                               "number for a tensor argument and has no "
                               "overload that takes a number there")
         return canonicalize(number_op, args, kwargs)
-    special = _special_form(packet, args, kwargs, bound)
-    return special if special is not None else _generic(op, bound)
+    call = _special_form(packet, args, kwargs, bound)
+    if call is None:
+        call = _generic(op, bound)
+    call.aten = f"{packet}.{overload}"
+    return call
 
 
 def _functional(op):

@@ -6,8 +6,18 @@ import sys
 from collections import Counter
 
 
+# Key order of ops on output; other keys follow in their own order.
+OP_KEYS = ("name", "type", "inputs", "outputs", "params", "group", "aten")
+
+
 def _dumps(obj) -> str:
     return json.dumps(obj, separators=(", ", ": "), allow_nan=False)
+
+
+def _ordered_op(op: dict) -> dict:
+    out = {k: op[k] for k in OP_KEYS if k in op}
+    out.update((k, v) for k, v in op.items() if k not in out)
+    return out
 
 
 def write(doc: dict, path) -> None:
@@ -15,7 +25,8 @@ def write(doc: dict, path) -> None:
     head = {k: v for k, v in doc.items() if k not in ("tensors", "ops")}
     lines = ["{" + _dumps(head)[1:-1] + ","]
     for key in ("tensors", "ops"):
-        items = doc[key]
+        items = doc[key] if key == "tensors" else [
+            _ordered_op(op) for op in doc[key]]
         lines.append(f' "{key}": [')
         lines.extend("  " + _dumps(x) + ("," if i + 1 < len(items) else "")
                      for i, x in enumerate(items))

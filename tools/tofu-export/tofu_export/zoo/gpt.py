@@ -64,6 +64,7 @@ class GPT(nn.Module):
         super().__init__()
         self.embed = nn.Embedding(vocab, hidden)
         self.pos = nn.Parameter(torch.empty(seq, hidden))
+        nn.init.normal_(self.pos, std=0.02)
         self.blocks = nn.ModuleList(Block(hidden, heads, seq)
                                     for _ in range(layers))
         self.ln = nn.LayerNorm(hidden)

@@ -27,6 +27,9 @@ class LSTMCell(nn.Module):
             g: nn.Parameter(torch.empty(hidden, hidden)) for g in GATES})
         self.b = nn.ParameterDict({
             g: nn.Parameter(torch.empty(hidden)) for g in GATES})
+        bound = 1.0 / hidden ** 0.5  # as torch.nn.LSTM
+        for p in self.parameters():
+            nn.init.uniform_(p, -bound, bound)
 
     def _gate(self, g, x, h):
         return torch.addmm(self.b[g], x, self.w[g]) + torch.mm(h, self.u[g])
