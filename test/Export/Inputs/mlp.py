@@ -1,0 +1,53 @@
+"""Small models for the tofu-export tests."""
+
+import torch
+import torch.nn as nn
+
+
+class MLP(nn.Module):
+    """Two linear layers with a ReLU."""
+
+    def __init__(self, width=1024, hidden=256, out=10):
+        super().__init__()
+        self.fc1 = nn.Linear(width, hidden)
+        self.fc2 = nn.Linear(hidden, out)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+class Scalar(nn.Module):
+    """Returns its own loss: the mean of a linear map of two inputs, times a
+    tensor constant. Its parameter `unused` does not affect the loss."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(16, 4))
+        self.unused = nn.Parameter(torch.randn(3))
+
+    def forward(self, x, y):
+        return ((x @ self.w) * y * torch.tensor(2.0)).mean()
+
+
+class Broken(nn.Module):
+    """Fails in its constructor."""
+
+    def __init__(self):
+        super().__init__()
+        raise RuntimeError("no such layer")
+
+
+class ViewUpdate(nn.Module):
+    """Updates a view in place, which tofu-export rejects."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(8, 8))
+
+    def forward(self, x):
+        y = x @ self.w
+        y[:, 0].mul_(2)
+        return y
+
+
+NOT_A_MODULE = 3

@@ -1,0 +1,207 @@
+"""This file implements the tofu-export command line: parse the options,
+build the model on the meta device, capture its training step and write the
+tofu-graph JSON. Exit status: 0 success, 1 bad model (it cannot be found,
+built, traced or written as a tofu-graph), 2 bad usage.
+"""
+
+import argparse
+import json
+import sys
+import time
+from typing import List, Optional
+
+from . import options
+from .errors import ModelError, UsageError, describe
+
+DESCRIPTION = """\
+Capture one whole training step (forward, loss, backward and optimizer
+update) of a PyTorch model as a tofu-graph JSON document. The model is built
+on the meta device and traced with make_fx over meta tensors: no weights are
+allocated, so very large models export in seconds.
+
+models:
+  torchvision:NAME      a torchvision.models constructor, e.g.
+                        torchvision:wide_resnet50_2; input BATCHx3xIMAGExIMAGE,
+                        cross-entropy over --classes
+  resnet50, vgg16       torchvision's ResNet-50 and VGG-16
+  wresnet:L:K           Wide ResNet-L (L = 50, 101 or 152) with widening
+                        factor K (torchvision ResNet with Bottleneck blocks
+                        and width_per_group = 64*K); wresnet:50:2 is
+                        torchvision's wide_resnet50_2
+  rnn:L:H               L-layer LSTM language model of width H, --steps
+                        unrolled steps, --vocab words, cross-entropy per step
+  gpt:L:H:HEADS:SEQ     GPT-style transformer: L pre-layernorm blocks of
+                        width H with HEADS attention heads over SEQ tokens,
+                        --vocab words
+  FILE.py:CLASS         CLASS(**--model-kwargs) from a Python file, called on
+                        inputs given by --input (at least one)
+"""
+
+EPILOG = """\
+losses (--loss): auto picks `ce` for image models and `output` for the
+built-in language models; for FILE.py models it uses the output itself when
+it is a scalar and `mse` against a target of the output's shape otherwise.
+  ce      cross-entropy of the output (classes on dim 1) with an i64 target
+  mse     mean squared error with a target of the output's shape
+  sum     the sum of the output
+  output  the output is the loss (a scalar)
+
+examples:
+  tofu-export torchvision:wide_resnet50_2 --batch 32 --image 224 -o wrn50.json
+  tofu-export wresnet:152:10 --batch 8 --optimizer sgd -o wrn152-10.json
+  tofu-export rnn:10:8192 --batch 128 -o rnn-10-8k.json
+  tofu-export path/model.py:MLP --input 8x1024 --optimizer adam -o mlp.json
+
+exit status: 0 success, 1 bad model, 2 bad usage.
+"""
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer")
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"'{text}' must be positive")
+    return value
+
+
+def make_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="tofu-export", description=DESCRIPTION, epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model", help="the model to export (see above)")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write the graph to FILE (default: stdout)")
+    p.add_argument("--batch", type=_positive, default=8,
+                   help="batch size (default: 8)")
+    p.add_argument("--image", type=_positive, default=224,
+                   help="image height and width for image models "
+                        "(default: 224)")
+    p.add_argument("--classes", type=_positive, default=1000,
+                   help="classes of image models (default: 1000)")
+    p.add_argument("--vocab", type=_positive, default=10000,
+                   help="vocabulary of rnn and gpt models (default: 10000)")
+    p.add_argument("--steps", type=_positive, default=20,
+                   help="unrolled steps of rnn models (default: 20)")
+    p.add_argument("--input", action="append", default=[], metavar="SHAPE",
+                   help="an input of a FILE.py model, DxDx...[:DTYPE] with "
+                        "DTYPE one of f32 (default), f16, bf16, f64, i64, "
+                        "i32, i8, bool; repeat for several inputs")
+    p.add_argument("--model-kwargs", metavar="JSON", default="{}",
+                   help="keyword arguments of the model constructor, as a "
+                        "JSON object (FILE.py and torchvision models)")
+    p.add_argument("--loss", default="auto",
+                   choices=["auto", "ce", "mse", "sum", "output"],
+                   help="the loss (default: auto; see below)")
+    p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"],
+                   help="the update to capture (default: sgd)")
+    p.add_argument("--lr", type=float, default=0.1,
+                   help="learning rate (default: 0.1)")
+    p.add_argument("--momentum", type=float, default=0.0,
+                   help="SGD momentum; non-zero adds a momentum buffer per "
+                        "parameter (default: 0)")
+    p.add_argument("--stats", action="store_true",
+                   help="print op and tensor counts and times to stderr")
+    return p
+
+
+def _options(args) -> options.Options:
+    """Check the options that argparse cannot (before torch is loaded)."""
+    try:
+        kwargs = json.loads(args.model_kwargs)
+    except json.JSONDecodeError as e:
+        raise UsageError(f"--model-kwargs is not valid JSON: {e}")
+    if not isinstance(kwargs, dict):
+        raise UsageError("--model-kwargs must be a JSON object")
+    return options.Options(
+        batch=args.batch, image=args.image, classes=args.classes,
+        vocab=args.vocab, steps=args.steps, kwargs=kwargs,
+        inputs=[options.parse_input(s) for s in args.input])
+
+
+def _resolve_loss(setup, requested: str):
+    """Pick the loss and build the target it needs (meta tensors)."""
+    import torch
+    kind = setup.loss if requested == "auto" else requested
+    if kind == "ce" and setup.target is not None:
+        return kind, setup.target
+    if kind in ("sum", "output"):
+        return kind, None
+    try:
+        out = setup.module(*(t for _, t in setup.inputs))
+    except Exception as e:
+        raise ModelError(f"the model's forward failed on the given inputs: "
+                         f"{describe(e)}")
+    if not isinstance(out, torch.Tensor):
+        raise ModelError("the model's forward must return one tensor")
+    if kind == "auto":
+        kind = "output" if out.dim() == 0 else "mse"
+    if kind == "ce":
+        if out.dim() < 2:
+            raise ModelError("--loss ce needs an output with classes on "
+                             "dim 1")
+        shape = [out.shape[0]] + list(out.shape[2:])
+        return kind, torch.empty(shape, dtype=torch.int64, device="meta")
+    if kind == "mse":
+        return kind, torch.empty_like(out)
+    return kind, None
+
+
+def export(args) -> dict:
+    """Build, trace and convert; returns the graph and timing stats."""
+    opts = _options(args)
+    t_import = time.perf_counter()
+    import torch
+    from . import graph, meta, models, optim, step
+    t0 = time.perf_counter()
+    meta.register_meta_kernels()
+    setup = models.resolve(args.model, opts)
+    loss, target = _resolve_loss(setup, args.loss)
+    cfg = optim.OptimizerConfig(name=args.optimizer, lr=args.lr,
+                                momentum=args.momentum)
+    t1 = time.perf_counter()
+    try:
+        captured = step.capture(setup.module, setup.inputs, target, loss, cfg)
+    except (ModelError, UsageError):
+        raise
+    except Exception as e:
+        raise ModelError(f"tracing the training step failed: {describe(e)}")
+    t2 = time.perf_counter()
+    try:
+        doc = graph.build_graph(captured)
+    except graph.ExportError as e:
+        raise ModelError(str(e))
+    t3 = time.perf_counter()
+    doc["metadata"] = {"tool": "tofu-export", "model": args.model,
+                       "batch": args.batch, "loss": loss,
+                       "optimizer": args.optimizer,
+                       "torch": torch.__version__}
+    stats = {"import_s": t0 - t_import, "build_s": t1 - t0,
+             "trace_s": t2 - t1, "convert_s": t3 - t2}
+    return doc, stats
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    from . import writer
+    try:
+        t0 = time.perf_counter()
+        doc, stats = export(args)
+        writer.write(doc, args.output)
+        stats["total_s"] = time.perf_counter() - t0
+    except UsageError as e:
+        parser.print_usage(sys.stderr)
+        print(f"tofu-export: error: {e}", file=sys.stderr)
+        return 2
+    except ModelError as e:
+        print(f"tofu-export: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"tofu-export: error: cannot write '{args.output}': "
+              f"{e.strerror}", file=sys.stderr)
+        return 1
+    if args.stats:
+        print(writer.summary(doc, stats), file=sys.stderr)
+    return 0

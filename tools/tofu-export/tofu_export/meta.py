@@ -1,0 +1,86 @@
+"""This file implements building models on the meta device (no storage is
+ever allocated for weights) and the Meta kernels that PyTorch 1.13 lacks for
+ATen ops a training step needs. The kernels are registered once, through
+`torch.library.Library("aten", "IMPL", "Meta")`; each only computes output
+shapes and dtypes.
+"""
+
+import contextlib
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+# Factory functions that accept `device=`; module constructors call these
+# (through nn.Parameter(torch.empty(...)) and friends).
+_FACTORIES = {
+    torch.empty, torch.zeros, torch.ones, torch.full, torch.rand,
+    torch.randn, torch.randint, torch.arange, torch.eye, torch.tensor,
+    torch.empty_strided, torch.linspace,
+}
+
+
+class _MetaFactories(TorchFunctionMode):
+    """Redirect tensor factories to the meta device."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if func in _FACTORIES:
+            kwargs["device"] = "meta"
+        return func(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def meta_construction():
+    """Within this context, modules allocate their tensors on `meta`."""
+    with _MetaFactories():
+        yield
+
+
+def to_meta(model: torch.nn.Module) -> torch.nn.Module:
+    """Move whatever construction left elsewhere onto the meta device."""
+    return model.to("meta")
+
+
+def _convolution_backward(grad_output, input, weight, bias_sizes, stride,
+                          padding, dilation, transposed, output_padding,
+                          groups, output_mask):
+    grad_input = input.new_empty(input.shape) if output_mask[0] else None
+    grad_weight = weight.new_empty(weight.shape) if output_mask[1] else None
+    grad_bias = None
+    if output_mask[2]:
+        grad_bias = grad_output.new_empty(
+            list(bias_sizes) if bias_sizes is not None else [weight.shape[0]])
+    return grad_input, grad_weight, grad_bias
+
+
+def _like_self(grad_output, self, *rest):
+    """Backward kernels whose only output has the shape of `self`."""
+    return self.new_empty(self.shape)
+
+
+# Backward ops whose gradient has the shape of their second argument.
+_LIKE_SELF = ["_adaptive_avg_pool2d_backward", "_adaptive_avg_pool3d_backward",
+              "reflection_pad2d_backward", "replication_pad2d_backward",
+              "replication_pad3d_backward"]
+
+
+def _needs_meta_kernel(name: str) -> bool:
+    """Whether aten::`name` has no Meta kernel in this PyTorch build."""
+    return not torch._C._dispatch_has_kernel_for_dispatch_key(
+        f"aten::{name}", "Meta")
+
+
+_LIBRARY = None
+
+
+def register_meta_kernels() -> None:
+    """Register the missing Meta kernels (idempotent)."""
+    global _LIBRARY
+    if _LIBRARY is not None:
+        return
+    _LIBRARY = torch.library.Library("aten", "IMPL", "Meta")
+    if _needs_meta_kernel("convolution_backward"):
+        _LIBRARY.impl("convolution_backward", _convolution_backward)
+    for name in _LIKE_SELF:
+        if _needs_meta_kernel(name):
+            _LIBRARY.impl(name, _like_self)

@@ -1,0 +1,390 @@
+"""This file implements the mapping from ATen operator calls to tofu-graph
+operator types: the `type` name, the tensor `inputs` (in schema order, with
+absent optional tensors and unread tensors left out) and the non-tensor
+`params`. The rules are documented in docs/OperatorLibrary.md ("Naming") and
+docs/Export.md; this module is their single implementation.
+"""
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+
+# ATen ops that are the identity on logical (layout-free) tensors: they are
+# elided and their output is another name for their input.
+ALIAS_OPS = {"detach", "alias", "lift_fresh", "lift_fresh_copy", "clone",
+             "contiguous"}
+
+# In-place random fills: they ignore their input's values, so they become
+# ops with no inputs: type (params).
+RANDOM_FILL_OPS = {"bernoulli_": "bernoulli", "uniform_": "uniform",
+                   "normal_": "normal"}
+
+# Reshapes of a contiguous logical tensor: all become `view` (params size_i).
+VIEW_OPS = {"view", "_unsafe_view", "_reshape_alias", "reshape"}
+
+# Ops that produce a constant-filled tensor from at most a shape: all become
+# `full` with a single `value` param and no inputs.
+FILL_OPS = {
+    "ones_like": 1.0, "zeros_like": 0.0, "ones": 1.0, "zeros": 0.0,
+    "new_ones": 1.0, "new_zeros": 0.0, "empty_like": 0.0, "empty": 0.0,
+    "new_empty": 0.0, "full_like": None, "full": None, "new_full": None,
+    "scalar_tensor": None, "zero": 0.0, "zero_": 0.0, "fill": None,
+    "fill_": None,
+}
+
+# Non-tensor arguments that never become params: they are reflected in the
+# tensors' dtypes and shapes, or (output_mask) in which outputs exist.
+DROPPED_ARGS = {"dtype", "layout", "device", "pin_memory", "memory_format",
+                "output_mask", "input_dtype", "non_blocking", "copy"}
+
+# Tensor arguments each output actually reads, for ops whose outputs read
+# fewer tensors than the schema passes (shape-only arguments, outputs that do
+# not depend on every input). Keyed by (packet, overload); one tuple of
+# argument names per output. `when` restricts an entry to calls whose named
+# bool param has the given value.
+READS = {
+    ("native_batch_norm", "default"): dict(
+        when=("training", True),
+        outputs=[("input", "weight", "bias"), ("input",), ("input",)]),
+    ("native_batch_norm_backward", "default"): dict(
+        when=("train", True),
+        outputs=[("grad_out", "input", "weight", "save_mean", "save_invstd"),
+                 ("grad_out", "input", "save_mean", "save_invstd"),
+                 ("grad_out",)]),
+    ("convolution_backward", "default"): dict(
+        outputs=[("grad_output", "weight"), ("grad_output", "input"),
+                 ("grad_output",)]),
+    ("native_layer_norm", "default"): dict(
+        outputs=[("input", "weight", "bias"), ("input",), ("input",)]),
+    ("native_layer_norm_backward", "default"): dict(
+        outputs=[("grad_out", "input", "mean", "rstd", "weight"),
+                 ("grad_out", "input", "mean", "rstd"), ("grad_out",)]),
+    ("max_pool2d_with_indices_backward", "default"): dict(
+        outputs=[("grad_output", "indices")]),
+    ("nll_loss_forward", "default"): dict(
+        outputs=[("self", "target", "weight"), ("target", "weight")]),
+    ("nll_loss_backward", "default"): dict(
+        outputs=[("grad_output", "target", "weight", "total_weight")]),
+    ("native_dropout_backward", "default"): dict(
+        outputs=[("grad_output", "mask")]),
+}
+
+
+@dataclass
+class OpCall:
+    """One ATen call in canonical form, before it is split per output."""
+
+    base: str  # type name without the per-output suffix
+    tensors: List[Tuple[str, Any]]  # (schema arg name, FX node) present
+    params: Dict[str, Any] = field(default_factory=dict)
+    num_outputs: int = 1
+    reads: Optional[List[Tuple[str, ...]]] = None  # per-output arg names
+    alias: bool = False  # elided: output is input 0
+    aten: str = ""  # the ATen op it came from, `packet.overload`
+
+    def output_type(self, k: int) -> str:
+        """The graph `type` of output `k`."""
+        return self.base if self.num_outputs == 1 else f"{self.base}__{k}"
+
+    def output_inputs(self, k: int) -> List[Any]:
+        """The FX nodes output `k` reads, in schema order."""
+        if self.reads is None:
+            return [n for _, n in self.tensors]
+        wanted = set(self.reads[k])
+        return [n for name, n in self.tensors if name in wanted]
+
+
+class NamingError(Exception):
+    """An ATen call the naming rules cannot express."""
+
+
+def _is_tensor_type(t) -> bool:
+    if isinstance(t, torch.OptionalType):
+        t = t.getElementType()
+    return isinstance(t, torch.TensorType)
+
+
+def _is_tensor_list_type(t) -> bool:
+    if isinstance(t, torch.OptionalType):
+        t = t.getElementType()
+    return isinstance(t, torch.ListType) and _is_tensor_type(
+        t.getElementType())
+
+
+def _bind(schema, args, kwargs) -> List[Tuple[Any, Any, bool]]:
+    """(argument, value, given) for every schema argument, defaults filled."""
+    bound = []
+    for i, a in enumerate(schema.arguments):
+        if i < len(args) and not a.kwarg_only:
+            bound.append((a, args[i], True))
+        elif a.name in kwargs:
+            bound.append((a, kwargs[a.name], True))
+        elif a.has_default_value():
+            bound.append((a, a.default_value, False))
+        else:
+            bound.append((a, None, False))
+    return bound
+
+
+def _param_value(v):
+    """A JSON-friendly scalar: bools as 0/1, finite floats and ints."""
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        if math.isnan(v):
+            return "nan"
+        return v
+    if isinstance(v, torch.SymIntNode):
+        raise NamingError("symbolic sizes are not supported")
+    raise NamingError(f"unsupported parameter value {v!r}")
+
+
+def _add_param(params, name, value, rank_of_dim):
+    if value is None or name in DROPPED_ARGS:
+        return
+    if isinstance(value, (torch.dtype, torch.device, torch.layout,
+                          torch.memory_format)):
+        return
+    if isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            params[f"{name}_{i}"] = _normalize_dim(name, _param_value(v),
+                                                   rank_of_dim)
+        return
+    params[name] = _normalize_dim(name, _param_value(value), rank_of_dim)
+
+
+def _normalize_dim(name, v, rank):
+    """Negative `dim`/`dims` params count from the end; make them absolute."""
+    if name in ("dim", "dims", "dim0", "dim1") and isinstance(v, int) and \
+            v < 0 and rank is not None:
+        return v + rank
+    return v
+
+
+def _shape(node) -> Optional[List[int]]:
+    meta = getattr(node, "meta", {}).get("tensor_meta")
+    return None if meta is None else [int(d) for d in meta.shape]
+
+
+def _rank(node) -> Optional[int]:
+    shape = _shape(node)
+    return None if shape is None else len(shape)
+
+
+def _resolve_sizes(packet, size, shape):
+    """The output shape of a view or expand: no -1 entries."""
+    if shape is None or -1 not in size:
+        return [int(d) for d in size]
+    if packet == "expand":  # -1 keeps the (right-aligned) input extent
+        offset = len(size) - len(shape)
+        return [shape[i - offset] if d == -1 else int(d)
+                for i, d in enumerate(size)]
+    numel = 1
+    for d in shape:
+        numel *= d
+    known = 1
+    for d in size:
+        known *= d if d != -1 else 1
+    return [numel // known if d == -1 else int(d) for d in size]
+
+
+def _is_same_shape(packet, args, kwargs) -> bool:
+    """A view or expand to the input's own shape is the identity."""
+    if packet not in VIEW_OPS and packet != "expand":
+        return False
+    size = args[1] if len(args) > 1 else kwargs.get("size",
+                                                     kwargs.get("shape"))
+    shape = _shape(args[0])
+    if shape is None or size is None or len(size) != len(shape):
+        return False
+    return all(s == d or (packet == "expand" and s == -1)
+               for s, d in zip(size, shape))
+
+
+def _is_full_slice(packet, args) -> bool:
+    """`x[:, t]` issues `slice(x, 0, 0, INT64_MAX)`: the identity, and so is
+    its backward `slice_backward(g, sizes, 0, 0, INT64_MAX, 1)`."""
+    if packet == "slice_backward" and len(args) == 6:
+        shape, (dim, start, end, step) = list(args[1]), args[2:]
+    elif packet == "slice" and len(args) >= 1:
+        shape = _shape(args[0])
+        dim = args[1] if len(args) > 1 else 0
+        start = args[2] if len(args) > 2 else None
+        end = args[3] if len(args) > 3 else None
+        step = args[4] if len(args) > 4 else 1
+    else:
+        return False
+    if shape is None:
+        return False
+    if dim < 0:
+        dim += len(shape)
+    return (start in (None, 0) and step == 1 and
+            (end is None or end >= shape[dim]))
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _is_tensor_value(v) -> bool:
+    """FX nodes (and test stand-ins) carry their tensor in `meta`."""
+    return hasattr(v, "meta")
+
+
+def _accepts(schema, args, kwargs) -> bool:
+    """Whether `schema` takes these values: numbers where it has non-tensor
+    arguments, tensors where it has tensor arguments."""
+    positional = [a for a in schema.arguments if not a.kwarg_only]
+    names = {a.name for a in schema.arguments}
+    if len(args) > len(positional) or not set(kwargs) <= names:
+        return False
+    for a, v, given in _bind(schema, args, kwargs):
+        if not given:
+            if not a.has_default_value() and \
+                    not isinstance(a.type, torch.OptionalType):
+                return False
+            continue
+        if _is_number(v) and _is_tensor_type(a.type):
+            return False
+        if _is_tensor_value(v) and not _is_tensor_type(a.type):
+            return False
+    return True
+
+
+def _number_overload(packet: str, args, kwargs):
+    """The overload of `packet` that takes numbers where the call passed
+    numbers (`mul.Tensor(x, 0.5)` -> `mul.Scalar`), if ATen has one."""
+    pkt = getattr(torch.ops.aten, packet, None)
+    if pkt is None:
+        return None
+    for name in pkt.overloads():
+        if name == "out" or name.endswith("_out"):
+            continue
+        op = getattr(pkt, name)
+        if _accepts(op._schema, args, kwargs):
+            return op
+    return None
+
+
+def canonicalize(op, args, kwargs) -> OpCall:
+    """Turn one ATen call (FX node target, args, kwargs) into an OpCall."""
+    op = _functional(op)
+    packet, overload = op.overloadpacket.__name__, op._overloadname
+    bound = _bind(op._schema, args, kwargs)
+    # A Tensor argument given a Python number selects the overload that
+    # takes a number there (usually `Scalar`).
+    if any(_is_tensor_type(a.type) and _is_number(v) for a, v, _ in bound):
+        number_op = _number_overload(packet, args, kwargs)
+        if number_op is None:
+            raise NamingError(f"aten.{packet}.{overload} is called with a "
+                              "number for a tensor argument and has no "
+                              "overload that takes a number there")
+        return canonicalize(number_op, args, kwargs)
+    call = _special_form(packet, args, kwargs, bound)
+    if call is None:
+        call = _generic(op, bound)
+    call.aten = f"{packet}.{overload}"
+    return call
+
+
+def _functional(op):
+    """In-place and out-of-place variants share a type: `add_` -> `add`."""
+    packet, overload = op.overloadpacket.__name__, op._overloadname
+    if packet.endswith("_") and not packet.startswith("_") and \
+            packet not in RANDOM_FILL_OPS:
+        functional = getattr(torch.ops.aten, packet[:-1], None)
+        if functional is not None and overload in functional.overloads():
+            return getattr(functional, overload)
+    return op
+
+
+def _special_form(packet, args, kwargs, bound) -> Optional[OpCall]:
+    """Aliases, reshapes, constant and random fills (see the module doc)."""
+    if packet in ALIAS_OPS or _is_full_slice(packet, args) or \
+            _is_same_shape(packet, args, kwargs):
+        return OpCall(base=packet, tensors=[("self", args[0])], alias=True)
+    if packet in RANDOM_FILL_OPS:
+        params = {}
+        for a, v, _ in bound[1:]:
+            if not _is_tensor_type(a.type) and a.name != "generator":
+                _add_param(params, a.name, v, None)
+        return OpCall(base=RANDOM_FILL_OPS[packet], tensors=[], params=params)
+    if packet in VIEW_OPS or packet == "expand":
+        size = args[1] if len(args) > 1 else kwargs.get("size", kwargs.get(
+            "shape"))
+        sizes = _resolve_sizes(packet, list(size), _shape(args[0]))
+        return OpCall(base="view" if packet in VIEW_OPS else "expand",
+                      tensors=[("self", args[0])],
+                      params={f"size_{i}": d for i, d in enumerate(sizes)})
+    if packet in FILL_OPS:
+        value = FILL_OPS[packet]
+        if value is None:
+            value = kwargs.get("fill_value", args[-1] if args else 0.0)
+        if not _is_number(value) and not isinstance(value, bool):
+            raise NamingError(f"aten.{packet} fills with a tensor value")
+        return OpCall(base="full", tensors=[],
+                      params={"value": _param_value(float(value))})
+    return None
+
+
+def _generic(op, bound) -> OpCall:
+    """The general rule: type from packet and overload, tensors as inputs
+    (None optionals named in the type), everything else as params."""
+    packet, overload = op.overloadpacket.__name__, op._overloadname
+    base = packet if overload == "default" else f"{packet}_{overload}"
+    rank = next((_rank(v) for a, v, _ in bound
+                 if _is_tensor_type(a.type) and v is not None), None)
+    if packet == "unsqueeze" and rank is not None:
+        rank += 1  # its dim counts in the output
+    tensors, params, missing = [], {}, []
+    for a, v, _ in bound:
+        if _is_tensor_list_type(a.type):
+            tensors.extend((f"{a.name}_{i}", n) for i, n in enumerate(v or []))
+            base += f"_n{len(v)}" if v is not None else ""
+        elif _is_tensor_type(a.type):
+            if v is None:
+                missing.append(a.name)
+            else:
+                tensors.append((a.name, v))
+        elif isinstance(v, str):
+            if not (a.has_default_value() and v == a.default_value):
+                base += f"_{v}"
+        else:
+            _add_param(params, a.name, v, rank)
+    base += "".join(f"_no{name}" for name in missing)
+    _clamp_slice(packet, params, bound)
+    n_out = len(op._schema.returns)
+    return OpCall(base=base, tensors=tensors, params=params,
+                  num_outputs=n_out,
+                  reads=_reads_for(packet, overload, params, n_out))
+
+
+def _clamp_slice(packet, params, bound) -> None:
+    """`slice` and `slice_backward` ends past the extent become the extent."""
+    if packet == "slice":
+        shape = _shape(bound[0][1])
+        if shape is not None:
+            extent = shape[params["dim"]]
+            params["start"] = params.get("start", 0)
+            params["end"] = min(params.get("end", extent), extent)
+    elif packet == "slice_backward":
+        sizes = bound[1][1]
+        params["dim"] %= len(sizes)
+        params["end"] = min(params["end"], sizes[params["dim"]])
+
+
+def _reads_for(packet, overload, params, n_out):
+    entry = READS.get((packet, overload))
+    if entry is None:
+        return None
+    when = entry.get("when")
+    if when is not None and params.get(when[0]) != int(when[1]):
+        return None
+    assert len(entry["outputs"]) == n_out, (packet, overload)
+    return entry["outputs"]

@@ -1,0 +1,119 @@
+"""This file implements the captured training step: a pure function of
+(parameters, buffers, optimizer state, inputs) that runs the model through
+`torch.nn.utils.stateless.functional_call`, computes the loss, differentiates
+it with `torch.autograd.grad` and applies the optimizer update. It is traced
+over meta tensors, so nothing the size of the model is ever allocated.
+"""
+
+from dataclasses import dataclass, field
+from typing import Callable, List, Optional, Tuple
+
+import torch
+import torch.nn.functional as F
+from torch.nn.utils.stateless import functional_call
+
+from . import optim, trace
+
+
+@dataclass
+class GraphInput:
+    """A tensor the step reads: a placeholder of the traced graph."""
+
+    name: str
+    role: str  # input, param, state
+    tensor: torch.Tensor
+    kind: str = ""  # param, buffer, optimizer, input, target
+
+
+@dataclass
+class Captured:
+    """The traced step and what its placeholders and outputs mean."""
+
+    graph: torch.fx.GraphModule
+    inputs: List[GraphInput]
+    # Names of the flattened outputs: loss, grads, new params, new state.
+    loss: str = "loss"
+    grads: List[str] = field(default_factory=list)  # param names
+    new_params: List[str] = field(default_factory=list)
+    new_state: List[str] = field(default_factory=list)
+
+
+LossFn = Callable[[torch.Tensor, Optional[torch.Tensor]], torch.Tensor]
+
+
+def make_loss(kind: str) -> LossFn:
+    """`ce` (cross-entropy over dim 1), `mse`, `sum`, or `output`."""
+    if kind == "ce":
+        return lambda out, target: F.cross_entropy(out, target)
+    if kind == "mse":
+        return lambda out, target: F.mse_loss(out, target)
+    if kind == "sum":
+        return lambda out, target: out.sum()
+    if kind == "output":
+        return lambda out, target: out
+    raise ValueError(f"unknown loss '{kind}'")
+
+
+def capture(model: torch.nn.Module, inputs: List[Tuple[str, torch.Tensor]],
+            target: Optional[torch.Tensor], loss_kind: str,
+            cfg: optim.OptimizerConfig) -> Captured:
+    """Trace one training step of `model` (on the meta device)."""
+    params = {n: p.detach().requires_grad_(True)
+              for n, p in model.named_parameters()}
+    buffers = {n: b.detach() for n, b in model.named_buffers()}
+    state = optim.init_state(cfg, params)
+    loss_fn = make_loss(loss_kind)
+    recorder = trace.Recorder()
+    recorder.watch_modules(model)
+
+    graph_inputs = (
+        [GraphInput(n, "param", t, "param") for n, t in params.items()] +
+        [GraphInput(n, "state", t, "buffer") for n, t in buffers.items()] +
+        [GraphInput(n, "state", t, "optimizer") for n, t in state.items()] +
+        [GraphInput(n, "input", t, "input") for n, t in inputs])
+    if target is not None:
+        graph_inputs.append(GraphInput("target", "input", target, "target"))
+    counts = [len(params), len(buffers), len(state), len(inputs)]
+    result = Captured(graph=None, inputs=graph_inputs)
+
+    def step(*flat):
+        p_vals, rest = flat[:counts[0]], flat[counts[0]:]
+        b_vals, rest = rest[:counts[1]], rest[counts[1]:]
+        s_vals, rest = rest[:counts[2]], rest[counts[2]:]
+        x_vals, rest = rest[:counts[3]], rest[counts[3]:]
+        tgt = rest[0] if rest else None
+        p = dict(zip(params, p_vals))
+        s = dict(zip(state, s_vals))
+        out = functional_call(model, {**p, **dict(zip(buffers, b_vals))},
+                              tuple(x_vals))
+        with recorder.scope("loss"):
+            loss = loss_fn(out, tgt)
+        if loss.dim() != 0:
+            raise ValueError("the model's loss must be a scalar; got shape "
+                             f"{list(loss.shape)}")
+        recorder.enter_backward()
+        grads = torch.autograd.grad(loss, list(p.values()), allow_unused=True)
+        recorder.exit_backward()
+        return [loss] + _updates(cfg, recorder, p, grads, s, result)
+
+    result.graph = trace.trace(step, tuple(i.tensor for i in graph_inputs),
+                               recorder)
+    return result
+
+
+def _updates(cfg, recorder, params, grads, state, result):
+    """Apply the optimizer to every parameter that got a gradient."""
+    grad_out, param_out, state_out = [], [], []
+    for (name, p), g in zip(params.items(), grads):
+        if g is None:
+            continue
+        with recorder.update_group(f"update.{name}"):
+            new_p, new_s = optim.update(cfg, name, p, g, state)
+        result.grads.append(name)
+        grad_out.append(g)
+        result.new_params.append(name)
+        param_out.append(new_p)
+        for key, value in new_s.items():
+            result.new_state.append(key)
+            state_out.append(value)
+    return grad_out + param_out + state_out

@@ -1,0 +1,217 @@
+"""This file implements the tracer that records a training step as an FX
+graph of ATen ops over meta tensors (make_fx's "real" mode, driven directly
+so that every recorded node can be tagged), and the tagging itself: the
+phase (forward, backward, update), the module/scope path a node was created
+under, and for backward nodes the forward node whose autograd node was
+running when the backward op was issued.
+
+Grouping works through autograd hooks. During the forward phase, just
+before each ATen call, the previous call is paired with the autograd node in
+its outputs' `grad_fn` (by then the call has returned through autograd, and
+no later in-place op has replaced that grad_fn yet). When the backward phase
+starts, `Recorder.enter_backward` registers a pre-hook and a post-hook on
+every such node. While the autograd engine runs a node, its pre-hook has set
+the "current forward call", so every ATen op issued by the node's backward
+formula is tagged with it. Ops issued between nodes (the engine's gradient
+sums into a node's input buffer, the loss seed) carry no forward call; the
+graph builder groups them with the op that consumes their result.
+"""
+
+import contextlib
+from typing import Any, List, Optional
+
+import torch
+import torch.utils._pytree as pytree
+from torch.fx.experimental import proxy_tensor as pt
+
+from .scopes import ACTIVE
+
+FORWARD, BACKWARD, UPDATE = "forward", "backward", "update"
+
+
+class Recorder:
+    """Tagging state shared by the tracer, the dispatch mode and the hooks."""
+
+    def __init__(self):
+        self.phase = FORWARD
+        self.modules: List[str] = []  # qualified names of running modules
+        self.scopes: List[str] = []  # explicit scopes (e.g. time steps)
+        self.group: Optional[str] = None  # explicit group (update phase)
+        self.bwd_of: Optional[Any] = None  # forward FX node being differentiated
+        self.in_node = False  # inside an autograd node's backward formula
+        self._pending: List[Any] = []  # (fx node, tensor) of the last op
+        self._node_of_fn = {}  # id(grad_fn) -> (grad_fn, forward fx node)
+        self._hooks = []
+
+    # A node's scope is the innermost running module's qualified name followed
+    # by the explicit scopes (e.g. `layers.0.t3`).
+    @contextlib.contextmanager
+    def scope(self, name: str):
+        self.scopes.append(name)
+        try:
+            yield
+        finally:
+            self.scopes.pop()
+
+    def watch_modules(self, model: torch.nn.Module) -> None:
+        """Track which submodule of `model` is running (forward hooks)."""
+        for name, mod in model.named_modules():
+            if not name:
+                continue
+            mod.register_forward_pre_hook(self._enter_module(name))
+            mod.register_forward_hook(self._exit_module())
+
+    def _enter_module(self, name):
+        def hook(module, inputs):
+            self.modules.append(name)
+        return hook
+
+    def _exit_module(self):
+        def hook(module, inputs, output):
+            self.modules.pop()
+        return hook
+
+    def scope_name(self) -> str:
+        parts = self.modules[-1:] + self.scopes
+        return ".".join(p for p in parts if p)
+
+    @contextlib.contextmanager
+    def update_group(self, group: str):
+        """Ops issued inside belong to the update phase, in `group`."""
+        old = (self.phase, self.group)
+        self.phase, self.group = UPDATE, group
+        try:
+            yield
+        finally:
+            self.phase, self.group = old
+
+    def tag(self, node) -> None:
+        """Attach the current context to a freshly created FX node."""
+        node.meta["tofu_phase"] = self.phase
+        node.meta["tofu_scope"] = self.scope_name()
+        if self.phase == BACKWARD:
+            node.meta["tofu_bwd_of"] = self.bwd_of if self.in_node else None
+        elif self.phase == UPDATE:
+            node.meta["tofu_group"] = self.group
+
+    def record_forward(self, out, node_of) -> None:
+        """Remember a forward op's output tensors; their `grad_fn` is set
+        only once the op has returned through autograd."""
+        if self.phase != FORWARD:
+            return
+        for t in pytree.tree_flatten(out)[0]:
+            if isinstance(t, torch.Tensor):
+                node = node_of(t)
+                if node is not None:
+                    self._pending.append((node, t))
+
+    def resolve_pending(self) -> None:
+        """Pair the previous forward op with the autograd node it created.
+
+        Called before every op: by then the previous op has returned through
+        autograd (its outputs carry their grad_fn) and no later in-place op
+        has replaced that grad_fn yet (autograd rebases history only after
+        the in-place kernel returns)."""
+        for node, t in self._pending:
+            fn = t.grad_fn
+            if fn is not None and id(fn) not in self._node_of_fn:
+                self._node_of_fn[id(fn)] = (fn, node)
+        self._pending = []
+
+    def enter_backward(self) -> None:
+        """Hook every autograd node a forward op created; start backward."""
+        self.resolve_pending()
+        for fn, node in self._node_of_fn.values():
+            self._hooks.append(fn.register_prehook(self._pre_hook(node)))
+            self._hooks.append(fn.register_hook(self._post_hook()))
+        self.phase = BACKWARD
+
+    def exit_backward(self) -> None:
+        for h in self._hooks:
+            h.remove()
+        self._hooks = []
+        self._node_of_fn = {}
+        self.phase, self.in_node, self.bwd_of = UPDATE, False, None
+
+    def _pre_hook(self, node):
+        def hook(grad_outputs):
+            self.in_node, self.bwd_of = True, node
+            return None
+        return hook
+
+    def _post_hook(self):
+        def hook(grad_inputs, grad_outputs):
+            self.in_node, self.bwd_of = False, None
+            return None
+        return hook
+
+
+class TraceError(Exception):
+    """The step does something a tofu-graph cannot express."""
+
+
+def _mutates_view(func, args) -> bool:
+    """In-place updates of views would silently change their base tensor,
+    which the SSA renaming of in-place ops cannot follow."""
+    schema = func._schema
+    if not schema.arguments or not args:
+        return False
+    alias = schema.arguments[0].alias_info
+    return (alias is not None and alias.is_write and
+            isinstance(args[0], torch.Tensor) and args[0]._is_view())
+
+
+class TaggingTracer(pt.PythonKeyTracer):
+    """make_fx's tracer, tagging every node it creates."""
+
+    def __init__(self, recorder: Recorder):
+        super().__init__()
+        self.recorder = recorder
+
+    def create_node(self, *args, **kwargs):
+        node = super().create_node(*args, **kwargs)
+        self.recorder.tag(node)
+        return node
+
+
+class RecordingMode(pt.ProxyTorchDispatchMode):
+    """make_fx's dispatch mode, also remembering forward ops' outputs."""
+
+    def __init__(self, tracer: TaggingTracer):
+        super().__init__(tracer)
+
+    def inner_torch_dispatch(self, func, types, args=(), kwargs=None):
+        if self.enable_tracing and _mutates_view(func, args):
+            raise TraceError(f"aten.{func.overloadpacket.__name__} updates a "
+                             "view of another tensor in place (e.g. an "
+                             "inplace=True layer on a reshaped tensor); "
+                             "tofu-export needs the out-of-place form")
+        if self.enable_tracing:
+            self.tracer.recorder.resolve_pending()
+        out = super().inner_torch_dispatch(func, types, args, kwargs)
+        if self.enable_tracing:
+            self.tracer.recorder.record_forward(out, self._node_of)
+        return out
+
+    def _node_of(self, t):
+        proxy = pt.get_proxy_slot(t, self.tracer, None)
+        return None if proxy is None else proxy.proxy.node
+
+
+def trace(fn, args, recorder: Recorder) -> torch.fx.GraphModule:
+    """Trace `fn(*args)` (args: pytrees of meta tensors) into an FX graph.
+
+    This is make_fx(fn, tracing_mode="real") with our tracer and mode.
+    """
+    phs = pytree.tree_map(lambda _: torch.fx._symbolic_trace.PH, args)
+    tracer = TaggingTracer(recorder)
+    mode = RecordingMode(tracer)
+    func = pt.fake_signature(fn, len(phs))
+    ACTIVE.append(recorder)
+    try:
+        with pt.decompose({}), mode.sym_mode, mode, \
+                pt.disable_autocast_cache():
+            return pt.dispatch_trace(pt.wrap_key(func, args, tracer),
+                                     tracer=tracer, concrete_args=tuple(phs))
+    finally:
+        ACTIVE.pop()
