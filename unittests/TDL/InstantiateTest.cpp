@@ -7,6 +7,8 @@
 
 #include "gtest/gtest.h"
 
+#include <random>
+
 using namespace tofu;
 using namespace tofu::tdl;
 
@@ -195,6 +197,49 @@ TEST_F(InstantiateTest, ErrorsNameTheOpAndEachReason) {
             std::string::npos);
   // An integral real is a valid int param.
   EXPECT_EQ(error("view", {{12}}, {{"size_0", ParamValue::ofReal(12.0)}}), "");
+}
+
+/// Random uses of every operator (ranks 0-3, extents 1-3, params -1..2,
+/// sometimes an output rank) either fail with a message naming the
+/// operator or give a concrete, checked instance; none crashes.
+TEST_F(InstantiateTest, RandomUsesGiveInstancesOrErrors) {
+  std::mt19937 rng(7);
+  auto rand = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(rng);
+  };
+  unsigned made = 0;
+  for (const auto &op : src.module.getOps())
+    for (unsigned trial = 0; trial != 200; ++trial) {
+      SmallVector<Shape, 2> shapes(op->getTensors().size());
+      for (Shape &shape : shapes)
+        for (int d = rand(0, 3); d > 0; --d)
+          shape.push_back(rand(1, 3));
+      SmallVector<NamedParamValue, 2> params;
+      for (const auto &p : op->getParams())
+        params.push_back({p->getName().str(), ParamValue::ofInt(rand(-1, 2))});
+      llvm::Optional<unsigned> outputRank;
+      if (rand(0, 3) == 0)
+        outputRank = rand(0, 4);
+      auto instance =
+          instantiator.instantiate(op->getName(), shapes, params, outputRank);
+      if (!instance) {
+        std::string msg = toString(instance.takeError());
+        EXPECT_EQ(msg.rfind("operator '" + op->getName().str() + "'", 0), 0u)
+            << msg;
+        continue;
+      }
+      ++made;
+      const OpDecl &concrete = *(*instance)->op;
+      EXPECT_FALSE(concrete.isGeneric());
+      EXPECT_EQ(concrete.getIndexVars().size() >= concrete.getOutputRank(),
+                true);
+      for (const auto &t : concrete.getTensors())
+        if (t->getRank() >= 0)
+          EXPECT_EQ(unsigned(t->getRank()), shapes[t->getPosition()].size());
+      if (outputRank)
+        EXPECT_EQ(concrete.getOutputRank(), *outputRank);
+    }
+  EXPECT_GT(made, 300u);
 }
 
 } // namespace
