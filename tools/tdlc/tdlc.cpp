@@ -5,7 +5,8 @@
 // (--emit=ast), the checked IR (--emit=ir), a one-line summary per operator
 // (--emit=summary), or the partition strategies found by the operator
 // analysis (--emit=strategies, symbolic or at the shapes given by --shape),
-// as text or JSON. Exit status: 0 success, 1 bad input (with a diagnostic on
+// as text or JSON. With --shape/--param, a generic or overloaded operator
+// is instantiated first, and --emit=ir|ast|summary show the instance. Exit status: 0 success, 1 bad input (with a diagnostic on
 // stderr), 2 bad usage.
 //
 //===----------------------------------------------------------------------===//
@@ -150,6 +151,17 @@ int main(int argc, char **argv) {
     llvm::WithColor::error(llvm::errs(), "tdlc")
         << "cannot write '" << outputFile << "': " << ec.message() << '\n';
     return BadInput;
+  }
+  // With shapes, the other outputs show the operator's instance.
+  Instantiator instantiator(module);
+  if (emitKind != EmitKind::Strategies && hasConcreteArgs() &&
+      !selected.empty()) {
+    int status;
+    const Instance *instance =
+        instantiateSelected(instantiator, selected, status);
+    if (!instance)
+      return status;
+    selected.assign(1, instance->op);
   }
   if (emitKind == EmitKind::Strategies) {
     int status =
