@@ -6,7 +6,9 @@
 // (--emit=summary), or the partition strategies found by the operator
 // analysis (--emit=strategies, symbolic or at the shapes given by --shape),
 // as text or JSON. With --shape/--param, a generic or overloaded operator
-// is instantiated first, and --emit=ir|ast|summary show the instance. Exit status: 0 success, 1 bad input (with a diagnostic on
+// is instantiated first, and --emit=ir|ast|summary show the instance. With
+// --coverage GRAPH.json, whether the operators cover every op of tofu graphs
+// (Coverage.cpp). Exit status: 0 success, 1 bad input (with a diagnostic on
 // stderr), 2 bad usage.
 //
 //===----------------------------------------------------------------------===//
@@ -17,6 +19,7 @@
 #include "tofu/TDL/Printers.h"
 #include "tofu/TDL/Sema.h"
 
+#include "Coverage.h"
 #include "EmitStrategies.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -113,7 +116,8 @@ void emitJSON(llvm::raw_ostream &os, ArrayRef<const OpDecl *> ops) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  cl::HideUnrelatedOptions({&tdlcCategory, &getStrategiesCategory()});
+  cl::HideUnrelatedOptions(
+      {&tdlcCategory, &getStrategiesCategory(), &getCoverageCategory()});
   cl::SetVersionPrinter(printToolVersion);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
@@ -151,6 +155,11 @@ int main(int argc, char **argv) {
     llvm::WithColor::error(llvm::errs(), "tdlc")
         << "cannot write '" << outputFile << "': " << ec.message() << '\n';
     return BadInput;
+  }
+  if (coverageRequested()) {
+    int status = runCoverage(out.os(), module, srcMgr);
+    out.keep();
+    return status;
   }
   // With shapes, the other outputs show the operator's instance.
   Instantiator instantiator(module);
