@@ -61,8 +61,6 @@ READS = {
     ("native_layer_norm_backward", "default"): dict(
         outputs=[("grad_out", "input", "mean", "rstd", "weight"),
                  ("grad_out", "input", "mean", "rstd"), ("grad_out",)]),
-    ("max_pool2d_with_indices_backward", "default"): dict(
-        outputs=[("grad_output", "indices")]),
     ("nll_loss_forward", "default"): dict(
         outputs=[("self", "target", "weight"), ("target", "weight")]),
     ("nll_loss_backward", "default"): dict(
