@@ -1,0 +1,339 @@
+//===- Compile.cpp - Compile a TDL operator into a Program ----------------===//
+//
+// This file implements CompiledOp::compile: it checks the shapes and params
+// given against the operator, resolves every reduction variable's extent,
+// folds params and integer constant subexpressions into constants, turns
+// each tensor index that is affine in the index variables into an
+// IndexDesc evaluated without the stack, and emits the rest of each lambda
+// body as postfix instructions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Eval/Evaluator.h"
+
+#include "Program.h"
+
+#include "tofu/Analysis/IndexProgram.h"
+
+#include <cmath>
+
+using namespace tofu;
+using namespace tofu::eval;
+using namespace tofu::tdl;
+using Op = Inst::Op;
+
+namespace {
+
+class ProgramCompiler {
+public:
+  ProgramCompiler(const OpDecl &op, ArrayRef<Shape> inputShapes,
+                  ArrayRef<double> params, Program &prog)
+      : op(op), inputShapes(inputShapes), params(params), prog(prog) {
+    for (double p : params)
+      intParams.push_back(int64_t(p));
+  }
+
+  /// Compiles `body` into a new block and returns its index.
+  unsigned compileBlock(const Expr &body);
+  /// Resolves the extents of every reduction variable.
+  void resolveExtents(const ReduceExpr &e, ReduceDesc &desc);
+  llvm::Error takeError() { return std::move(error); }
+  bool failed() { return bool(error); }
+
+private:
+  void fail(const Twine &msg);
+  void push(Block &b, Inst inst, int delta);
+  void emit(const Expr &e, Block &b);
+  void emitName(const NameExpr &e, Block &b);
+  void emitRead(const TensorReadExpr &e, Block &b);
+  void emitCall(const CallExpr &e, Block &b);
+  void emitReduce(const ReduceExpr &e, Block &b);
+  void emitBinary(const BinaryExpr &e, Block &b);
+  bool linearize(const Expr &e, int64_t scale, IndexDesc &out);
+  double paramValue(const ParamDecl &p, ValueType type);
+
+  const OpDecl &op;
+  ArrayRef<Shape> inputShapes;
+  ArrayRef<double> params;
+  SmallVector<int64_t, 4> intParams;
+  Program &prog;
+  llvm::Error error = llvm::Error::success();
+  unsigned depth = 0, maxDepth = 0;
+};
+
+void ProgramCompiler::fail(const Twine &msg) {
+  if (error)
+    return; // keep the first error
+  error = llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                  "operator '" + op.getName() + "': " + msg);
+}
+
+void ProgramCompiler::push(Block &b, Inst inst, int delta) {
+  b.insts.push_back(inst);
+  depth += delta;
+  maxDepth = std::max(maxDepth, depth);
+}
+
+unsigned ProgramCompiler::compileBlock(const Expr &body) {
+  unsigned index = prog.blocks.size();
+  prog.blocks.emplace_back();
+  unsigned savedDepth = depth, savedMax = maxDepth;
+  depth = maxDepth = 0;
+  Block block;
+  emit(body, block);
+  prog.stackSize += maxDepth;
+  prog.blocks[index] = std::move(block);
+  depth = savedDepth;
+  maxDepth = savedMax;
+  return index;
+}
+
+double ProgramCompiler::paramValue(const ParamDecl &p, ValueType type) {
+  double v = params[p.getPosition()];
+  if (type != ValueType::Real && v != std::floor(v))
+    fail("int param '" + p.getName() + "' was given the non-integral value " +
+         std::to_string(v));
+  return v;
+}
+
+void ProgramCompiler::emit(const Expr &e, Block &b) {
+  if (e.getType() == ValueType::Int && analysis::isConstantExpr(e))
+    if (llvm::Optional<int64_t> v = analysis::evaluateConstant(e, intParams))
+      return push(b, {Op::Const, 0, double(*v)}, 1);
+  switch (e.getKind()) {
+  case Expr::Kind::IntLiteral:
+    return push(b, {Op::Const, 0, double(cast<IntLiteralExpr>(e).getValue())},
+                1);
+  case Expr::Kind::FloatLiteral:
+    return push(b, {Op::Const, 0, cast<FloatLiteralExpr>(e).getValue()}, 1);
+  case Expr::Kind::Name:
+    return emitName(cast<NameExpr>(e), b);
+  case Expr::Kind::TensorRead:
+    return emitRead(cast<TensorReadExpr>(e), b);
+  case Expr::Kind::Call:
+    return emitCall(cast<CallExpr>(e), b);
+  case Expr::Kind::Reduce:
+    return emitReduce(cast<ReduceExpr>(e), b);
+  case Expr::Kind::Unary: {
+    const auto &un = cast<UnaryExpr>(e);
+    emit(un.getOperand(), b);
+    return push(b, {un.getOp() == UnaryOp::Neg ? Op::Neg : Op::Not}, 0);
+  }
+  case Expr::Kind::Binary:
+    return emitBinary(cast<BinaryExpr>(e), b);
+  default:
+    return fail("it is opaque: its value cannot be computed by TDL");
+  }
+}
+
+void ProgramCompiler::emitName(const NameExpr &e, Block &b) {
+  if (const IndexVarDecl *var = e.getIndexVar())
+    return push(b, {Op::Var, var->getId()}, 1);
+  if (const ParamDecl *param = e.getParam())
+    return push(b, {Op::Const, 0, paramValue(*param, e.getType())}, 1);
+  fail("unresolved name '" + e.getName() + "' (was the operator checked?)");
+}
+
+bool ProgramCompiler::linearize(const Expr &e, int64_t scale, IndexDesc &out) {
+  if (e.getType() != ValueType::Int)
+    return false;
+  if (analysis::isConstantExpr(e)) {
+    llvm::Optional<int64_t> v = analysis::evaluateConstant(e, intParams);
+    if (v)
+      out.constant += scale * *v;
+    return bool(v);
+  }
+  if (auto *name = dyn_cast<NameExpr>(&e)) {
+    if (!name->getIndexVar())
+      return false;
+    out.terms.push_back({name->getIndexVar()->getId(), scale});
+    return true;
+  }
+  if (auto *un = dyn_cast<UnaryExpr>(&e))
+    return un->getOp() == UnaryOp::Neg &&
+           linearize(un->getOperand(), -scale, out);
+  auto *bin = dyn_cast<BinaryExpr>(&e);
+  if (!bin)
+    return false;
+  const Expr &lhs = bin->getLHS(), &rhs = bin->getRHS();
+  switch (bin->getOp()) {
+  case BinaryOp::Add:
+    return linearize(lhs, scale, out) && linearize(rhs, scale, out);
+  case BinaryOp::Sub:
+    return linearize(lhs, scale, out) && linearize(rhs, -scale, out);
+  case BinaryOp::Mul:
+    for (auto [c, x] : {std::make_pair(&lhs, &rhs), std::make_pair(&rhs, &lhs)})
+      if (c->getType() == ValueType::Int && analysis::isConstantExpr(*c))
+        if (llvm::Optional<int64_t> v = analysis::evaluateConstant(*c, intParams))
+          return linearize(*x, scale * *v, out);
+    return false;
+  default:
+    return false;
+  }
+}
+
+void ProgramCompiler::emitRead(const TensorReadExpr &e, Block &b) {
+  const TensorDecl *tensor = e.getTensor();
+  if (!tensor)
+    return fail("unresolved tensor '" + e.getTensorName() + "'");
+  ReadDesc desc;
+  desc.tensor = tensor->getPosition();
+  const Shape &shape = inputShapes[desc.tensor];
+  int64_t stride = 1;
+  desc.strides.resize(shape.size());
+  for (unsigned d = shape.size(); d-- > 0;) {
+    desc.strides[d] = stride;
+    stride *= shape[d];
+  }
+  desc.extents = shape;
+  for (unsigned i = 0, n = e.getNumIndices(); i != n; ++i) {
+    IndexDesc index;
+    if (!linearize(e.getIndex(i), 1, index)) {
+      index = IndexDesc();
+      index.dynamic = true;
+      ++desc.numDynamic;
+      emit(e.getIndex(i), b);
+    }
+    desc.indices.push_back(std::move(index));
+  }
+  unsigned numDynamic = desc.numDynamic;
+  prog.reads.push_back(std::move(desc));
+  push(b, {Op::Read, unsigned(prog.reads.size() - 1)}, 1 - int(numDynamic));
+}
+
+Op builtinOp(Builtin builtin, bool &known) {
+  known = true;
+  switch (builtin) {
+#define TDL_EVAL_BUILTIN(Id)                                                   \
+  case Builtin::Id:                                                            \
+    return Op::Id;
+    TDL_EVAL_BUILTIN(Abs)
+    TDL_EVAL_BUILTIN(Exp)
+    TDL_EVAL_BUILTIN(Log)
+    TDL_EVAL_BUILTIN(Max)
+    TDL_EVAL_BUILTIN(Min)
+    TDL_EVAL_BUILTIN(Pow)
+    TDL_EVAL_BUILTIN(Rsqrt)
+    TDL_EVAL_BUILTIN(Select)
+    TDL_EVAL_BUILTIN(Sigmoid)
+    TDL_EVAL_BUILTIN(Sqrt)
+    TDL_EVAL_BUILTIN(Tanh)
+#undef TDL_EVAL_BUILTIN
+  default:
+    known = false;
+    return Op::Const;
+  }
+}
+
+void ProgramCompiler::emitCall(const CallExpr &e, Block &b) {
+  if (!e.getBuiltin())
+    return fail("unknown function '" + e.getCallee() + "'");
+  bool known;
+  Op op = builtinOp(*e.getBuiltin(), known);
+  if (!known)
+    return fail("cannot evaluate '" + e.getCallee() + "'");
+  for (const ExprPtr &arg : e.getArgs())
+    emit(*arg, b);
+  push(b, {op}, 1 - int(e.getNumArgs()));
+}
+
+void ProgramCompiler::resolveExtents(const ReduceExpr &e, ReduceDesc &desc) {
+  for (const auto &var : e.getVars()) {
+    desc.vars.push_back(var->getId());
+    const Extent &extent = var->getExtent();
+    int64_t n = 0;
+    if (extent.kind == Extent::Kind::Explicit && var->getExtentExpr()) {
+      llvm::Optional<int64_t> v =
+          analysis::evaluateConstant(*var->getExtentExpr(), intParams);
+      if (!v)
+        fail("cannot evaluate the extent of '" + var->getName() + "'");
+      n = v.getValueOr(0);
+    } else if (extent.kind == Extent::Kind::TensorDim && extent.tensor) {
+      const Shape &shape = inputShapes[extent.tensor->getPosition()];
+      n = extent.dim < shape.size() ? shape[extent.dim] : 0;
+    } else {
+      fail("reduction variable '" + var->getName() + "' has no extent");
+    }
+    desc.extents.push_back(std::max<int64_t>(n, 0));
+  }
+}
+
+void ProgramCompiler::emitReduce(const ReduceExpr &e, Block &b) {
+  ReduceDesc desc;
+  desc.reducer = e.getReducer();
+  resolveExtents(e, desc);
+  desc.body = compileBlock(e.getBody());
+  prog.reduces.push_back(std::move(desc));
+  push(b, {Op::Reduce, unsigned(prog.reduces.size() - 1)}, 1);
+}
+
+Op binaryOp(BinaryOp op, bool integer) {
+  switch (op) {
+  case BinaryOp::Add: return Op::Add;
+  case BinaryOp::Sub: return Op::Sub;
+  case BinaryOp::Mul: return Op::Mul;
+  case BinaryOp::Div: return integer ? Op::IntDiv : Op::Div;
+  case BinaryOp::Rem: return integer ? Op::IntRem : Op::Rem;
+  case BinaryOp::Eq: return Op::Eq;
+  case BinaryOp::Ne: return Op::Ne;
+  case BinaryOp::Lt: return Op::Lt;
+  case BinaryOp::Le: return Op::Le;
+  case BinaryOp::Gt: return Op::Gt;
+  case BinaryOp::Ge: return Op::Ge;
+  case BinaryOp::And: return Op::And;
+  case BinaryOp::Or: return Op::Or;
+  }
+  return Op::Add;
+}
+
+void ProgramCompiler::emitBinary(const BinaryExpr &e, Block &b) {
+  emit(e.getLHS(), b);
+  emit(e.getRHS(), b);
+  push(b, {binaryOp(e.getOp(), e.getType() == ValueType::Int)}, -1);
+}
+
+/// Checks the shapes and params given against `op`.
+llvm::Error checkArguments(const OpDecl &op, ArrayRef<Shape> inputShapes,
+                           ArrayRef<double> params,
+                           ArrayRef<int64_t> outputShape) {
+  auto err = [&](const Twine &msg) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "operator '" + op.getName() + "': " + msg);
+  };
+  if (inputShapes.size() != op.getTensors().size())
+    return err("expects " + Twine(op.getTensors().size()) +
+               " input tensors, got " + Twine(inputShapes.size()));
+  for (const auto &t : op.getTensors())
+    if (t->getRank() >= 0 &&
+        inputShapes[t->getPosition()].size() != unsigned(t->getRank()))
+      return err("tensor '" + t->getName() + "' has rank " +
+                 Twine(t->getRank()) + " but the input given has shape " +
+                 formatShape(inputShapes[t->getPosition()]));
+  if (params.size() != op.getParams().size())
+    return err("expects " + Twine(op.getParams().size()) +
+               " param values, got " + Twine(params.size()));
+  if (outputShape.size() != op.getOutputRank())
+    return err("the output has rank " + Twine(op.getOutputRank()) +
+               " but the output shape given is " + formatShape(outputShape));
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<CompiledOp> CompiledOp::compile(const OpDecl &op,
+                                               ArrayRef<Shape> inputShapes,
+                                               ArrayRef<double> params,
+                                               ArrayRef<int64_t> outputShape) {
+  if (llvm::Error e = checkArguments(op, inputShapes, params, outputShape))
+    return e;
+  auto prog = std::make_unique<Program>();
+  prog->numVars = op.getIndexVars().size();
+  prog->numInputs = inputShapes.size();
+  prog->outputShape.assign(outputShape.begin(), outputShape.end());
+  prog->realBody = op.getBody().getType() == ValueType::Real;
+  ProgramCompiler compiler(op, inputShapes, params, *prog);
+  compiler.compileBlock(op.getBody());
+  if (compiler.failed())
+    return compiler.takeError();
+  return CompiledOp(std::move(prog));
+}
