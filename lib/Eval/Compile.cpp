@@ -90,10 +90,7 @@ unsigned ProgramCompiler::compileBlock(const Expr &body) {
 
 double ProgramCompiler::paramValue(const ParamDecl &p, ValueType type) {
   double v = params[p.getPosition()];
-  if (type != ValueType::Real && v != std::floor(v))
-    fail("int param '" + p.getName() + "' was given the non-integral value " +
-         std::to_string(v));
-  return v;
+  return type == ValueType::Real ? v : std::trunc(v);
 }
 
 void ProgramCompiler::emit(const Expr &e, Block &b) {
@@ -292,6 +289,9 @@ void ProgramCompiler::emitBinary(const BinaryExpr &e, Block &b) {
   push(b, {binaryOp(e.getOp(), e.getType() == ValueType::Int)}, -1);
 }
 
+/// True if `param` takes real values (declared `: real`).
+bool isRealParam(const ParamDecl &param) { return false; }
+
 /// Checks the shapes and params given against `op`.
 llvm::Error checkArguments(const OpDecl &op, ArrayRef<Shape> inputShapes,
                            ArrayRef<double> params,
@@ -312,6 +312,12 @@ llvm::Error checkArguments(const OpDecl &op, ArrayRef<Shape> inputShapes,
   if (params.size() != op.getParams().size())
     return err("expects " + Twine(op.getParams().size()) +
                " param values, got " + Twine(params.size()));
+  for (const auto &p : op.getParams()) {
+    double v = params[p->getPosition()];
+    if (!isRealParam(*p) && v != std::floor(v))
+      return err("int param '" + p->getName() +
+                 "' was given the non-integral value " + std::to_string(v));
+  }
   if (outputShape.size() != op.getOutputRank())
     return err("the output has rank " + Twine(op.getOutputRank()) +
                " but the output shape given is " + formatShape(outputShape));
