@@ -41,8 +41,10 @@ cl::opt<std::string> opName("op", cl::Required,
                             cl::value_desc("NAME"), cl::cat(evalCategory));
 
 cl::list<std::string> tensorFiles(
-    "input", cl::desc("Bind tensor TENSOR to a .npy file (one per tensor)"),
-    cl::value_desc("TENSOR=FILE"), cl::cat(evalCategory));
+    "input",
+    cl::desc("Bind tensor TENSOR to a .npy file; a bare FILE binds the "
+             "operator's tensors in order (one per tensor)"),
+    cl::value_desc("TENSOR=FILE or FILE"), cl::cat(evalCategory));
 
 cl::list<std::string> paramValues(
     "param", cl::desc("Value of a param (an integer, or a real number for a "
@@ -97,17 +99,26 @@ ExitStatus readInputs(const OpDecl &op, Inputs &in) {
   in.tensors.resize(op.getTensors().size());
   in.shapes.resize(op.getTensors().size());
   SmallVector<bool, 4> seen(op.getTensors().size(), false);
+  unsigned nextPosition = 0;
   for (StringRef arg : tensorFiles) {
-    auto assignment = parseAssignment("input", arg);
-    if (!assignment)
-      return BadUsage;
-    const TensorDecl *tensor = op.lookupTensor(assignment->first);
-    if (!tensor) {
-      error() << "--input: operator '" << op.getName() << "' has no tensor '"
-              << assignment->first << "'\n";
+    StringRef name, file = arg;
+    const TensorDecl *tensor = nullptr;
+    if (arg.contains('=')) {
+      std::tie(name, file) = arg.split('=');
+      tensor = op.lookupTensor(name);
+      if (!tensor) {
+        error() << "--input: operator '" << op.getName()
+                << "' has no tensor '" << name << "'\n";
+        return BadUsage;
+      }
+    } else if (nextPosition < op.getTensors().size()) {
+      tensor = op.getTensors()[nextPosition++].get();
+    } else {
+      error() << "--input: operator '" << op.getName() << "' has only "
+              << op.getTensors().size() << " tensors\n";
       return BadUsage;
     }
-    llvm::Expected<eval::Tensor> t = eval::readNpy(assignment->second);
+    llvm::Expected<eval::Tensor> t = eval::readNpy(file);
     if (!t) {
       error() << llvm::toString(t.takeError()) << '\n';
       return BadInput;
@@ -169,8 +180,11 @@ ExitStatus resolveOutputShape(const OpDecl &op, const Inputs &in,
   llvm::Expected<Shape> inferred =
       analysis::inferOutputShape(op, in.shapes, intParams);
   if (!inferred) {
-    error() << llvm::toString(inferred.takeError())
-            << " (give --out-shape)\n";
+    std::string msg = llvm::toString(inferred.takeError());
+    error() << msg
+            << (StringRef(msg).contains("do not determine")
+                    ? " (give --out-shape)\n"
+                    : "\n");
     return BadInput;
   }
   shape = std::move(*inferred);
@@ -250,7 +264,8 @@ int main(int argc, char **argv) {
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "tdl-eval: evaluate one TDL operator on tensors read from .npy "
-          "files and write its output as a .npy file\n",
+          "files and write its output as a .npy file\n\n"
+          "Exit status: 0 success, 1 bad input, 2 bad usage.\n",
           &llvm::errs()))
     return BadUsage;
 

@@ -98,6 +98,13 @@ def run_op(op, values, shape_of):
     out = torch.empty(shape, dtype=dtype)
     if op["type"] == "full":
         return torch.full(shape, op["params"]["value"], dtype=dtype)
+    if op["type"] == "bernoulli":  # dropout's mask: random, no inputs
+        return out.bernoulli_(value_of(op["params"]["p"]))
+    if op["type"].startswith("convolution_backward__2"):
+        # The bias gradient reads only grad_output, but the kernel insists
+        # on a real weight; it is grad_output summed over all but dim 1.
+        g = values[op["inputs"][0]]
+        return g.sum(dim=[d for d in range(g.dim()) if d != 1]).to(dtype)
     if op["type"] in ("view", "expand"):
         x = values[op["inputs"][0]]
         return x.reshape(shape) if op["type"] == "view" else x.expand(shape)
