@@ -118,8 +118,6 @@ void ProgramCompiler::emit(const Expr &e, Block &b) {
   }
   case Expr::Kind::Binary:
     return emitBinary(cast<BinaryExpr>(e), b);
-  default:
-    return fail("it is opaque: its value cannot be computed by TDL");
   }
 }
 
@@ -205,14 +203,22 @@ Op builtinOp(Builtin builtin, bool &known) {
   case Builtin::Id:                                                            \
     return Op::Id;
     TDL_EVAL_BUILTIN(Abs)
+    TDL_EVAL_BUILTIN(Ceil)
+    TDL_EVAL_BUILTIN(Cos)
+    TDL_EVAL_BUILTIN(Erf)
     TDL_EVAL_BUILTIN(Exp)
+    TDL_EVAL_BUILTIN(Expm1)
+    TDL_EVAL_BUILTIN(Floor)
     TDL_EVAL_BUILTIN(Log)
+    TDL_EVAL_BUILTIN(Log1p)
     TDL_EVAL_BUILTIN(Max)
     TDL_EVAL_BUILTIN(Min)
     TDL_EVAL_BUILTIN(Pow)
     TDL_EVAL_BUILTIN(Rsqrt)
     TDL_EVAL_BUILTIN(Select)
     TDL_EVAL_BUILTIN(Sigmoid)
+    TDL_EVAL_BUILTIN(Sign)
+    TDL_EVAL_BUILTIN(Sin)
     TDL_EVAL_BUILTIN(Sqrt)
     TDL_EVAL_BUILTIN(Tanh)
 #undef TDL_EVAL_BUILTIN
@@ -225,10 +231,13 @@ Op builtinOp(Builtin builtin, bool &known) {
 void ProgramCompiler::emitCall(const CallExpr &e, Block &b) {
   if (!e.getBuiltin())
     return fail("unknown function '" + e.getCallee() + "'");
+  if (*e.getBuiltin() == Builtin::Opaque)
+    return fail("it is opaque: its value cannot be computed by TDL");
   bool known;
   Op op = builtinOp(*e.getBuiltin(), known);
-  if (!known)
-    return fail("cannot evaluate '" + e.getCallee() + "'");
+  if (!known) // dim() and rank(): folded by instantiation
+    return fail("'" + e.getCallee() +
+                "' is left in the body; instantiate the operator first");
   for (const ExprPtr &arg : e.getArgs())
     emit(*arg, b);
   push(b, {op}, 1 - int(e.getNumArgs()));
@@ -289,9 +298,6 @@ void ProgramCompiler::emitBinary(const BinaryExpr &e, Block &b) {
   push(b, {binaryOp(e.getOp(), e.getType() == ValueType::Int)}, -1);
 }
 
-/// True if `param` takes real values (declared `: real`).
-bool isRealParam(const ParamDecl &param) { return false; }
-
 /// Checks the shapes and params given against `op`.
 llvm::Error checkArguments(const OpDecl &op, ArrayRef<Shape> inputShapes,
                            ArrayRef<double> params,
@@ -314,7 +320,7 @@ llvm::Error checkArguments(const OpDecl &op, ArrayRef<Shape> inputShapes,
                " param values, got " + Twine(params.size()));
   for (const auto &p : op.getParams()) {
     double v = params[p->getPosition()];
-    if (!isRealParam(*p) && v != std::floor(v))
+    if (!p->isReal() && v != std::floor(v))
       return err("int param '" + p->getName() +
                  "' was given the non-integral value " + std::to_string(v));
   }
@@ -330,6 +336,11 @@ llvm::Expected<CompiledOp> CompiledOp::compile(const OpDecl &op,
                                                ArrayRef<Shape> inputShapes,
                                                ArrayRef<double> params,
                                                ArrayRef<int64_t> outputShape) {
+  if (op.isOpaque())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "operator '" + op.getName() +
+            "' is opaque: its value cannot be computed by TDL");
   if (llvm::Error e = checkArguments(op, inputShapes, params, outputShape))
     return e;
   auto prog = std::make_unique<Program>();

@@ -2,9 +2,10 @@
 //
 // tdl-eval reads operator definitions (one or more .tdl files, checked as
 // one library), binds one operator's tensors to .npy files and its params
-// to values, computes the output with the TDL evaluator and writes it as a
-// .npy file. The output shape is given with --out-shape or inferred from
-// the input shapes. Exit status: 0 success, 1 bad input (TDL errors,
+// to values, instantiates it at those shapes and params (overload
+// resolution, ellipsis expansion; see Instantiate.h), computes the output
+// with the TDL evaluator and writes it as a .npy file. The output shape is
+// given with --out-shape or inferred from the input shapes. Exit status: 0 success, 1 bad input (TDL errors,
 // unreadable or ill-fitting tensors, an opaque operator), 2 bad usage.
 //
 //===----------------------------------------------------------------------===//
@@ -14,6 +15,7 @@
 #include "tofu/Eval/Npy.h"
 #include "tofu/Support/Diagnostics.h"
 #include "tofu/Support/Version.h"
+#include "tofu/TDL/Instantiate.h"
 #include "tofu/TDL/Parser.h"
 #include "tofu/TDL/Sema.h"
 
@@ -137,54 +139,44 @@ ExitStatus readInputs(const OpDecl &op, Inputs &in) {
   return Success;
 }
 
-ExitStatus parseParams(const OpDecl &op, llvm::SmallVectorImpl<double> &params) {
-  params.assign(op.getParams().size(), 0.0);
-  SmallVector<bool, 4> seen(op.getParams().size(), false);
+/// The --param values by name: integers as ints, anything else as reals
+/// (the Instantiator converts them to each param's declared type).
+ExitStatus parseParams(SmallVectorImpl<NamedParamValue> &params) {
   for (StringRef arg : paramValues) {
     auto assignment = parseAssignment("param", arg);
     if (!assignment)
       return BadUsage;
-    const ParamDecl *param = op.lookupParam(assignment->first);
-    if (!param) {
-      error() << "--param: operator '" << op.getName() << "' has no param '"
-              << assignment->first << "'\n";
-      return BadUsage;
-    }
-    double value;
-    if (assignment->second.getAsDouble(value)) {
+    int64_t intValue;
+    double realValue;
+    if (!assignment->second.getAsInteger(10, intValue))
+      params.push_back({assignment->first.str(), ParamValue::ofInt(intValue)});
+    else if (!assignment->second.getAsDouble(realValue))
+      params.push_back(
+          {assignment->first.str(), ParamValue::ofReal(realValue)});
+    else {
       error() << "--param: '" << assignment->second << "' is not a number\n";
       return BadUsage;
     }
-    params[param->getPosition()] = value;
-    seen[param->getPosition()] = true;
   }
-  for (const auto &p : op.getParams())
-    if (!seen[p->getPosition()]) {
-      error() << "no --param for param '" << p->getName() << "' of operator '"
-              << op.getName() << "'\n";
-      return BadUsage;
-    }
   return Success;
 }
 
-ExitStatus resolveOutputShape(const OpDecl &op, const Inputs &in,
-                              ArrayRef<double> params, Shape &shape) {
-  if (!outShape.empty()) {
-    if (parseShape(outShape, shape))
-      return Success;
-    error() << "--out-shape: malformed shape '" << outShape
-            << "' (expected D0xD1x..., e.g. 4x6x20)\n";
-    return BadUsage;
-  }
-  SmallVector<int64_t, 4> intParams(params.begin(), params.end());
+ExitStatus parseOutputShape(llvm::Optional<Shape> &shape) {
+  if (outShape.empty())
+    return Success;
+  shape.emplace();
+  if (parseShape(outShape, *shape))
+    return Success;
+  error() << "--out-shape: malformed shape '" << outShape
+          << "' (expected D0xD1x..., e.g. 4x6x20)\n";
+  return BadUsage;
+}
+
+ExitStatus inferShape(const Instance &inst, const Inputs &in, Shape &shape) {
   llvm::Expected<Shape> inferred =
-      analysis::inferOutputShape(op, in.shapes, intParams);
+      analysis::inferOutputShape(*inst.op, in.shapes, inst.intParams);
   if (!inferred) {
-    std::string msg = llvm::toString(inferred.takeError());
-    error() << msg
-            << (StringRef(msg).contains("do not determine")
-                    ? " (give --out-shape)\n"
-                    : "\n");
+    error() << llvm::toString(inferred.takeError()) << '\n';
     return BadInput;
   }
   shape = std::move(*inferred);
@@ -215,20 +207,39 @@ double millisSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-/// Evaluates the checked operator `op` and writes the output file.
-ExitStatus evaluateOp(const OpDecl &op) {
-  SmallVector<double, 4> params;
+/// Instantiates operator `name` of `library`, evaluates it and writes the
+/// output file. `first` is its first overload, which names its tensors.
+ExitStatus evaluateOp(const Module &library, const OpDecl &first) {
+  SmallVector<NamedParamValue, 4> params;
   Inputs in;
-  Shape shape;
-  if (ExitStatus s = parseParams(op, params))
+  llvm::Optional<Shape> givenShape;
+  if (ExitStatus s = parseParams(params))
     return s;
-  if (ExitStatus s = readInputs(op, in))
+  if (ExitStatus s = readInputs(first, in))
     return s;
-  if (ExitStatus s = resolveOutputShape(op, in, params, shape))
+  if (ExitStatus s = parseOutputShape(givenShape))
     return s;
   auto start = std::chrono::steady_clock::now();
+  Instantiator instantiator(library);
+  llvm::Optional<unsigned> outRank;
+  if (givenShape)
+    outRank = givenShape->size();
+  auto inst = instantiator.instantiate(first.getName(), in.shapes, params,
+                                       outRank);
+  if (!inst) {
+    error() << llvm::toString(inst.takeError()) << '\n';
+    return BadInput;
+  }
+  Shape shape;
+  if (givenShape)
+    shape = *givenShape;
+  else if (ExitStatus s = inferShape(**inst, in, shape))
+    return s;
+  SmallVector<double, 4> values;
+  for (const ParamValue &v : (*inst)->params)
+    values.push_back(v.asReal());
   llvm::Expected<eval::CompiledOp> compiled =
-      eval::CompiledOp::compile(op, in.shapes, params, shape);
+      eval::CompiledOp::compile(*(*inst)->op, in.shapes, values, shape);
   if (!compiled) {
     error() << llvm::toString(compiled.takeError()) << '\n';
     return BadInput;
@@ -244,8 +255,8 @@ ExitStatus evaluateOp(const OpDecl &op) {
   start = std::chrono::steady_clock::now();
   compiled->run(inputs, output);
   if (printTime)
-    llvm::errs() << "tdl-eval: " << op.getName() << " -> "
-                 << formatShape(shape) << ": compiled in "
+    llvm::errs() << "tdl-eval: " << first.getName() << " -> "
+                 << formatShape(shape) << ": instantiated and compiled in "
                  << llvm::format("%.3f", compileMillis) << " ms, ran in "
                  << llvm::format("%.3f", millisSince(start)) << " ms\n";
   if (llvm::Error e = eval::writeNpy(outputFile, output)) {
@@ -282,5 +293,5 @@ int main(int argc, char **argv) {
     error() << "no operator named '" << opName << "' in the input\n";
     return BadInput;
   }
-  return evaluateOp(*op);
+  return evaluateOp(module, *op);
 }

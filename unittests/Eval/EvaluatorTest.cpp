@@ -177,6 +177,37 @@ TEST(EvaluatorTest, ComparisonsSelectAndBuiltins) {
   }
 }
 
+TEST(EvaluatorTest, RoundingAndTranscendentalBuiltins) {
+  Tensor x = makeTensor({3}, {-1.5, 0, 0.25});
+  StringRef source = R"(
+    op rounding(X) = lambda i: floor(X[i]) * 100 + ceil(X[i]) * 10 + sign(X[i]);
+    op trans(X) = lambda i: erf(X[i]) + sin(X[i]) + cos(X[i]) + log1p(abs(X[i])) + expm1(X[i]);)";
+  expectValues(run(source, "rounding", {&x}, {3}), {-200 - 10 - 1, 0, 10 + 1});
+  Tensor t = run(source, "trans", {&x}, {3});
+  for (int i = 0; i != 3; ++i) {
+    double v = x.getData()[i];
+    EXPECT_NEAR(t.getData()[i],
+                std::erf(v) + std::sin(v) + std::cos(v) +
+                    std::log1p(std::fabs(v)) + std::expm1(v),
+                1e-12);
+  }
+}
+
+TEST(EvaluatorTest, RealParams) {
+  Tensor x = makeTensor({2}, {1, 2});
+  expectValues(run("op leaky<slope: real, n: int>(X) = lambda i: "
+                   "X[i] * slope + n / 2;",
+                   "leaky", {&x}, {2}, {0.5, 3}),
+               {0.5 + 1, 1 + 1});
+}
+
+TEST(EvaluatorTest, OpaqueOperatorsAreRefused) {
+  Tensor x = makeTensor({2}, {1, 2});
+  EXPECT_EQ(runError("op noise<p: real>(X) = lambda i: opaque(X[i]);",
+                     "noise", {&x}, {2}, {0.5}),
+            "operator 'noise' is opaque: its value cannot be computed by TDL");
+}
+
 TEST(EvaluatorTest, ParamsAsStridesExtentsAndValues) {
   Tensor x = makeTensor({6}, {1, 2, 3, 4, 5, 6});
   StringRef source = R"(
