@@ -106,6 +106,7 @@ class Instance:
         self.status = None  # "match", "mismatch", "opaque", "nospec", "error"
         self.detail = ""
         self.max_error = 0.0
+        self.seconds = 0.0
 
     def key(self):
         shapes = tuple((x.shape, str(x.dtype)) for x in self.inputs)
@@ -149,14 +150,14 @@ def compare(inst, got):
         inst.status = "mismatch"
         inst.detail = f"shape {got.shape} instead of {want.shape}"
         return
+    g = np.atleast_1d(got.astype(np.float64))
+    w = np.atleast_1d(want.astype(np.float64))
     if want.dtype.kind == "f":
-        g, w = got.astype(np.float64), want.astype(np.float64)
         err = np.abs(g - w)
         err[np.isnan(g) & np.isnan(w)] = 0
         err[np.isinf(w) & (g == w)] = 0
         bad = ~(err <= ATOL + RTOL * np.abs(w))
     else:
-        g, w = got.astype(np.float64), want.astype(np.float64)
         err = np.abs(g - w)
         bad = g != w
     inst.max_error = float(np.nanmax(err)) if err.size else 0.0
@@ -166,7 +167,7 @@ def compare(inst, got):
         inst.status = "match"
         return
     inst.status = "mismatch"
-    where = np.unravel_index(np.argmax(bad), bad.shape) if bad.ndim else ()
+    where = np.unravel_index(np.argmax(bad), bad.shape)
     inst.detail = (f"{int(bad.sum())} of {bad.size} elements differ, max "
                    f"abs error {inst.max_error:.3g}; first at "
                    f"{list(map(int, where))}: tdl {g[where]!r} vs torch "
@@ -188,7 +189,9 @@ def check(inst, index, tdl_eval, spec_files, workdir):
     cmd += ["--out-shape", shape_text(inst.output.shape),
             "--out-dtype", "f64", "-o", out]
     inst.command = " ".join(cmd)
+    start = time.time()
     r = subprocess.run(cmd, capture_output=True, text=True)
+    inst.seconds = time.time() - start
     if r.returncode != 0:
         msg = r.stderr.strip().splitlines()
         first = msg[0] if msg else f"exit status {r.returncode}"
@@ -231,7 +234,8 @@ def write_report(path, by_type):
         for t in sorted(by_type):
             for i in by_type[t]:
                 f.write(f"{i.status}\t{i.model}\t{i.describe()}\t"
-                        f"max_error={i.max_error:.3g}\t{i.detail}\n"
+                        f"max_error={i.max_error:.3g}\t{i.seconds:.2f} s\t"
+                        f"{i.detail}\n"
                         f"\t{getattr(i, 'command', '')}\n")
 
 

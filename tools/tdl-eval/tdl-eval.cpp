@@ -44,8 +44,9 @@ cl::opt<std::string> opName("op", cl::Required,
 
 cl::list<std::string> tensorFiles(
     "input",
-    cl::desc("Bind tensor TENSOR to a .npy file; a bare FILE binds the "
-             "operator's tensors in order (one per tensor)"),
+    cl::desc("Bind tensor TENSOR (named as in the first overload) to a .npy "
+             "file; bare FILEs are the inputs in order, their number picking "
+             "among overloads"),
     cl::value_desc("TENSOR=FILE or FILE"), cl::cat(evalCategory));
 
 cl::list<std::string> paramValues(
@@ -97,38 +98,55 @@ struct Inputs {
   SmallVector<Shape, 4> shapes;
 };
 
+/// Reads the .npy file `path` as input `pos`.
+ExitStatus readInput(StringRef path, unsigned pos, Inputs &in) {
+  llvm::Expected<eval::Tensor> t = eval::readNpy(path);
+  if (!t) {
+    error() << llvm::toString(t.takeError()) << '\n';
+    return BadInput;
+  }
+  in.shapes[pos].assign(t->getShape().begin(), t->getShape().end());
+  in.tensors[pos] = std::move(*t);
+  return Success;
+}
+
+/// Bare --input FILEs, one per input in order: their number picks among
+/// overloads with different tensor counts.
+ExitStatus readPositionalInputs(Inputs &in) {
+  in.tensors.resize(tensorFiles.size());
+  in.shapes.resize(tensorFiles.size());
+  for (unsigned pos = 0; pos != tensorFiles.size(); ++pos) {
+    if (StringRef(tensorFiles[pos]).contains('=')) {
+      error() << "--input: use either TENSOR=FILE or FILE for every input\n";
+      return BadUsage;
+    }
+    if (ExitStatus s = readInput(tensorFiles[pos], pos, in))
+      return s;
+  }
+  return Success;
+}
+
+/// --input TENSOR=FILE, named as in the operator's first overload `op`.
 ExitStatus readInputs(const OpDecl &op, Inputs &in) {
+  if (llvm::none_of(tensorFiles,
+                    [](StringRef arg) { return arg.contains('='); }))
+    return readPositionalInputs(in);
   in.tensors.resize(op.getTensors().size());
   in.shapes.resize(op.getTensors().size());
   SmallVector<bool, 4> seen(op.getTensors().size(), false);
-  unsigned nextPosition = 0;
   for (StringRef arg : tensorFiles) {
-    StringRef name, file = arg;
-    const TensorDecl *tensor = nullptr;
-    if (arg.contains('=')) {
-      std::tie(name, file) = arg.split('=');
-      tensor = op.lookupTensor(name);
-      if (!tensor) {
-        error() << "--input: operator '" << op.getName()
-                << "' has no tensor '" << name << "'\n";
-        return BadUsage;
-      }
-    } else if (nextPosition < op.getTensors().size()) {
-      tensor = op.getTensors()[nextPosition++].get();
-    } else {
-      error() << "--input: operator '" << op.getName() << "' has only "
-              << op.getTensors().size() << " tensors\n";
+    auto assignment = parseAssignment("input", arg);
+    if (!assignment)
+      return BadUsage;
+    const TensorDecl *tensor = op.lookupTensor(assignment->first);
+    if (!tensor) {
+      error() << "--input: operator '" << op.getName() << "' has no tensor '"
+              << assignment->first << "'\n";
       return BadUsage;
     }
-    llvm::Expected<eval::Tensor> t = eval::readNpy(file);
-    if (!t) {
-      error() << llvm::toString(t.takeError()) << '\n';
-      return BadInput;
-    }
-    unsigned pos = tensor->getPosition();
-    in.shapes[pos].assign(t->getShape().begin(), t->getShape().end());
-    in.tensors[pos] = std::move(*t);
-    seen[pos] = true;
+    if (ExitStatus s = readInput(assignment->second, tensor->getPosition(), in))
+      return s;
+    seen[tensor->getPosition()] = true;
   }
   for (const auto &t : op.getTensors())
     if (!seen[t->getPosition()]) {
