@@ -24,21 +24,34 @@ using Op = Inst::Op;
 
 namespace {
 
+/// The cached value of each reduction and the free-variable values it was
+/// computed for.
+struct ReduceCache {
+  explicit ReduceCache(const Program &prog)
+      : keys(prog.numCacheKeys), values(prog.reduces.size()),
+        valid(prog.reduces.size(), false) {}
+  std::vector<int64_t> keys;
+  std::vector<double> values;
+  std::vector<bool> valid;
+};
+
 class Machine {
 public:
   Machine(const Program &prog, const double *const *inputs, int64_t *vars)
-      : prog(prog), inputs(inputs), vars(vars) {}
+      : prog(prog), inputs(inputs), vars(vars), cache(prog) {}
 
   /// Runs block `index` with its stack starting at `stack`.
   double run(unsigned index, double *stack) const;
 
 private:
   double read(const ReadDesc &desc, const double *dynamic) const;
-  double reduce(const ReduceDesc &desc, double *stack) const;
+  double reduce(unsigned index, double *stack) const;
+  double fold(const ReduceDesc &desc, double *stack) const;
 
   const Program &prog;
   const double *const *inputs;
   int64_t *vars;
+  mutable ReduceCache cache;
 };
 
 /// Integer-valued helpers over doubles that hold integers.
@@ -97,7 +110,23 @@ double identity(tdl::Reducer reducer) {
   return 0;
 }
 
-double Machine::reduce(const ReduceDesc &desc, double *stack) const {
+double Machine::reduce(unsigned index, double *stack) const {
+  const ReduceDesc &desc = prog.reduces[index];
+  int64_t *key = cache.keys.data() + desc.keyOffset;
+  bool hit = cache.valid[index];
+  for (unsigned k = 0, e = desc.freeVars.size(); k != e; ++k)
+    if (key[k] != vars[desc.freeVars[k]]) {
+      hit = false;
+      key[k] = vars[desc.freeVars[k]];
+    }
+  if (!hit) {
+    cache.values[index] = fold(desc, stack);
+    cache.valid[index] = true;
+  }
+  return cache.values[index];
+}
+
+double Machine::fold(const ReduceDesc &desc, double *stack) const {
   double acc = identity(desc.reducer);
   unsigned n = desc.vars.size();
   for (unsigned k = 0; k != n; ++k) {
@@ -152,7 +181,7 @@ double Machine::run(unsigned index, double *stack) const {
       break;
     }
     case Op::Reduce:
-      *sp = reduce(prog.reduces[inst.operand], sp);
+      *sp = reduce(inst.operand, sp);
       ++sp;
       break;
     UNARY(Neg, -a)

@@ -61,12 +61,19 @@ struct ReadDesc {
   unsigned numDynamic = 0;
 };
 
-/// A reduction: loop `vars` over `[0, extents)` and fold `body`.
+/// A reduction: loop `vars` over `[0, extents)` and fold `body`. Its value
+/// depends only on the `freeVars` (the variables of enclosing lambdas that
+/// the body uses), so the interpreter caches it on their values: a
+/// normalization's mean over (n, y, x) is computed once per channel, not
+/// once per element.
 struct ReduceDesc {
   tdl::Reducer reducer;
   SmallVector<unsigned, 4> vars;
   Shape extents;
   unsigned body;
+  SmallVector<unsigned, 4> freeVars;
+  /// Where the cached key (one slot per free variable) starts.
+  unsigned keyOffset = 0;
 };
 
 /// A compiled operator; blocks[0] is the operator's body.
@@ -76,6 +83,8 @@ struct Program {
   std::vector<ReduceDesc> reduces;
   unsigned numVars = 0;
   unsigned numInputs = 0;
+  /// Total free variables of all reductions: the size of the cache keys.
+  unsigned numCacheKeys = 0;
   /// Enough stack slots for every block nested at once.
   unsigned stackSize = 0;
   Shape outputShape;

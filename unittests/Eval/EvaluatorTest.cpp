@@ -131,6 +131,22 @@ TEST(EvaluatorTest, NestedReductions) {
   expectValues(out, {0.25, 0.75});
 }
 
+TEST(EvaluatorTest, ReductionsCachedOnTheirFreeVariables) {
+  // The per-channel mean depends on c only; the inner Max of `nested`
+  // depends on the outer reduction's k, so its cache must miss as k moves.
+  Tensor x = makeTensor({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
+  StringRef source = R"(
+    op center(X) = lambda n, c, w: X[n, c, w] - Sum(lambda m, v: X[m, c, v]) / 4;
+    op nested(X) = lambda n: Sum(lambda k: Max(lambda j: X[n, k, j]) * k);
+    op konst(X) = lambda n, c, w: Sum(lambda a, b, d: X[a, b, d]);)";
+  // Channel 0 holds 1 2 5 6 (mean 3.5), channel 1 holds 3 4 7 8 (5.5).
+  expectValues(run(source, "center", {&x}, {2, 2, 2}),
+               {-2.5, -1.5, -2.5, -1.5, 1.5, 2.5, 1.5, 2.5});
+  expectValues(run(source, "nested", {&x}, {2}), {4, 8});
+  expectValues(run(source, "konst", {&x}, {2, 2, 2}),
+               {36, 36, 36, 36, 36, 36, 36, 36});
+}
+
 TEST(EvaluatorTest, DataDependentGather) {
   Tensor w = makeTensor({3, 2}, {10, 11, 20, 21, 30, 31});
   // Indices are truncated toward zero; out-of-range ones read 0.
