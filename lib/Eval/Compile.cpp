@@ -50,7 +50,9 @@ private:
   void emitName(const NameExpr &e, Block &b);
   void emitRead(const TensorReadExpr &e, Block &b);
   void emitCall(const CallExpr &e, Block &b);
+  void emitSelect(const CallExpr &e, Block &b);
   void emitReduce(const ReduceExpr &e, Block &b);
+  bool compileIndex(const Expr &e, IndexDesc &out);
   void emitBinary(const BinaryExpr &e, Block &b);
   bool linearize(const Expr &e, int64_t scale, IndexDesc &out);
   double paramValue(const ParamDecl &p, ValueType type);
@@ -170,6 +172,28 @@ bool ProgramCompiler::linearize(const Expr &e, int64_t scale, IndexDesc &out) {
   }
 }
 
+/// An affine index, or an affine index floor-divided by or modulo a
+/// positive constant (`f / 64`, `(f / 8) % 8` stays dynamic).
+bool ProgramCompiler::compileIndex(const Expr &e, IndexDesc &out) {
+  if (linearize(e, 1, out))
+    return true;
+  out = IndexDesc();
+  auto *bin = dyn_cast<BinaryExpr>(&e);
+  if (!bin || e.getType() != ValueType::Int ||
+      (bin->getOp() != BinaryOp::Div && bin->getOp() != BinaryOp::Rem) ||
+      !analysis::isConstantExpr(bin->getRHS()))
+    return false;
+  llvm::Optional<int64_t> divisor =
+      analysis::evaluateConstant(bin->getRHS(), intParams);
+  if (!divisor || *divisor <= 0 || !linearize(bin->getLHS(), 1, out)) {
+    out = IndexDesc();
+    return false;
+  }
+  out.divisor = *divisor;
+  out.modulo = bin->getOp() == BinaryOp::Rem;
+  return true;
+}
+
 void ProgramCompiler::emitRead(const TensorReadExpr &e, Block &b) {
   const TensorDecl *tensor = e.getTensor();
   if (!tensor)
@@ -186,7 +210,7 @@ void ProgramCompiler::emitRead(const TensorReadExpr &e, Block &b) {
   desc.extents = shape;
   for (unsigned i = 0, n = e.getNumIndices(); i != n; ++i) {
     IndexDesc index;
-    if (!linearize(e.getIndex(i), 1, index)) {
+    if (!compileIndex(e.getIndex(i), index)) {
       index = IndexDesc();
       index.dynamic = true;
       ++desc.numDynamic;
@@ -218,7 +242,6 @@ Op builtinOp(Builtin builtin, bool &known) {
     TDL_EVAL_BUILTIN(Min)
     TDL_EVAL_BUILTIN(Pow)
     TDL_EVAL_BUILTIN(Rsqrt)
-    TDL_EVAL_BUILTIN(Select)
     TDL_EVAL_BUILTIN(Sigmoid)
     TDL_EVAL_BUILTIN(Sign)
     TDL_EVAL_BUILTIN(Sin)
@@ -234,6 +257,8 @@ Op builtinOp(Builtin builtin, bool &known) {
 void ProgramCompiler::emitCall(const CallExpr &e, Block &b) {
   if (!e.getBuiltin())
     return fail("unknown function '" + e.getCallee() + "'");
+  if (*e.getBuiltin() == Builtin::Select)
+    return emitSelect(e, b);
   if (*e.getBuiltin() == Builtin::Opaque)
     return fail("it is opaque: its value cannot be computed by TDL");
   bool known;
@@ -244,6 +269,20 @@ void ProgramCompiler::emitCall(const CallExpr &e, Block &b) {
   for (const ExprPtr &arg : e.getArgs())
     emit(*arg, b);
   push(b, {op}, 1 - int(e.getNumArgs()));
+}
+
+/// `select(c, a, b)` evaluates only the branch taken: the other one may
+/// read many elements (a strided convolution's gradient).
+void ProgramCompiler::emitSelect(const CallExpr &e, Block &b) {
+  emit(e.getArg(0), b);
+  unsigned jumpToElse = b.insts.size();
+  push(b, {Op::JumpIfZero}, -1);
+  emit(e.getArg(1), b);
+  unsigned jumpToEnd = b.insts.size();
+  push(b, {Op::Jump}, -1); // the else branch pushes the value instead
+  b.insts[jumpToElse].operand = b.insts.size();
+  emit(e.getArg(2), b);
+  b.insts[jumpToEnd].operand = b.insts.size();
 }
 
 void ProgramCompiler::resolveExtents(const ReduceExpr &e, ReduceDesc &desc) {

@@ -92,6 +92,9 @@ double Machine::read(const ReadDesc &desc, const double *dynamic) const {
       i = index.constant;
       for (const auto &[var, coef] : index.terms)
         i += coef * vars[var];
+      if (index.divisor)
+        i = index.modulo ? analysis::floorMod(i, index.divisor)
+                         : analysis::floorDiv(i, index.divisor);
     }
     if (uint64_t(i) >= uint64_t(desc.extents[d]))
       return 0;
@@ -156,7 +159,9 @@ double Machine::fold(const ReduceDesc &desc, double *stack) const {
 
 double Machine::run(unsigned index, double *stack) const {
   double *sp = stack;
-  for (const Inst &inst : prog.blocks[index].insts) {
+  const std::vector<Inst> &insts = prog.blocks[index].insts;
+  for (size_t pc = 0, end = insts.size(); pc != end; ++pc) {
+    const Inst &inst = insts[pc];
     switch (inst.op) {
 #define UNARY(Id, expr)                                                        \
   case Op::Id: {                                                               \
@@ -214,9 +219,12 @@ double Machine::run(unsigned index, double *stack) const {
     BINARY(Min, minOf(a, b))
     BINARY(Pow, std::pow(a, b))
     UNARY(Rsqrt, 1.0 / std::sqrt(a))
-    case Op::Select:
-      sp[-3] = sp[-3] != 0 ? sp[-2] : sp[-1];
-      sp -= 2;
+    case Op::JumpIfZero:
+      if (*--sp == 0)
+        pc = inst.operand - 1;
+      break;
+    case Op::Jump:
+      pc = inst.operand - 1;
       break;
     UNARY(Sigmoid, 1.0 / (1.0 + std::exp(-a)))
     UNARY(Sign, sign(a))

@@ -28,11 +28,13 @@ struct Inst {
     Var,    // push vars[operand]
     Read,   // pop the dynamic indices of reads[operand], push the element
     Reduce, // push the value of reduces[operand]
+    JumpIfZero, // pop; if it is 0, continue at instruction `operand`
+    Jump,       // continue at instruction `operand`
     Neg, Not,
     Add, Sub, Mul, Div, IntDiv, Rem, IntRem,
     Eq, Ne, Lt, Le, Gt, Ge, And, Or,
     Abs, Ceil, Cos, Erf, Exp, Expm1, Floor, Log, Log1p, Max, Min, Pow, Rsqrt,
-    Select, Sigmoid, Sign, Sin, Sqrt, Tanh,
+    Sigmoid, Sign, Sin, Sqrt, Tanh,
   };
   Op op;
   unsigned operand = 0;
@@ -44,11 +46,14 @@ struct Block {
   std::vector<Inst> insts;
 };
 
-/// One index of a tensor read: `constant + sum coef * vars[var]`, or, when
-/// `dynamic`, a value computed by the block and popped.
+/// One index of a tensor read: `constant + sum coef * vars[var]`, floor
+/// divided by `divisor` (or taken modulo it, if `modulo`) when `divisor` is
+/// not 0; or, when `dynamic`, a value computed by the block and popped.
 struct IndexDesc {
   SmallVector<std::pair<unsigned, int64_t>, 2> terms;
   int64_t constant = 0;
+  int64_t divisor = 0;
+  bool modulo = false;
   bool dynamic = false;
 };
 
