@@ -54,7 +54,7 @@ private:
   void emitReduce(const ReduceExpr &e, Block &b);
   bool compileIndex(const Expr &e, IndexDesc &out);
   void emitBinary(const BinaryExpr &e, Block &b);
-  bool linearize(const Expr &e, int64_t scale, IndexDesc &out);
+  llvm::Optional<int64_t> coefficient(unsigned slot);
   double paramValue(const ParamDecl &p, ValueType type);
 
   const OpDecl &op;
@@ -62,6 +62,8 @@ private:
   ArrayRef<double> params;
   SmallVector<int64_t, 4> intParams;
   Program &prog;
+  /// The analysis' compiler of index expressions, reused for affine forms.
+  analysis::IndexCompiler indexCompiler;
   llvm::Error error = llvm::Error::success();
   unsigned depth = 0, maxDepth = 0;
 };
@@ -134,63 +136,63 @@ void ProgramCompiler::emitName(const NameExpr &e, Block &b) {
   fail("unresolved name '" + e.getName() + "' (was the operator checked?)");
 }
 
-bool ProgramCompiler::linearize(const Expr &e, int64_t scale, IndexDesc &out) {
-  if (e.getType() != ValueType::Int)
-    return false;
-  if (analysis::isConstantExpr(e)) {
-    llvm::Optional<int64_t> v = analysis::evaluateConstant(e, intParams);
-    if (v)
-      out.constant += scale * *v;
-    return bool(v);
-  }
-  if (auto *name = dyn_cast<NameExpr>(&e)) {
-    if (!name->getIndexVar())
-      return false;
-    out.terms.push_back({name->getIndexVar()->getId(), scale});
-    return true;
-  }
-  if (auto *un = dyn_cast<UnaryExpr>(&e))
-    return un->getOp() == UnaryOp::Neg &&
-           linearize(un->getOperand(), -scale, out);
-  auto *bin = dyn_cast<BinaryExpr>(&e);
-  if (!bin)
-    return false;
-  const Expr &lhs = bin->getLHS(), &rhs = bin->getRHS();
-  switch (bin->getOp()) {
-  case BinaryOp::Add:
-    return linearize(lhs, scale, out) && linearize(rhs, scale, out);
-  case BinaryOp::Sub:
-    return linearize(lhs, scale, out) && linearize(rhs, -scale, out);
-  case BinaryOp::Mul:
-    for (auto [c, x] : {std::make_pair(&lhs, &rhs), std::make_pair(&rhs, &lhs)})
-      if (c->getType() == ValueType::Int && analysis::isConstantExpr(*c))
-        if (llvm::Optional<int64_t> v = analysis::evaluateConstant(*c, intParams))
-          return linearize(*x, scale * *v, out);
-    return false;
-  default:
-    return false;
-  }
+/// The value of coefficient `slot` of the index compiler at the params
+/// given; None if it is not an integer or needs an extent.
+llvm::Optional<int64_t> ProgramCompiler::coefficient(unsigned slot) {
+  bool known = true;
+  analysis::Rational value =
+      indexCompiler.coefficients[slot].evaluate([&](analysis::Atom atom) {
+        switch (atom.getKind()) {
+        case analysis::Atom::Kind::Param:
+          return intParams[atom.getA()];
+        case analysis::Atom::Kind::Opaque:
+          if (llvm::Optional<int64_t> v = analysis::evaluateConstant(
+                  *indexCompiler.opaqueExprs[atom.getA()], intParams))
+            return *v;
+          break;
+        default:
+          break;
+        }
+        known = false;
+        return int64_t(0);
+      });
+  if (!known || !value.isInteger())
+    return llvm::None;
+  return value.num;
 }
 
-/// An affine index, or an affine index floor-divided by or modulo a
-/// positive constant (`f / 64`, `(f / 8) % 8` stays dynamic).
+/// Compiles an index with the analysis' IndexCompiler: one affine form,
+/// maybe floor-divided by or taken modulo a positive coefficient
+/// (`(h + p - ky) / s`). Anything else is computed on the stack.
 bool ProgramCompiler::compileIndex(const Expr &e, IndexDesc &out) {
-  if (linearize(e, 1, out))
-    return true;
-  out = IndexDesc();
-  auto *bin = dyn_cast<BinaryExpr>(&e);
-  if (!bin || e.getType() != ValueType::Int ||
-      (bin->getOp() != BinaryOp::Div && bin->getOp() != BinaryOp::Rem) ||
-      !analysis::isConstantExpr(bin->getRHS()))
+  using IndexOp = analysis::IndexInst::Op;
+  std::string why;
+  llvm::Optional<analysis::IndexProgram> program =
+      indexCompiler.compileIndex(e, why);
+  if (!program || program->insts.empty() || program->insts.size() > 2 ||
+      program->insts[0].op != IndexOp::Affine)
     return false;
-  llvm::Optional<int64_t> divisor =
-      analysis::evaluateConstant(bin->getRHS(), intParams);
-  if (!divisor || *divisor <= 0 || !linearize(bin->getLHS(), 1, out)) {
-    out = IndexDesc();
+  const analysis::AffineForm &form =
+      indexCompiler.affineForms[program->insts[0].operand];
+  llvm::Optional<int64_t> constant = coefficient(form.constSlot);
+  if (!constant)
     return false;
+  out.constant = *constant;
+  for (const analysis::AffineForm::Term &term : form.terms) {
+    llvm::Optional<int64_t> coef = coefficient(term.coefSlot);
+    if (!coef)
+      return false;
+    out.terms.push_back({term.var, *coef});
   }
+  if (program->insts.size() == 1)
+    return true;
+  const analysis::IndexInst &last = program->insts[1];
+  llvm::Optional<int64_t> divisor = coefficient(last.operand);
+  if ((last.op != IndexOp::Div && last.op != IndexOp::Rem) || !divisor ||
+      *divisor <= 0)
+    return false;
   out.divisor = *divisor;
-  out.modulo = bin->getOp() == BinaryOp::Rem;
+  out.modulo = last.op == IndexOp::Rem;
   return true;
 }
 
