@@ -19,6 +19,8 @@
 #define TOFU_ANALYSIS_INDEXPROGRAM_H
 
 #include "tofu/Analysis/Poly.h"
+#include "tofu/TDL/IntArith.h"
+#include "tofu/TDL/Sema.h"
 
 #include "llvm/ADT/Optional.h"
 
@@ -113,8 +115,8 @@ private:
   unsigned addAffine(const Linear &lin);
 };
 
-/// True if `e` has no index variable and no tensor read.
-bool isConstantExpr(const tdl::Expr &e);
+/// True if `e` has no index variable and no tensor read (Sema's test).
+using tdl::isConstantExpr;
 
 /// Evaluates a constant expression over params with TDL's integer
 /// semantics (`/` floors, `%` takes the divisor's sign). None if it is not
@@ -122,9 +124,10 @@ bool isConstantExpr(const tdl::Expr &e);
 llvm::Optional<int64_t> evaluateConstant(const tdl::Expr &e,
                                          ArrayRef<int64_t> params);
 
-/// Floor division and the matching modulo (for b != 0).
-int64_t floorDiv(int64_t a, int64_t b);
-int64_t floorMod(int64_t a, int64_t b);
+/// Floor division and the matching modulo (for b != 0), as TDL defines
+/// them.
+using tdl::floorDiv;
+using tdl::floorMod;
 
 } // namespace analysis
 } // namespace tofu
