@@ -33,6 +33,7 @@
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/WithColor.h"
@@ -331,7 +332,7 @@ int tofu::runCoverage(llvm::raw_ostream &os, const Module &library,
           }
           params.push_back({name, v});
           key += name + "=" +
-                 (v.isReal ? std::to_string(v.realValue)
+                 (v.isReal ? llvm::formatv("{0:e16}", v.realValue).str()
                            : std::to_string(v.intValue)) +
                  ",";
         }
