@@ -31,7 +31,10 @@ class ProgramCompiler {
 public:
   ProgramCompiler(const OpDecl &op, ArrayRef<Shape> inputShapes,
                   ArrayRef<double> params, Program &prog)
-      : op(op), inputShapes(inputShapes), params(params), prog(prog) {
+      : op(op), inputShapes(inputShapes), params(params), prog(prog),
+        varExtents(prog.numVars, 0) {
+    for (unsigned d = 0; d != prog.outputShape.size(); ++d)
+      varExtents[d] = prog.outputShape[d];
     for (double p : params)
       intParams.push_back(int64_t(p));
   }
@@ -49,6 +52,8 @@ private:
   void emit(const Expr &e, Block &b);
   void emitName(const NameExpr &e, Block &b);
   void emitRead(const TensorReadExpr &e, Block &b);
+  bool indexRange(const IndexDesc &index, int64_t &lo, int64_t &hi) const;
+  void flattenIfInBounds(ReadDesc &desc) const;
   void emitCall(const CallExpr &e, Block &b);
   void emitSelect(const CallExpr &e, Block &b);
   void emitReduce(const ReduceExpr &e, Block &b);
@@ -64,6 +69,8 @@ private:
   Program &prog;
   /// The analysis' compiler of index expressions, reused for affine forms.
   analysis::IndexCompiler indexCompiler;
+  /// The extent of each index variable (by id) once it is known.
+  SmallVector<int64_t, 16> varExtents;
   llvm::Error error = llvm::Error::success();
   unsigned depth = 0, maxDepth = 0;
 };
@@ -196,6 +203,41 @@ bool ProgramCompiler::compileIndex(const Expr &e, IndexDesc &out) {
   return true;
 }
 
+/// The range `[lo, hi]` of an affine index over the variables' ranges;
+/// false if a variable's range is empty or unknown.
+bool ProgramCompiler::indexRange(const IndexDesc &index, int64_t &lo,
+                                 int64_t &hi) const {
+  lo = hi = index.constant;
+  for (const auto &[var, coef] : index.terms) {
+    if (varExtents[var] <= 0)
+      return false;
+    int64_t span = coef * (varExtents[var] - 1);
+    (span < 0 ? lo : hi) += span;
+  }
+  return true;
+}
+
+/// A read whose affine indices stay in bounds for every value of the
+/// variables needs no bounds checks: its offset is one affine form
+/// (`A[i, k]` of a matmul is `256 i + k`).
+void ProgramCompiler::flattenIfInBounds(ReadDesc &desc) const {
+  SmallVector<std::pair<unsigned, int64_t>, 4> terms;
+  int64_t constant = 0;
+  for (unsigned d = 0, e = desc.indices.size(); d != e; ++d) {
+    const IndexDesc &index = desc.indices[d];
+    int64_t lo, hi;
+    if (index.dynamic || index.divisor || !indexRange(index, lo, hi) ||
+        lo < 0 || hi >= desc.extents[d])
+      return;
+    constant += index.constant * desc.strides[d];
+    for (const auto &[var, coef] : index.terms)
+      terms.push_back({var, coef * desc.strides[d]});
+  }
+  desc.inBounds = true;
+  desc.flatTerms = std::move(terms);
+  desc.flatConstant = constant;
+}
+
 void ProgramCompiler::emitRead(const TensorReadExpr &e, Block &b) {
   const TensorDecl *tensor = e.getTensor();
   if (!tensor)
@@ -220,6 +262,7 @@ void ProgramCompiler::emitRead(const TensorReadExpr &e, Block &b) {
     }
     desc.indices.push_back(std::move(index));
   }
+  flattenIfInBounds(desc);
   unsigned numDynamic = desc.numDynamic;
   prog.reads.push_back(std::move(desc));
   push(b, {Op::Read, unsigned(prog.reads.size() - 1)}, 1 - int(numDynamic));
@@ -305,6 +348,7 @@ void ProgramCompiler::resolveExtents(const ReduceExpr &e, ReduceDesc &desc) {
       fail("reduction variable '" + var->getName() + "' has no extent");
     }
     desc.extents.push_back(std::max<int64_t>(n, 0));
+    varExtents[var->getId()] = desc.extents.back();
   }
 }
 

@@ -77,6 +77,12 @@ double minOf(double a, double b) { return (a < b || std::isnan(a)) ? a : b; }
 double sign(double a) { return a > 0 ? 1.0 : a < 0 ? -1.0 : a; }
 
 double Machine::read(const ReadDesc &desc, const double *dynamic) const {
+  if (desc.inBounds) {
+    int64_t offset = desc.flatConstant;
+    for (const auto &[var, coef] : desc.flatTerms)
+      offset += coef * vars[var];
+    return inputs[desc.tensor][offset];
+  }
   int64_t offset = 0;
   for (unsigned d = 0, e = desc.indices.size(); d != e; ++d) {
     const IndexDesc &index = desc.indices[d];

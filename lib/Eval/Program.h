@@ -64,6 +64,11 @@ struct ReadDesc {
   Shape extents;
   Shape strides;
   unsigned numDynamic = 0;
+  /// True if every index is affine and provably in bounds: then the offset
+  /// is `flatConstant + sum coef * vars[var]` over `flatTerms`.
+  bool inBounds = false;
+  SmallVector<std::pair<unsigned, int64_t>, 4> flatTerms;
+  int64_t flatConstant = 0;
 };
 
 /// A reduction: loop `vars` over `[0, extents)` and fold `body`. Its value
