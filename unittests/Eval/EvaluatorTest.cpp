@@ -87,6 +87,11 @@ TEST(EvaluatorTest, HaloReadsPastTheEndAreZero) {
   Tensor halo = run("op blur(A) = lambda i: A[i - 1] + A[i] + A[i + 1];",
                     "blur", {&a}, {4});
   expectValues(halo, {3, 6, 9, 7});
+  // In bounds for every i (no checks compiled) and, with a longer output,
+  // not: the same read then needs its bounds checks.
+  StringRef flip = "op flip(A) = lambda i: A[3 - i];";
+  expectValues(run(flip, "flip", {&a}, {4}), {4, 3, 2, 1});
+  expectValues(run(flip, "flip", {&a}, {5}), {4, 3, 2, 1, 0});
 }
 
 TEST(EvaluatorTest, Reducers) {
