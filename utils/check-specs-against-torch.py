@@ -222,9 +222,9 @@ def summarize(by_type):
             print(f"{t}: {n} instance{'s' if n > 1 else ''} match")
         else:
             bad = [i for i in insts if i.status != "match"]
-            worst = bad[0]
-            print(f"{t}: {len(bad)} of {n} instances fail: {worst.status} "
-                  f"{worst.describe()}: {worst.detail}")
+            first = bad[0]
+            print(f"{t}: {len(bad)} of {n} instances fail: {first.status} "
+                  f"{first.describe()}: {first.detail}")
             failed += 1
     return failed
 
