@@ -16,7 +16,7 @@ indices, nll_loss targets, max-pool indices).
         [--ops TYPE,...] [--cap N] [--jobs N] [--keep DIR] [--report FILE]
 
 Prints one line per op type (`relu: 3 instances match`, `bernoulli:
-skipped (opaque)`, the failures with their worst instance), then a summary
+skipped (opaque)`, the failures with their first failing instance), then a summary
 `N op types, M instances, all match`. Exits 1 on any mismatch, any op type
 without a spec and any tdl-eval failure; 2 on bad usage. Run it with
 /usr/bin/python3 (Debian's python3-torch).
