@@ -5,8 +5,9 @@
 // to values, instantiates it at those shapes and params (overload
 // resolution, ellipsis expansion; see Instantiate.h), computes the output
 // with the TDL evaluator and writes it as a .npy file. The output shape is
-// given with --out-shape or inferred from the input shapes. Exit status: 0 success, 1 bad input (TDL errors,
-// unreadable or ill-fitting tensors, an opaque operator), 2 bad usage.
+// given with --out-shape or inferred from the input shapes. Exit status: 0
+// success, 1 bad input (TDL errors, unreadable .npy files, shapes or params
+// that fit no overload, an opaque operator), 2 bad usage.
 //
 //===----------------------------------------------------------------------===//
 
@@ -179,6 +180,7 @@ ExitStatus parseParams(SmallVectorImpl<NamedParamValue> &params) {
   return Success;
 }
 
+/// The --out-shape, if given.
 ExitStatus parseOutputShape(llvm::Optional<Shape> &shape) {
   if (outShape.empty())
     return Success;
@@ -190,6 +192,7 @@ ExitStatus parseOutputShape(llvm::Optional<Shape> &shape) {
   return BadUsage;
 }
 
+/// The output shape inferred from the input shapes (analysis).
 ExitStatus inferShape(const Instance &inst, const Inputs &in, Shape &shape) {
   llvm::Expected<Shape> inferred =
       analysis::inferOutputShape(*inst.op, in.shapes, inst.intParams);
@@ -201,6 +204,7 @@ ExitStatus inferShape(const Instance &inst, const Inputs &in, Shape &shape) {
   return Success;
 }
 
+/// The --out-dtype, or the default for the body's type and the inputs.
 ExitStatus resolveOutputType(const Inputs &in, bool realBody,
                              eval::DType &dtype) {
   if (!outType.empty()) {
