@@ -184,13 +184,22 @@ llvm::Expected<Tensor> eval::parseNpy(StringRef bytes, StringRef name) {
   Shape shape;
   if (!parseShapeTuple(*shapeText, shape))
     return npyError(name, "malformed shape '(" + *shapeText + ")'");
-  Tensor tensor(descr->dtype, shape);
+  // Check the size before allocating: a corrupt shape must not exhaust
+  // memory.
   StringRef data = bytes.drop_front(dataStart);
-  if (data.size() != size_t(tensor.getNumElements()) * descr->size)
-    return npyError(name, "expected " + Twine(tensor.getNumElements()) +
-                              " elements of " + Twine(descr->size) +
-                              " bytes, found " + Twine(data.size()) +
-                              " bytes");
+  uint64_t count = 1;
+  for (int64_t extent : shape)
+    if (extent != 0 && count > data.size() / uint64_t(extent))
+      count = UINT64_MAX;
+    else
+      count *= uint64_t(extent);
+  if (count == UINT64_MAX || data.size() != count * descr->size)
+    return npyError(name, "shape (" + *shapeText + ") needs " +
+                              (count == UINT64_MAX ? std::string("more")
+                                                   : std::to_string(count *
+                                                                    descr->size)) +
+                              " bytes of data, found " + Twine(data.size()));
+  Tensor tensor(descr->dtype, shape);
   llvm::MutableArrayRef<double> values = tensor.getData();
   for (size_t i = 0, e = values.size(); i != e; ++i)
     values[i] = decodeElement(data.data() + i * descr->size, descr->dtype);

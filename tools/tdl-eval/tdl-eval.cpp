@@ -192,6 +192,22 @@ ExitStatus parseOutputShape(llvm::Optional<Shape> &shape) {
   return BadUsage;
 }
 
+/// Refuses outputs too large to hold (a typo in --out-shape must not
+/// exhaust memory).
+ExitStatus checkOutputSize(ArrayRef<int64_t> shape) {
+  constexpr uint64_t maxElements = uint64_t(1) << 31;
+  uint64_t count = 1;
+  for (int64_t extent : shape) {
+    if (extent != 0 && count > maxElements / uint64_t(extent)) {
+      error() << "the output " << formatShape(shape)
+              << " has more than 2^31 elements\n";
+      return BadInput;
+    }
+    count *= uint64_t(extent);
+  }
+  return Success;
+}
+
 /// The output shape inferred from the input shapes (analysis).
 ExitStatus inferShape(const Instance &inst, const Inputs &in, Shape &shape) {
   llvm::Expected<Shape> inferred =
@@ -256,6 +272,8 @@ ExitStatus evaluateOp(const Module &library, const OpDecl &first) {
   if (givenShape)
     shape = *givenShape;
   else if (ExitStatus s = inferShape(**inst, in, shape))
+    return s;
+  if (ExitStatus s = checkOutputSize(shape))
     return s;
   SmallVector<double, 4> values;
   for (const ParamValue &v : (*inst)->params)

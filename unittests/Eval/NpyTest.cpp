@@ -49,7 +49,12 @@ TEST(NpyTest, RejectsMalformedFiles) {
   EXPECT_EQ(error("hello"), "'x.npy': not a .npy file (bad magic)");
   std::string bytes = formatNpy(Tensor(DType::F32, {2}));
   EXPECT_EQ(error(StringRef(bytes).drop_back(1)),
-            "'x.npy': expected 2 elements of 4 bytes, found 7 bytes");
+            "'x.npy': shape (2,) needs 8 bytes of data, found 7");
+  std::string huge = bytes;
+  huge.replace(huge.find("(2,)"), 4, "(99999999999, 99999999999)");
+  // Rejected before anything is allocated.
+  EXPECT_TRUE(StringRef(error(huge)).startswith(
+      "'x.npy': shape (99999999999, 99999999999) needs more bytes of data"));
   std::string fortran = bytes;
   fortran.replace(fortran.find("False"), 5, "True ");
   EXPECT_EQ(error(fortran), "'x.npy': Fortran-order arrays are not supported");
