@@ -54,16 +54,24 @@ private:
   mutable ReduceCache cache;
 };
 
-/// Integer-valued helpers over doubles that hold integers.
+/// True if `v` converts to int64_t exactly (an integer-typed value; an
+/// empty integer Max gives -inf, which does not).
+bool isInt64(double v) { return v > -9.0e18 && v < 9.0e18; }
+
+/// Integer `/` and `%` over doubles that hold integers; by zero they give 0.
 double intDiv(double a, double b) {
   if (b == 0)
     return 0;
+  if (!isInt64(a) || !isInt64(b))
+    return std::floor(a / b);
   return double(analysis::floorDiv(int64_t(a), int64_t(b)));
 }
 
 double intRem(double a, double b) {
   if (b == 0)
     return 0;
+  if (!isInt64(a) || !isInt64(b))
+    return a - b * std::floor(a / b);
   return double(analysis::floorMod(int64_t(a), int64_t(b)));
 }
 
@@ -91,7 +99,7 @@ double Machine::read(const ReadDesc &desc, const double *dynamic) const {
       double v = *dynamic++;
       // A data-dependent index is truncated; NaN and huge values are out of
       // bounds.
-      if (!(v > -9.0e18 && v < 9.0e18))
+      if (!isInt64(v))
         return 0;
       i = int64_t(v);
     } else {
