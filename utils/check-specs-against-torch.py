@@ -54,6 +54,7 @@ FULL_MODELS = [
     "wresnet:50:2 --batch 2 --image 32 --classes 10 --optimizer adam",
 ]
 RTOL, ATOL = 1e-4, 1e-5
+TIMEOUT = 120  # seconds per tdl-eval run
 
 
 def parse_args():
@@ -190,8 +191,14 @@ def check(inst, index, tdl_eval, spec_files, workdir):
             "--out-dtype", "f64", "-o", out]
     inst.command = " ".join(cmd)
     start = time.time()
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    inst.seconds = time.time() - start
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True,
+                           timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        inst.status, inst.detail = "error", f"timed out after {TIMEOUT} s"
+        return
+    finally:
+        inst.seconds = time.time() - start
     if r.returncode != 0:
         msg = r.stderr.strip().splitlines()
         first = msg[0] if msg else f"exit status {r.returncode}"
