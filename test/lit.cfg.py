@@ -25,3 +25,13 @@ config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(
     ("%exit-status", config.python_executable + " " +
      os.path.join(config.tofu_src_root, "test", "Utils", "print-exit-status.py")))
+config.substitutions.append(
+    ("%npy", config.python_executable + " " +
+     os.path.join(config.tofu_src_root, "test", "Utils", "npy.py")))
+
+# `REQUIRES: torch`: the Python that runs the tests has PyTorch (Debian's
+# python3-torch) and numpy.
+import subprocess  # noqa: E402
+if subprocess.call([config.python_executable, "-c", "import torch, numpy"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+    config.available_features.add("torch")

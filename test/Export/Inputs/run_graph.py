@@ -6,191 +6,23 @@ order, with None optionals and unread tensors left out), params and roles
 describe the step exactly.
 
 usage: run_graph.py TOFU_EXPORT_DIR -- MODEL [OPTIONS] [-- MODEL [OPTIONS]]...
-Each op is run as the ATen op named by its `aten` field, its arguments
-rebuilt from the naming rules; tensors it does not read get zeros (or None).
+The replay itself is tofu_export.replay: each op is run as the ATen op named
+by its `aten` field, its arguments rebuilt from the naming rules.
 Prints one line per model: `MODEL: N ops ran, M outputs match` or the first
 mismatches; exits 1 on any mismatch.
 """
 
-import contextlib
-import re
 import sys
 
 sys.path.insert(0, sys.argv[1])
 
 import torch  # noqa: E402
-from torch.nn.utils.stateless import functional_call  # noqa: E402
 
-from tofu_export import cli, models, naming, optim, step  # noqa: E402
-
-DTYPES = {"f32": torch.float32, "f64": torch.float64, "i64": torch.int64,
-          "i32": torch.int32, "bool": torch.bool, "f16": torch.float16}
-
-
-def list_param(params, name):
-    keys = sorted((int(k[len(name) + 1:]), k) for k in params
-                  if re.fullmatch(re.escape(name) + r"_\d+", k))
-    return [params[k] for _, k in keys] if keys else None
-
-
-def value_of(v):
-    return float(v) if isinstance(v, str) else v
-
-
-def unread_value(packet, arg, params, out, first):
-    """A stand-in for a tensor argument the op does not read: only its
-    shape matters to the kernel."""
-    if packet.endswith("norm_backward") and arg == "input":
-        return torch.zeros_like(first)  # the shape of grad_out
-    if packet.startswith("native_layer_norm") and arg in ("weight", "bias"):
-        return torch.ones(list_param(params, "normalized_shape"))
-    if packet.startswith("native_batch_norm") and arg in (
-            "weight", "bias", "running_mean", "running_var"):
-        return torch.ones(out.shape[1] if out.dim() > 1 else out.shape[0])
-    return torch.zeros_like(out)  # e.g. conv backward's input or weight
-
-
-def build_args(op, schema, values, out):
-    """Arguments of the ATen call behind `op` (positional, then keyword)."""
-    packet, overload = op["aten"].split(".")
-    m = re.search(r"__(\d+)$", op["type"])
-    k = int(m.group(1)) if m else 0
-    entry = naming.READS.get((packet, overload))
-    reads = None
-    if entry is not None:
-        when = entry.get("when")
-        if when is None or op["params"].get(when[0]) == int(when[1]):
-            reads = entry["outputs"][k]
-    inputs = iter(op["inputs"])
-    params = op["params"]
-    args = []
-    for a in schema.arguments:
-        t = a.type
-        optional = isinstance(t, torch.OptionalType)
-        inner = t.getElementType() if optional else t
-        if isinstance(inner, torch.TensorType):
-            if f"_no{a.name}" in op["type"]:
-                args.append(None)
-            elif reads is not None and a.name not in reads:
-                args.append(unread_value(packet, a.name, params, out,
-                                         values[op["inputs"][0]]))
-            else:
-                args.append(values[next(inputs)])
-        elif isinstance(inner, torch.ListType) and isinstance(
-                inner.getElementType(), torch.TensorType):
-            args.append([values[i] for i in inputs])
-        elif a.name == "output_mask":
-            args.append([i == k for i in range(3)])
-        elif a.name in ("dtype", "input_dtype"):
-            args.append(out.dtype)
-        elif a.name in params:
-            args.append(value_of(params[a.name]))
-        elif list_param(params, a.name) is not None:
-            args.append(list_param(params, a.name))
-        elif a.has_default_value():
-            args.append(a.default_value)
-        else:
-            args.append(None)
-    positional = [v for a, v in zip(schema.arguments, args)
-                  if not a.kwarg_only]
-    keywords = {a.name: v for a, v in zip(schema.arguments, args)
-                if a.kwarg_only}
-    return positional, keywords, k
-
-
-def run_op(op, values, shape_of):
-    shape, dtype = shape_of[op["outputs"][0]]
-    out = torch.empty(shape, dtype=dtype)
-    if op["type"] == "full":
-        return torch.full(shape, op["params"]["value"], dtype=dtype)
-    if op["type"] in ("view", "expand"):
-        x = values[op["inputs"][0]]
-        return x.reshape(shape) if op["type"] == "view" else x.expand(shape)
-    if op["type"].startswith("nll_loss_forward_noweight__1"):
-        # total_weight: the count of targets that are not ignored (its
-        # unread `self` has no shape to rebuild it from).
-        target = values[op["inputs"][0]]
-        return (target != op["params"]["ignore_index"]).sum().to(dtype)
-    packet, overload = op["aten"].split(".")
-    aten_op = getattr(getattr(torch.ops.aten, packet), overload)
-    args, kwargs, k = build_args(op, aten_op._schema, values, out)
-    try:
-        result = aten_op(*args, **kwargs)
-    except (RuntimeError, IndexError) as e:
-        raise RuntimeError(f"op {op['name']} ({op['type']}): {e}") from None
-    return result[k] if isinstance(result, (tuple, list)) else result
-
-
-def real_setup(argv):
-    """The model of `argv`, built for real on the CPU, with its options."""
-    args = cli.make_parser().parse_args(argv)
-    meta = models.meta
-    saved = meta.meta_construction, meta.to_meta
-    meta.meta_construction, meta.to_meta = contextlib.nullcontext, lambda m: m
-    try:
-        setup = models.resolve(args.model, cli._options(args))
-    finally:
-        meta.meta_construction, meta.to_meta = saved
-    return args, setup
-
-
-def random_like(t, high):
-    if t.dtype in (torch.int64, torch.int32):
-        return torch.randint(0, high, t.shape, dtype=t.dtype)
-    return torch.randn(t.shape, dtype=t.dtype)
-
-
-def eager_step(args, setup, doc):
-    """Values of the graph inputs and the eager step's results by name."""
-    torch.manual_seed(0)
-    model = setup.module.train()
-    ints = min(args.classes, args.vocab)
-    values = {n: p.detach().clone() for n, p in model.named_parameters()}
-    values.update({n: b.clone() for n, b in model.named_buffers()})
-    inputs = [random_like(t, ints) for _, t in setup.inputs]
-    values.update({n: x for (n, _), x in zip(setup.inputs, inputs)})
-    loss_kind = doc["metadata"]["loss"]
-    target_t = next((t for t in doc["tensors"] if t["name"] == "target"),
-                    None)
-    if target_t is not None:
-        values["target"] = random_like(torch.empty(
-            target_t["shape"], dtype=DTYPES[target_t["dtype"]]), ints)
-    cfg = optim.OptimizerConfig(name=args.optimizer, lr=args.lr,
-                                momentum=args.momentum)
-    params = {n: values[n].clone().requires_grad_(True)
-              for n, _ in model.named_parameters()}
-    state = {}
-    for p in params:
-        for s in cfg.state_names():
-            values[f"{p}.{s}"] = torch.rand_like(params[p])
-            state[f"{p}.{s}"] = values[f"{p}.{s}"]
-    out = functional_call(model, {**params, **dict(model.named_buffers())},
-                          tuple(inputs))
-    loss = step.make_loss(loss_kind)(out, values.get("target"))
-    grads = torch.autograd.grad(loss, list(params.values()), allow_unused=True)
-    expected = {"loss": loss.detach()}
-    for (n, p), g in zip(params.items(), grads):
-        if g is None:
-            continue
-        expected[f"grad:{n}"] = g
-        new_p, new_s = optim.update(cfg, n, p.detach(), g, state)
-        expected[f"new:{n}"] = new_p
-        expected.update({f"new:{s}": v for s, v in new_s.items()})
-    return values, expected
+from tofu_export import replay  # noqa: E402
 
 
 def run_model(argv):
-    args, setup = real_setup(argv)
-    doc, _ = cli.export(args)
-    values, expected = eager_step(args, setup, doc)
-    shape_of = {t["name"]: (t["shape"], DTYPES[t["dtype"]])
-                for t in doc["tensors"]}
-    values.update({t["name"]: torch.tensor(t["value"], dtype=DTYPES[
-        t["dtype"]]).reshape(t["shape"]) for t in doc["tensors"]
-        if "value" in t})
-    with torch.no_grad():
-        for op in doc["ops"]:
-            values[op["outputs"][0]] = run_op(op, values, shape_of)
+    doc, values, expected = replay.replay(argv)
     got = {}
     for t in doc["tensors"]:
         if "updates" in t:

@@ -1,0 +1,288 @@
+//===- Interpreter.cpp - Execute a compiled operator ----------------------===//
+//
+// This file implements CompiledOp::run: an odometer over the output
+// coordinates sets the output variables and runs the body block; a Reduce
+// instruction runs an odometer over its variables and folds its block's
+// values. Blocks run on one preallocated stack of doubles, a nested block
+// on the slots above its caller's top, so nothing is allocated per element.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Eval/Evaluator.h"
+
+#include "Program.h"
+
+#include "tofu/Analysis/IndexProgram.h"
+
+#include <cassert>
+#include <cmath>
+#include <limits>
+
+using namespace tofu;
+using namespace tofu::eval;
+using Op = Inst::Op;
+
+namespace {
+
+/// The cached value of each reduction and the free-variable values it was
+/// computed for.
+struct ReduceCache {
+  explicit ReduceCache(const Program &prog)
+      : keys(prog.numCacheKeys), values(prog.reduces.size()),
+        valid(prog.reduces.size(), false) {}
+  std::vector<int64_t> keys;
+  std::vector<double> values;
+  std::vector<bool> valid;
+};
+
+class Machine {
+public:
+  Machine(const Program &prog, const double *const *inputs, int64_t *vars)
+      : prog(prog), inputs(inputs), vars(vars), cache(prog) {}
+
+  /// Runs block `index` with its stack starting at `stack`.
+  double run(unsigned index, double *stack) const;
+
+private:
+  double read(const ReadDesc &desc, const double *dynamic) const;
+  double reduce(unsigned index, double *stack) const;
+  double fold(const ReduceDesc &desc, double *stack) const;
+
+  const Program &prog;
+  const double *const *inputs;
+  int64_t *vars;
+  mutable ReduceCache cache;
+};
+
+/// True if `v` converts to int64_t exactly (an integer-typed value; an
+/// empty integer Max gives -inf, which does not).
+bool isInt64(double v) { return v > -9.0e18 && v < 9.0e18; }
+
+/// Integer `/` and `%` over doubles that hold integers; by zero they give 0.
+double intDiv(double a, double b) {
+  if (b == 0)
+    return 0;
+  if (!isInt64(a) || !isInt64(b))
+    return std::floor(a / b);
+  return double(analysis::floorDiv(int64_t(a), int64_t(b)));
+}
+
+double intRem(double a, double b) {
+  if (b == 0)
+    return 0;
+  if (!isInt64(a) || !isInt64(b))
+    return a - b * std::floor(a / b);
+  return double(analysis::floorMod(int64_t(a), int64_t(b)));
+}
+
+/// Real `%` with the divisor's sign, as for integers (Python's `%`).
+double realRem(double a, double b) { return a - b * std::floor(a / b); }
+
+/// max/min that propagate NaN, as PyTorch's maximum/minimum do.
+double maxOf(double a, double b) { return (a > b || std::isnan(a)) ? a : b; }
+double minOf(double a, double b) { return (a < b || std::isnan(a)) ? a : b; }
+
+double sign(double a) { return a > 0 ? 1.0 : a < 0 ? -1.0 : a; }
+
+double Machine::read(const ReadDesc &desc, const double *dynamic) const {
+  if (desc.inBounds) {
+    int64_t offset = desc.flatConstant;
+    for (const auto &[var, coef] : desc.flatTerms)
+      offset += coef * vars[var];
+    return inputs[desc.tensor][offset];
+  }
+  int64_t offset = 0;
+  for (unsigned d = 0, e = desc.indices.size(); d != e; ++d) {
+    const IndexDesc &index = desc.indices[d];
+    int64_t i;
+    if (index.dynamic) {
+      double v = *dynamic++;
+      // A data-dependent index is truncated; NaN and huge values are out of
+      // bounds.
+      if (!isInt64(v))
+        return 0;
+      i = int64_t(v);
+    } else {
+      i = index.constant;
+      for (const auto &[var, coef] : index.terms)
+        i += coef * vars[var];
+      if (index.divisor)
+        i = index.modulo ? analysis::floorMod(i, index.divisor)
+                         : analysis::floorDiv(i, index.divisor);
+    }
+    if (uint64_t(i) >= uint64_t(desc.extents[d]))
+      return 0;
+    offset += i * desc.strides[d];
+  }
+  return inputs[desc.tensor][offset];
+}
+
+double identity(tdl::Reducer reducer) {
+  switch (reducer) {
+  case tdl::Reducer::Sum: return 0;
+  case tdl::Reducer::Prod: return 1;
+  case tdl::Reducer::Max: return -std::numeric_limits<double>::infinity();
+  case tdl::Reducer::Min: return std::numeric_limits<double>::infinity();
+  }
+  return 0;
+}
+
+double Machine::reduce(unsigned index, double *stack) const {
+  const ReduceDesc &desc = prog.reduces[index];
+  int64_t *key = cache.keys.data() + desc.keyOffset;
+  bool hit = cache.valid[index];
+  for (unsigned k = 0, e = desc.freeVars.size(); k != e; ++k)
+    if (key[k] != vars[desc.freeVars[k]]) {
+      hit = false;
+      key[k] = vars[desc.freeVars[k]];
+    }
+  if (!hit) {
+    cache.values[index] = fold(desc, stack);
+    cache.valid[index] = true;
+  }
+  return cache.values[index];
+}
+
+double Machine::fold(const ReduceDesc &desc, double *stack) const {
+  double acc = identity(desc.reducer);
+  unsigned n = desc.vars.size();
+  for (unsigned k = 0; k != n; ++k) {
+    if (desc.extents[k] <= 0)
+      return acc;
+    vars[desc.vars[k]] = 0;
+  }
+  for (;;) {
+    double v = run(desc.body, stack);
+    switch (desc.reducer) {
+    case tdl::Reducer::Sum: acc += v; break;
+    case tdl::Reducer::Prod: acc *= v; break;
+    case tdl::Reducer::Max: acc = maxOf(v, acc); break;
+    case tdl::Reducer::Min: acc = minOf(v, acc); break;
+    }
+    // Advance the odometer, innermost (last) variable first.
+    unsigned k = n;
+    while (k-- > 0) {
+      if (++vars[desc.vars[k]] < desc.extents[k])
+        break;
+      vars[desc.vars[k]] = 0;
+    }
+    if (k == unsigned(-1))
+      return acc;
+  }
+}
+
+double Machine::run(unsigned index, double *stack) const {
+  double *sp = stack;
+  const std::vector<Inst> &insts = prog.blocks[index].insts;
+  for (size_t pc = 0, end = insts.size(); pc != end; ++pc) {
+    const Inst &inst = insts[pc];
+    switch (inst.op) {
+#define UNARY(Id, expr)                                                        \
+  case Op::Id: {                                                               \
+    double a = sp[-1];                                                         \
+    sp[-1] = (expr);                                                           \
+    break;                                                                     \
+  }
+#define BINARY(Id, expr)                                                       \
+  case Op::Id: {                                                               \
+    double a = sp[-2], b = sp[-1];                                             \
+    sp[-2] = (expr);                                                           \
+    --sp;                                                                      \
+    break;                                                                     \
+  }
+    case Op::Const: *sp++ = inst.imm; break;
+    case Op::Var: *sp++ = double(vars[inst.operand]); break;
+    case Op::Read: {
+      const ReadDesc &desc = prog.reads[inst.operand];
+      sp -= desc.numDynamic;
+      *sp = read(desc, sp);
+      ++sp;
+      break;
+    }
+    case Op::Reduce:
+      *sp = reduce(inst.operand, sp);
+      ++sp;
+      break;
+    UNARY(Neg, -a)
+    UNARY(Not, a == 0 ? 1.0 : 0.0)
+    BINARY(Add, a + b)
+    BINARY(Sub, a - b)
+    BINARY(Mul, a * b)
+    BINARY(Div, a / b)
+    BINARY(IntDiv, intDiv(a, b))
+    BINARY(Rem, realRem(a, b))
+    BINARY(IntRem, intRem(a, b))
+    BINARY(Eq, a == b ? 1.0 : 0.0)
+    BINARY(Ne, a != b ? 1.0 : 0.0)
+    BINARY(Lt, a < b ? 1.0 : 0.0)
+    BINARY(Le, a <= b ? 1.0 : 0.0)
+    BINARY(Gt, a > b ? 1.0 : 0.0)
+    BINARY(Ge, a >= b ? 1.0 : 0.0)
+    BINARY(And, (a != 0 && b != 0) ? 1.0 : 0.0)
+    BINARY(Or, (a != 0 || b != 0) ? 1.0 : 0.0)
+    UNARY(Abs, std::fabs(a))
+    UNARY(Ceil, std::ceil(a))
+    UNARY(Cos, std::cos(a))
+    UNARY(Erf, std::erf(a))
+    UNARY(Exp, std::exp(a))
+    UNARY(Expm1, std::expm1(a))
+    UNARY(Floor, std::floor(a))
+    UNARY(Log, std::log(a))
+    UNARY(Log1p, std::log1p(a))
+    BINARY(Max, maxOf(a, b))
+    BINARY(Min, minOf(a, b))
+    BINARY(Pow, std::pow(a, b))
+    UNARY(Rsqrt, 1.0 / std::sqrt(a))
+    case Op::JumpIfZero:
+      if (*--sp == 0)
+        pc = inst.operand - 1;
+      break;
+    case Op::Jump:
+      pc = inst.operand - 1;
+      break;
+    UNARY(Sigmoid, 1.0 / (1.0 + std::exp(-a)))
+    UNARY(Sign, sign(a))
+    UNARY(Sin, std::sin(a))
+    UNARY(Sqrt, std::sqrt(a))
+    UNARY(Tanh, std::tanh(a))
+#undef UNARY
+#undef BINARY
+    }
+  }
+  assert(sp == stack + 1 && "a block leaves one value");
+  return sp[-1];
+}
+
+} // namespace
+
+CompiledOp::CompiledOp(std::unique_ptr<Program> program)
+    : program(std::move(program)) {}
+CompiledOp::CompiledOp(CompiledOp &&) = default;
+CompiledOp &CompiledOp::operator=(CompiledOp &&) = default;
+CompiledOp::~CompiledOp() = default;
+
+bool CompiledOp::hasRealBody() const { return program->realBody; }
+
+void CompiledOp::run(ArrayRef<const Tensor *> inputs, Tensor &output) const {
+  const Program &prog = *program;
+  assert(inputs.size() == prog.numInputs && "one tensor per operator input");
+  assert(output.getShape() == ArrayRef<int64_t>(prog.outputShape) &&
+         "the output has the compiled shape");
+  SmallVector<const double *, 4> data;
+  for (const Tensor *t : inputs)
+    data.push_back(t->getData().data());
+  SmallVector<int64_t, 16> vars(prog.numVars, 0);
+  std::vector<double> stack(prog.stackSize + 1);
+  Machine machine(prog, data.data(), vars.data());
+  llvm::MutableArrayRef<double> out = output.getData();
+  unsigned rank = prog.outputShape.size();
+  for (int64_t i = 0, e = out.size(); i != e; ++i) {
+    out[i] = machine.run(0, stack.data());
+    // Advance the output coordinates, last dimension first.
+    for (unsigned d = rank; d-- > 0;) {
+      if (++vars[d] < prog.outputShape[d])
+        break;
+      vars[d] = 0;
+    }
+  }
+}

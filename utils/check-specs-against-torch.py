@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""Checks the TDL operator library against PyTorch's kernels.
+
+Exports small training graphs with tofu-export, replays each with PyTorch's
+ATen kernels (tofu_export.replay, the machinery of test/Export's
+run_graph.py), and for each distinct instance of an op type (input shapes
+and dtypes, params; at most --cap per type) saves the op's actual inputs as
+.npy files, evaluates the op's spec with tdl-eval on them and compares the
+result with PyTorch's output: rtol 1e-4 and atol 1e-5 for floating-point
+outputs (TDL computes in double), exactly for integer and bool outputs.
+Real data from a real step keeps data-dependent indices valid (embedding
+indices, nll_loss targets, max-pool indices).
+
+    check-specs-against-torch.py [--tdl-eval BIN] [--specs DIR]
+        [--spec-file FILE.tdl]... [--model "MODEL OPTIONS"]... [--full]
+        [--ops TYPE,...] [--cap N] [--jobs N] [--keep DIR] [--report FILE]
+
+Prints one line per op type (`relu: 3 instances match`, `bernoulli:
+skipped (opaque)`, the failures with their first failing instance), then a summary
+`N op types, M instances, all match`. Exits 1 on any mismatch, any op type
+without a spec and any tdl-eval failure; 2 on bad usage. Run it with
+/usr/bin/python3 (Debian's python3-torch).
+"""
+
+import argparse
+import concurrent.futures
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(SRC, "tools", "tofu-export"))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from tofu_export import replay  # noqa: E402
+
+MLP = os.path.join(SRC, "test", "Export", "Inputs", "mlp.py")
+MODELS = [
+    f"{MLP}:MLP --input 4x1024 --classes 10",
+    f"{MLP}:Scalar --input 8x16 --input 8x4 --optimizer adam",
+    "rnn:2:8 --batch 3 --steps 3 --vocab 10 --momentum 0.9",
+    "gpt:1:16:2:4 --batch 2 --vocab 10 --optimizer adam",
+    "torchvision:resnet18 --batch 2 --image 32 --classes 10",
+]
+# Slow to export and replay (tens of seconds each), and no op types beyond
+# the default models' but bernoulli.
+FULL_MODELS = [
+    "torchvision:vgg11 --batch 2 --image 32 --classes 10",
+    "wresnet:50:2 --batch 2 --image 32 --classes 10 --optimizer adam",
+]
+RTOL, ATOL = 1e-4, 1e-5
+TIMEOUT = 120  # seconds per tdl-eval run
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--tdl-eval", default=os.path.join(SRC, "build", "bin",
+                                                      "tdl-eval"))
+    p.add_argument("--specs", default=os.path.join(SRC, "specs"),
+                   help="directory of the operator library's .tdl files")
+    p.add_argument("--spec-file", action="append", default=[],
+                   help="a .tdl file to use instead of --specs (repeatable)")
+    p.add_argument("--model", action="append", default=[],
+                   help="a tofu-export model and its options, as one "
+                        "string (repeatable; default: small MLP, RNN, GPT "
+                        "and ResNet-18 steps)")
+    p.add_argument("--full", action="store_true",
+                   help="also check VGG-11 and WResNet-50-2 (slow)")
+    p.add_argument("--ops", help="check only these op types (comma list)")
+    p.add_argument("--cap", type=int, default=3,
+                   help="instances per op type (default 3)")
+    p.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1))
+    p.add_argument("--keep", help="keep the .npy files under this directory")
+    p.add_argument("--report", help="write every instance's result here")
+    return p.parse_args()
+
+
+def param_text(value):
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def shape_text(shape):
+    return "x".join(str(d) for d in shape) if shape else "scalar"
+
+
+class Instance:
+    """One op of a replayed graph, with its actual inputs and output."""
+
+    def __init__(self, op, values, model):
+        self.type = op["type"]
+        self.name = op["name"]
+        self.model = model
+        self.params = {k: v for k, v in op["params"].items()
+                       if v is not None}
+        self.inputs = [values[t].detach().contiguous().numpy()
+                       for t in op["inputs"]]
+        self.output = values[op["outputs"][0]].detach().contiguous().numpy()
+        self.status = None  # "match", "mismatch", "opaque", "nospec", "error"
+        self.detail = ""
+        self.max_error = 0.0
+        self.seconds = 0.0
+
+    def key(self):
+        shapes = tuple((x.shape, str(x.dtype)) for x in self.inputs)
+        return (self.type, shapes, tuple(sorted(
+            (k, param_text(v)) for k, v in self.params.items())),
+            self.output.shape)
+
+    def describe(self):
+        ins = ", ".join(f"{shape_text(x.shape)}:{x.dtype}"
+                        for x in self.inputs)
+        ps = " ".join(f"{k}={param_text(v)}" for k, v in
+                      sorted(self.params.items()))
+        return (f"{self.name} ({ins}{'; ' + ps if ps else ''}) -> "
+                f"{shape_text(self.output.shape)}:{self.output.dtype}")
+
+
+def collect(models, cap, only):
+    """Replays each model and keeps up to `cap` distinct instances per op
+    type, in first-seen order."""
+    by_type, seen = {}, set()
+    for spec in models:
+        start = time.time()
+        doc, values, _ = replay.replay(spec.split())
+        for op in doc["ops"]:
+            if only and op["type"] not in only:
+                continue
+            inst = Instance(op, values, spec.split()[0])
+            group = by_type.setdefault(inst.type, [])
+            if len(group) >= cap or inst.key() in seen:
+                continue
+            seen.add(inst.key())
+            group.append(inst)
+        print(f"# replayed {spec} ({len(doc['ops'])} ops) in "
+              f"{time.time() - start:.1f} s", file=sys.stderr)
+    return by_type
+
+
+def compare(inst, got):
+    want = inst.output
+    if got.shape != want.shape:
+        inst.status = "mismatch"
+        inst.detail = f"shape {got.shape} instead of {want.shape}"
+        return
+    g = np.atleast_1d(got.astype(np.float64))
+    w = np.atleast_1d(want.astype(np.float64))
+    if want.dtype.kind == "f":
+        err = np.abs(g - w)
+        err[np.isnan(g) & np.isnan(w)] = 0
+        err[np.isinf(w) & (g == w)] = 0
+        bad = ~(err <= ATOL + RTOL * np.abs(w))
+    else:
+        err = np.abs(g - w)
+        bad = g != w
+    inst.max_error = float(np.nanmax(err)) if err.size else 0.0
+    if np.isnan(err).any():
+        inst.max_error = float("nan")
+    if not bad.any():
+        inst.status = "match"
+        return
+    inst.status = "mismatch"
+    where = np.unravel_index(np.argmax(bad), bad.shape)
+    inst.detail = (f"{int(bad.sum())} of {bad.size} elements differ, max "
+                   f"abs error {inst.max_error:.3g}; first at "
+                   f"{list(map(int, where))}: tdl {g[where]!r} vs torch "
+                   f"{w[where]!r}")
+
+
+def check(inst, index, tdl_eval, spec_files, workdir):
+    d = os.path.join(workdir, f"{index:04d}-{inst.type}")
+    os.makedirs(d, exist_ok=True)
+    cmd = [tdl_eval, *spec_files, "--op", inst.type]
+    for i, x in enumerate(inst.inputs):
+        path = os.path.join(d, f"in{i}.npy")
+        np.save(path, x)
+        cmd += ["--input", path]
+    np.save(os.path.join(d, "torch.npy"), inst.output)
+    for k, v in sorted(inst.params.items()):
+        cmd += ["--param", f"{k}={param_text(v)}"]
+    out = os.path.join(d, "tdl.npy")
+    cmd += ["--out-shape", shape_text(inst.output.shape),
+            "--out-dtype", "f64", "-o", out]
+    inst.command = " ".join(cmd)
+    start = time.time()
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True,
+                           timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        inst.status, inst.detail = "error", f"timed out after {TIMEOUT} s"
+        return
+    finally:
+        inst.seconds = time.time() - start
+    if r.returncode != 0:
+        msg = r.stderr.strip().splitlines()
+        first = msg[0] if msg else f"exit status {r.returncode}"
+        if "is opaque" in r.stderr:
+            inst.status = "opaque"
+        elif f"no operator named '{inst.type}'" in r.stderr:
+            inst.status = "nospec"
+        else:
+            inst.status = "error"
+        inst.detail = first
+        return
+    compare(inst, np.load(out))
+
+
+def summarize(by_type):
+    """Prints one line per op type; returns (types, instances, failed)."""
+    failed = 0
+    for t in sorted(by_type):
+        insts = by_type[t]
+        statuses = [i.status for i in insts]
+        n = len(insts)
+        if all(s == "opaque" for s in statuses):
+            print(f"{t}: skipped (opaque)")
+        elif all(s == "nospec" for s in statuses):
+            print(f"{t}: no spec")
+            failed += 1
+        elif all(s == "match" for s in statuses):
+            print(f"{t}: {n} instance{'s' if n > 1 else ''} match")
+        else:
+            bad = [i for i in insts if i.status != "match"]
+            first = bad[0]
+            print(f"{t}: {len(bad)} of {n} instances fail: {first.status} "
+                  f"{first.describe()}: {first.detail}")
+            failed += 1
+    return failed
+
+
+def write_report(path, by_type):
+    with open(path, "w") as f:
+        for t in sorted(by_type):
+            for i in by_type[t]:
+                f.write(f"{i.status}\t{i.model}\t{i.describe()}\t"
+                        f"max_error={i.max_error:.3g}\t{i.seconds:.2f} s\t"
+                        f"{i.detail}\n"
+                        f"\t{getattr(i, 'command', '')}\n")
+
+
+def main():
+    args = parse_args()
+    spec_files = args.spec_file or sorted(
+        os.path.join(args.specs, f) for f in os.listdir(args.specs)
+        if f.endswith(".tdl")) if (args.spec_file or os.path.isdir(
+            args.specs)) else []
+    if not spec_files:
+        print(f"error: no .tdl files (--specs {args.specs})", file=sys.stderr)
+        return 2
+    tdl_eval = shutil.which(args.tdl_eval)
+    if not tdl_eval:
+        print(f"error: cannot run '{args.tdl_eval}'", file=sys.stderr)
+        return 2
+    models = (args.model or MODELS) + (FULL_MODELS if args.full else [])
+    only = set(args.ops.split(",")) if args.ops else None
+    start = time.time()
+    torch.manual_seed(0)
+    by_type = collect(models, args.cap, only)
+    insts = [i for group in by_type.values() for i in group]
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = args.keep or tmp
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+            list(pool.map(lambda p: check(p[1], p[0], tdl_eval,
+                                          spec_files, workdir),
+                          enumerate(insts)))
+    if args.report:
+        write_report(args.report, by_type)
+    failed = summarize(by_type)
+    checked = sum(1 for i in insts if i.status != "opaque")
+    print(f"{len(by_type)} op types, {checked} instances, " +
+          ("all match" if not failed else f"{failed} op types fail"))
+    print(f"# {time.time() - start:.1f} s", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
