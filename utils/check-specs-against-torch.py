@@ -40,12 +40,16 @@ import torch  # noqa: E402
 from tofu_export import replay  # noqa: E402
 
 MLP = os.path.join(SRC, "test", "Export", "Inputs", "mlp.py")
+# Uses the specs the models above do not (conv bias, uneven adaptive
+# pooling, tanh GELU, neg, sub_Scalar, sum, dropout).
+LIBRARY_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "library_ops.py")
 MODELS = [
     f"{MLP}:MLP --input 4x1024 --classes 10",
     f"{MLP}:Scalar --input 8x16 --input 8x4 --optimizer adam",
     "rnn:2:8 --batch 3 --steps 3 --vocab 10 --momentum 0.9",
     "gpt:1:16:2:4 --batch 2 --vocab 10 --optimizer adam",
     "torchvision:resnet18 --batch 2 --image 32 --classes 10",
+    f"{LIBRARY_OPS}:LibraryOps --input 2x3x5x7 --loss output",
 ]
 # Slow to export and replay (tens of seconds each), and no op types beyond
 # the default models' but bernoulli.
@@ -67,8 +71,8 @@ def parse_args():
                    help="a .tdl file to use instead of --specs (repeatable)")
     p.add_argument("--model", action="append", default=[],
                    help="a tofu-export model and its options, as one "
-                        "string (repeatable; default: small MLP, RNN, GPT "
-                        "and ResNet-18 steps)")
+                        "string (repeatable; default: small MLP, RNN, GPT, "
+                        "ResNet-18 and LibraryOps steps)")
     p.add_argument("--full", action="store_true",
                    help="also check VGG-11 and WResNet-50-2 (slow)")
     p.add_argument("--ops", help="check only these op types (comma list)")

@@ -45,6 +45,21 @@ def unread_value(packet, arg, params, out, first):
     return torch.zeros_like(out)  # e.g. conv backward's input or weight
 
 
+def string_arg(op, packet, overload, schema, arg):
+    """A string argument, from the type name (naming rule 6: a non-default
+    value is appended to the name, before the `_no<arg>` suffixes)."""
+    base = packet if overload == "default" else f"{packet}_{overload}"
+    rest = re.sub(r"__\d+$", "", op["type"])[len(base):]
+    for a in schema.arguments:
+        rest = rest.replace(f"_no{a.name}", "")
+    values = [v for v in re.sub(r"_n\d+$", "", rest).split("_") if v]
+    strings = [a.name for a in schema.arguments
+               if isinstance(a.type, torch.StringType)]
+    if len(values) == len(strings):
+        return values[strings.index(arg.name)]
+    return arg.default_value if arg.has_default_value() else None
+
+
 def build_args(op, schema, values, out):
     """Arguments of the ATen call behind `op` (positional, then keyword)."""
     packet, overload = op["aten"].split(".")
@@ -74,6 +89,8 @@ def build_args(op, schema, values, out):
         elif isinstance(inner, torch.ListType) and isinstance(
                 inner.getElementType(), torch.TensorType):
             args.append([values[i] for i in inputs])
+        elif isinstance(inner, torch.StringType):
+            args.append(string_arg(op, packet, overload, schema, a))
         elif a.name == "output_mask":
             args.append([i == k for i in range(3)])
         elif a.name in ("dtype", "input_dtype"):
