@@ -1,0 +1,215 @@
+//===- VerifySpecs.cpp - Check graph ops against their TDL operators ------===//
+//
+// This file implements the spec half of the graph verifier. For each op:
+// the operator its type names, the number and ranks of its inputs, its
+// params by name, its output rank, and its output shape against the shape
+// inferred from the operator's reads (analysis::inferOutputShape). The shape
+// rule (docs/GraphFormat.md): where inference determines the output shape,
+// the declared shape must equal it; where it does not determine every
+// dimension, the declared shape must bind consistently with the inputs
+// (analysis::Binding), which checks ranks and the extents of reduction
+// variables.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Graph/GraphWriter.h"
+#include "tofu/Graph/SpecLibrary.h"
+#include "tofu/Graph/Verifier.h"
+#include "tofu/Analysis/Binding.h"
+#include "tofu/Analysis/ShapeInference.h"
+#include "tofu/Support/Diagnostics.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+using namespace tofu;
+using namespace tofu::graph;
+
+namespace {
+
+std::string formatParam(const ParamValue &value) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  writeParamValue(os, value);
+  return os.str();
+}
+
+class SpecVerifier {
+public:
+  SpecVerifier(const Graph &g, SpecLibrary &specs, DiagnosticEngine &diags)
+      : g(g), specs(specs), diags(diags) {}
+
+  void checkOp(const Op &op);
+
+private:
+  bool checkInputs(const Op &op, const tdl::OpDecl &decl);
+  bool checkOutputRank(const Op &op, const tdl::OpDecl &decl);
+  bool orderParams(const Op &op, const tdl::OpDecl &decl,
+                   llvm::SmallVectorImpl<int64_t> &values);
+  void checkShape(const Op &op, const tdl::OpDecl &decl,
+                  ArrayRef<int64_t> params);
+  SMLoc outputShapeLoc(const Op &op) const {
+    const Tensor &out = g.getTensor(op.getOutput());
+    return out.shapeLoc.isValid() ? out.shapeLoc : op.loc;
+  }
+  std::string prefix(const Op &op, const tdl::OpDecl &decl) const {
+    return "op '" + op.name + "' (operator '" + decl.getName().str() + "')";
+  }
+
+  const Graph &g;
+  SpecLibrary &specs;
+  DiagnosticEngine &diags;
+};
+
+} // namespace
+
+bool SpecVerifier::checkInputs(const Op &op, const tdl::OpDecl &decl) {
+  auto tensors = decl.getTensors();
+  if (op.inputs.size() != tensors.size()) {
+    std::string names;
+    for (const auto &t : tensors)
+      names += (names.empty() ? "" : ", ") + t->getName().str();
+    diags.error(op.inputsLoc.isValid() ? op.inputsLoc : op.loc,
+                prefix(op, decl) + ": has " + Twine(op.inputs.size()) +
+                    " inputs, but the operator takes " +
+                    Twine(tensors.size()) + " (" + names + ")");
+    return false;
+  }
+  bool ok = true;
+  for (unsigned i = 0, e = tensors.size(); i != e; ++i) {
+    int rank = tensors[i]->getRank();
+    const Tensor &t = g.getTensor(op.inputs[i].index);
+    if (rank >= 0 && unsigned(rank) != t.shape.size()) {
+      diags.error(op.inputs[i].loc,
+                  prefix(op, decl) + ": input " + Twine(i) + " '" + t.name +
+                      "' has rank " + Twine(t.shape.size()) + " (shape " +
+                      formatShape(t.shape) + "), but the operator reads '" +
+                      tensors[i]->getName() + "' with rank " + Twine(rank));
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+bool SpecVerifier::checkOutputRank(const Op &op, const tdl::OpDecl &decl) {
+  const Tensor &out = g.getTensor(op.getOutput());
+  if (out.shape.size() == decl.getOutputRank())
+    return true;
+  diags.error(op.outputs[0].loc,
+              prefix(op, decl) + ": output '" + out.name + "' has rank " +
+                  Twine(out.shape.size()) + " (shape " +
+                  formatShape(out.shape) +
+                  "), but the operator's output has rank " +
+                  Twine(decl.getOutputRank()));
+  return false;
+}
+
+bool SpecVerifier::orderParams(const Op &op, const tdl::OpDecl &decl,
+                               llvm::SmallVectorImpl<int64_t> &values) {
+  values.assign(decl.getParams().size(), 0);
+  SmallVector<bool, 4> seen(values.size(), false);
+  bool ok = true;
+  for (unsigned i = 0, e = op.params.size(); i != e; ++i) {
+    const auto &[name, value] = op.params[i];
+    SMLoc loc = i < op.paramLocs.size() ? op.paramLocs[i] : op.loc;
+    const tdl::ParamDecl *param = decl.lookupParam(name);
+    if (!param) {
+      diags.error(loc, prefix(op, decl) + ": the operator has no param '" +
+                           name + "'");
+      ok = false;
+      continue;
+    }
+    llvm::Optional<int64_t> intValue = value.getAsInteger();
+    if (!intValue) {
+      diags.error(loc, prefix(op, decl) + ": param '" + name +
+                           "' must be an integer, not " +
+                           formatParam(value));
+      ok = false;
+      continue;
+    }
+    values[param->getPosition()] = *intValue;
+    seen[param->getPosition()] = true;
+  }
+  for (const auto &param : decl.getParams())
+    if (!seen[param->getPosition()]) {
+      diags.error(op.paramsLoc.isValid() ? op.paramsLoc : op.loc,
+                  prefix(op, decl) + ": no value for param '" +
+                      param->getName() + "'");
+      ok = false;
+    }
+  return ok;
+}
+
+void SpecVerifier::checkShape(const Op &op, const tdl::OpDecl &decl,
+                              ArrayRef<int64_t> params) {
+  auto analysisOr = specs.getAnalysis(decl);
+  if (!analysisOr) {
+    diags.error(op.typeLoc.isValid() ? op.typeLoc : op.loc,
+                prefix(op, decl) + ": " +
+                    llvm::toString(analysisOr.takeError()));
+    return;
+  }
+  const analysis::OperatorAnalysis &analysis = **analysisOr;
+  SmallVector<Shape, 4> inputShapes;
+  for (const TensorRef &ref : op.inputs)
+    inputShapes.push_back(g.getTensor(ref.index).shape);
+  const Tensor &out = g.getTensor(op.getOutput());
+
+  llvm::Expected<Shape> inferred =
+      analysis::inferOutputShape(analysis, inputShapes, params);
+  if (inferred) {
+    if (ArrayRef<int64_t>(*inferred) != ArrayRef<int64_t>(out.shape)) {
+      diags.error(outputShapeLoc(op),
+                  prefix(op, decl) + ": output '" + out.name +
+                      "' has shape " + formatShape(out.shape) +
+                      ", but the operator gives " + formatShape(*inferred));
+      diags.note(op.loc, "op '" + op.name + "' is here");
+    }
+    return;
+  }
+  // Not every output dimension is determined (or the inputs do not fit):
+  // the declared shape must at least bind with the inputs.
+  std::string why = llvm::toString(inferred.takeError());
+  bool undetermined = StringRef(why).contains("do not determine");
+  llvm::Expected<analysis::Binding> binding =
+      analysis::Binding::create(analysis, inputShapes, out.shape, params);
+  if (!binding) {
+    diags.error(op.loc, prefix(op, decl) + ": " +
+                            llvm::toString(binding.takeError()));
+    return;
+  }
+  if (!undetermined)
+    diags.error(op.loc, prefix(op, decl) + ": " + why);
+}
+
+void SpecVerifier::checkOp(const Op &op) {
+  const tdl::OpDecl *decl = specs.lookup(op.type);
+  if (!decl) {
+    diags.error(op.typeLoc.isValid() ? op.typeLoc : op.loc,
+                "op '" + op.name + "': unknown operator type '" + op.type +
+                    "' (not defined in the loaded specs)");
+    return;
+  }
+  bool ok = checkInputs(op, *decl);
+  ok &= checkOutputRank(op, *decl);
+  SmallVector<int64_t, 4> params;
+  ok &= orderParams(op, *decl, params);
+  if (ok)
+    checkShape(op, *decl, params);
+}
+
+bool graph::verifySpecs(const Graph &g, SpecLibrary &specs,
+                        DiagnosticEngine &diags) {
+  unsigned before = diags.getNumErrors();
+  SpecVerifier verifier(g, specs, diags);
+  for (const Op &op : g.getOps()) {
+    if (diags.shouldStop())
+      break;
+    verifier.checkOp(op);
+  }
+  return diags.getNumErrors() == before;
+}
+
+bool graph::verifyGraph(const Graph &g, SpecLibrary &specs,
+                        DiagnosticEngine &diags) {
+  return verifyStructure(g, diags) && verifySpecs(g, specs, diags);
+}
