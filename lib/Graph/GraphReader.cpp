@@ -70,7 +70,7 @@ StringRef describe(const Node &node) {
   case Node::Kind::Array: return "an array";
   case Node::Kind::String: return "a string";
   case Node::Kind::Number: return "a number";
-  case Node::Kind::Literal: return "a literal";
+  case Node::Kind::Literal: return "a boolean or null";
   }
   return "a value";
 }
@@ -365,6 +365,11 @@ std::unique_ptr<Graph> graph::readGraph(unsigned bufferId,
     return nullptr;
   }
   JSONLocations locs = JSONLocations::scan(text);
+  if (const JSONLocations::Node *dup = locs.findDuplicateKey()) {
+    diags.error(SMLoc::getFromPointer(locs.getKeyPointer(*dup)),
+                "invalid JSON: duplicate key '" + dup->key + "'");
+    return nullptr;
+  }
   unsigned errorsBefore = diags.getNumErrors();
   std::unique_ptr<Graph> g = Reader(diags, locs).read(*value);
   if (diags.getNumErrors() != errorsBefore)

@@ -9,6 +9,7 @@
 
 #include "tofu/Graph/JSONLocations.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/ConvertUTF.h"
 
 using namespace tofu;
@@ -171,6 +172,22 @@ const JSONLocations::Node *JSONLocations::getElement(const Node &arr,
   if (arr.kind != Node::Kind::Array || i >= arr.children.size())
     return nullptr;
   return &nodes[arr.children[i]];
+}
+
+const JSONLocations::Node *JSONLocations::findDuplicateKey() const {
+  const Node *first = nullptr;
+  for (const Node &node : nodes) {
+    if (node.kind != Node::Kind::Object || node.children.size() < 2)
+      continue;
+    llvm::StringSet<> keys;
+    for (uint32_t child : node.children)
+      if (!keys.insert(nodes[child].key).second &&
+          (!first || nodes[child].keyBegin < first->keyBegin)) {
+        first = &nodes[child];
+        break;
+      }
+  }
+  return first;
 }
 
 llvm::Optional<size_t> graph::findExcessiveNesting(StringRef text,

@@ -6,13 +6,14 @@
 // inferred from the operator's reads (analysis::inferOutputShape). The shape
 // rule (docs/GraphFormat.md): where inference determines the output shape,
 // the declared shape must equal it; where it does not determine every
-// dimension, the declared shape must bind consistently with the inputs
-// (analysis::Binding), which checks ranks and the extents of reduction
-// variables.
+// dimension, the declared shape must bind with the inputs
+// (analysis::Binding) and each declared extent must keep the reads that
+// bound that dimension in bounds (ShapeAgreement.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Graph/GraphWriter.h"
+#include "tofu/Graph/ShapeAgreement.h"
 #include "tofu/Graph/SpecLibrary.h"
 #include "tofu/Graph/Verifier.h"
 #include "tofu/Analysis/Binding.h"
@@ -51,6 +52,15 @@ private:
     const Tensor &out = g.getTensor(op.getOutput());
     return out.shapeLoc.isValid() ? out.shapeLoc : op.loc;
   }
+  /// An analysis error's message without its "operator 'NAME': " lead,
+  /// which prefix() already says.
+  std::string stripOperator(llvm::Error err, const tdl::OpDecl &decl) const {
+    std::string msg = llvm::toString(std::move(err));
+    std::string lead = "operator '" + decl.getName().str() + "': ";
+    if (StringRef(msg).startswith(lead))
+      msg.erase(0, lead.size());
+    return msg;
+  }
   std::string prefix(const Op &op, const tdl::OpDecl &decl) const {
     return "op '" + op.name + "' (operator '" + decl.getName().str() + "')";
   }
@@ -70,7 +80,8 @@ bool SpecVerifier::checkInputs(const Op &op, const tdl::OpDecl &decl) {
       names += (names.empty() ? "" : ", ") + t->getName().str();
     diags.error(op.inputsLoc.isValid() ? op.inputsLoc : op.loc,
                 prefix(op, decl) + ": has " + Twine(op.inputs.size()) +
-                    " inputs, but the operator takes " +
+                    (op.inputs.size() == 1 ? " input" : " inputs") +
+                    ", but the operator takes " +
                     Twine(tensors.size()) + " (" + names + ")");
     return false;
   }
@@ -118,6 +129,7 @@ bool SpecVerifier::orderParams(const Op &op, const tdl::OpDecl &decl,
       ok = false;
       continue;
     }
+    seen[param->getPosition()] = true;
     llvm::Optional<int64_t> intValue = value.getAsInteger();
     if (!intValue) {
       diags.error(loc, prefix(op, decl) + ": param '" + name +
@@ -127,7 +139,6 @@ bool SpecVerifier::orderParams(const Op &op, const tdl::OpDecl &decl,
       continue;
     }
     values[param->getPosition()] = *intValue;
-    seen[param->getPosition()] = true;
   }
   for (const auto &param : decl.getParams())
     if (!seen[param->getPosition()]) {
@@ -145,7 +156,7 @@ void SpecVerifier::checkShape(const Op &op, const tdl::OpDecl &decl,
   if (!analysisOr) {
     diags.error(op.typeLoc.isValid() ? op.typeLoc : op.loc,
                 prefix(op, decl) + ": " +
-                    llvm::toString(analysisOr.takeError()));
+                    stripOperator(analysisOr.takeError(), decl));
     return;
   }
   const analysis::OperatorAnalysis &analysis = **analysisOr;
@@ -168,17 +179,27 @@ void SpecVerifier::checkShape(const Op &op, const tdl::OpDecl &decl,
   }
   // Not every output dimension is determined (or the inputs do not fit):
   // the declared shape must at least bind with the inputs.
-  std::string why = llvm::toString(inferred.takeError());
+  std::string why = stripOperator(inferred.takeError(), decl);
   bool undetermined = StringRef(why).contains("do not determine");
   llvm::Expected<analysis::Binding> binding =
       analysis::Binding::create(analysis, inputShapes, out.shape, params);
   if (!binding) {
     diags.error(op.loc, prefix(op, decl) + ": " +
-                            llvm::toString(binding.takeError()));
+                            stripOperator(binding.takeError(), decl));
     return;
   }
-  if (!undetermined)
+  if (!undetermined) {
     diags.error(op.loc, prefix(op, decl) + ": " + why);
+    return;
+  }
+  std::string problem = checkOutputExtents(*binding);
+  if (!problem.empty()) {
+    diags.error(outputShapeLoc(op), prefix(op, decl) + ": output '" +
+                                        out.name + "' has shape " +
+                                        formatShape(out.shape) + ", but " +
+                                        problem);
+    diags.note(op.loc, "op '" + op.name + "' is here");
+  }
 }
 
 void SpecVerifier::checkOp(const Op &op) {

@@ -150,6 +150,8 @@ void StructureVerifier::reportCycle(unsigned start,
   // output; print it in dataflow order.
   std::vector<unsigned> cycle(path.begin() + posInPath[cur], path.end());
   std::reverse(cycle.begin(), cycle.end());
+  std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()),
+              cycle.end());
   std::string text;
   for (unsigned o : cycle)
     text += "'" + g.getOp(o).name + "' -> ";

@@ -50,6 +50,10 @@ public:
   const Node *getMember(const Node &obj, StringRef key) const;
   /// Element `i` of array `arr`, or null.
   const Node *getElement(const Node &arr, unsigned i) const;
+  /// The first object member (in document order) whose key an earlier
+  /// member of the same object has, or null. llvm::json keeps one of them
+  /// silently; the reader reports it.
+  const Node *findDuplicateKey() const;
   /// The value's text.
   StringRef getText(const Node &node) const {
     return text.slice(node.begin, node.end);

@@ -1,0 +1,75 @@
+//===- ShapeAgreement.cpp - Does a declared output shape fit an operator? -===//
+//
+// This file implements the per-dimension fit check. It mirrors the bound
+// that analysis::inferOutputShape maximizes: with the other output
+// variables at their first value and the reduction variables over their
+// extents, an index that depends on output variable v (and on no other
+// output variable) must stay within [-p, extent - 1 + p], where p is how far
+// below 0 the index already reads at v = 0 (a padded convolution's `pad`).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Graph/ShapeAgreement.h"
+#include "tofu/Analysis/Regions.h"
+#include "tofu/TDL/Printers.h"
+
+#include <algorithm>
+
+using namespace tofu;
+using namespace tofu::analysis;
+
+namespace {
+
+/// The first read that output variable `var` with the binding's extent
+/// overruns, as a message; empty if none does.
+std::string checkVar(const Binding &binding, unsigned var) {
+  const OperatorAnalysis &analysis = binding.getAnalysis();
+  unsigned rank = analysis.getOutputRank();
+  uint64_t outputMask =
+      rank >= 64 ? ~uint64_t(0) : (uint64_t(1) << rank) - 1;
+  uint64_t others = outputMask & ~(uint64_t(1) << var);
+  SmallVector<Range, 8> box;
+  getFullBox(binding, box);
+  for (unsigned v = 0; v != rank; ++v)
+    box[v] = Range{0, 1};
+  int64_t extent = binding.getOutputShape()[var];
+  if (extent <= 0)
+    return "";
+  for (const ReadAnalysis &read : analysis.getReads())
+    for (unsigned d = 0, n = read.dims.size(); d != n; ++d) {
+      const IndexProgram &prog = read.dims[d];
+      if (prog.kind == IndexProgram::Kind::Whole || !(prog.varMask >> var & 1) ||
+          (prog.varMask & others))
+        continue;
+      int64_t dimExtent = binding.getInputShape(read.tensor)[d];
+      int64_t lo, hi;
+      box[var] = Range{0, 1};
+      if (!evaluateIndexInterval(binding, prog, box, dimExtent, lo, hi))
+        continue;
+      int64_t padding = std::max<int64_t>(0, -lo);
+      box[var] = Range{0, extent};
+      evaluateIndexInterval(binding, prog, box, dimExtent, lo, hi);
+      if (lo >= -padding && hi <= dimExtent - 1 + padding)
+        continue;
+      return "output dimension " + std::to_string(var) + " ('" +
+             analysis.getOp().getIndexVars()[var]->getName().str() +
+             "') of extent " + std::to_string(extent) + " reads index " +
+             std::to_string(d) + " of '" +
+             read.expr->getTensorName().str() + "' (" +
+             tdl::exprToString(read.expr->getIndex(d)) + ") at [" +
+             std::to_string(lo) + ", " + std::to_string(hi) +
+             "], outside its extent " + std::to_string(dimExtent);
+    }
+  return "";
+}
+
+} // namespace
+
+std::string graph::checkOutputExtents(const Binding &binding) {
+  for (unsigned v = 0, e = binding.getAnalysis().getOutputRank(); v != e; ++v) {
+    std::string problem = checkVar(binding, v);
+    if (!problem.empty())
+      return problem;
+  }
+  return "";
+}
