@@ -9,9 +9,15 @@ grammar TDL;
 file : opDef* EOF ;
 
 opDef
-  : OP name=IDENT ('<' params=identList '>')? '(' tensors=identList? ')'
-    '=' body=lambda ';'
+  : OP name=IDENT ('<' params=paramList '>')? '(' tensors=identList? ')'
+    (WHERE guard=expr)? '=' body=lambda ';'
   ;
+
+// `stride`, `stride: int` or `eps: real`; the type is checked by the AST
+// builder so that a misspelt type gets a clear message.
+paramList : paramDecl (',' paramDecl)* ;
+
+paramDecl : IDENT (':' type=IDENT)? ;
 
 identList : IDENT (',' IDENT)* ;
 
@@ -19,7 +25,11 @@ identList : IDENT (',' IDENT)* ;
 // variables (`lambda: ...`).
 lambda : LAMBDA (lambdaVar (',' lambdaVar)*)? ':' expr ;
 
-lambdaVar : IDENT ('<' extent=addExpr)? ;
+// `...i` is the ellipsis variable of a rank-polymorphic operator.
+lambdaVar
+  : ELLIPSIS IDENT
+  | IDENT ('<' extent=addExpr)?
+  ;
 
 expr : orExpr ;
 
@@ -53,10 +63,16 @@ unaryOp : '-' | '!' ;
 primary
   : INT                                              # intLiteral
   | FLOAT                                            # floatLiteral
-  | IDENT '[' (expr (',' expr)*)? ']'                # tensorRead
+  | IDENT '[' (indexArg (',' indexArg)*)? ']'        # tensorRead
   | IDENT '(' (callArg (',' callArg)*)? ')'          # call
   | IDENT                                            # name
   | '(' expr ')'                                     # paren
+  ;
+
+// `...i` in a read stands for the ellipsis variables in order.
+indexArg
+  : ELLIPSIS IDENT
+  | expr
   ;
 
 // A lambda is only meaningful as the single argument of a reducer; the AST
@@ -65,6 +81,8 @@ callArg : lambda | expr ;
 
 OP : 'op' ;
 LAMBDA : 'lambda' ;
+WHERE : 'where' ;
+ELLIPSIS : '...' ;
 IDENT : [A-Za-z_] [A-Za-z0-9_]* ;
 FLOAT
   : DIGITS '.' DIGITS? EXPONENT?

@@ -77,10 +77,14 @@ llvm::Error Binding::bindInputs(ArrayRef<Shape> shapes,
   return llvm::Error::success();
 }
 
-llvm::Error Binding::bindReductionExtents() {
+llvm::Error Binding::bindVarExtents() {
   const OpDecl &op = analysis->getOp();
   varExtents.assign(analysis->getNumVars(), 0);
-  for (const IndexVarDecl *var : op.getReductionVars()) {
+  // An output variable with an explicit extent has it before the output
+  // shape is bound; setOutputShape checks that the shape agrees.
+  for (const IndexVarDecl *var : op.getIndexVars()) {
+    if (var->isOutput() && !analysis->getExtentSlot(var->getId()))
+      continue;
     const Extent &extent = var->getExtent();
     int64_t value = 0;
     if (extent.kind == Extent::Kind::TensorDim)
@@ -133,6 +137,15 @@ llvm::Error Binding::setOutputShape(ArrayRef<int64_t> shape) {
   if (llvm::any_of(shape, [](int64_t d) { return d < 0 || d > MaxExtent; }))
     return bindError(*analysis, "the output shape has an extent that is "
                                 "negative or larger than 2^40");
+  for (unsigned i = 0; i != rank; ++i)
+    if (analysis->getExtentSlot(i) && varExtents[i] != shape[i])
+      return bindError(*analysis,
+                       "output dimension " + Twine(i) + " ('" +
+                           analysis->getOp().getIndexVars()[i]->getName() +
+                           "') has the explicit extent " +
+                           Twine(varExtents[i]) + " but the output shape " +
+                           formatShape(shape) + " gives it " +
+                           Twine(shape[i]));
   outputShape.assign(shape.begin(), shape.end());
   for (unsigned i = 0; i != rank; ++i)
     varExtents[i] = shape[i];
@@ -146,7 +159,7 @@ llvm::Expected<Binding> Binding::create(const OperatorAnalysis &analysis,
   Binding binding(analysis);
   if (llvm::Error err = binding.bindInputs(inputShapes, params))
     return err;
-  if (llvm::Error err = binding.bindReductionExtents())
+  if (llvm::Error err = binding.bindVarExtents())
     return err;
   return binding;
 }

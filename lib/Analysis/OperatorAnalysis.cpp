@@ -2,7 +2,8 @@
 //
 // This file implements OperatorAnalysis::analyze: it compiles every tensor
 // read's indices (noting the ones that fall back to the whole dimension),
-// the explicit extents of reduction variables, and then discovers the
+// the explicit extents of index variables (`ky < 2`, and output variables'
+// `z < 1`), and then discovers the
 // strategies (StrategyDiscovery.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -109,7 +110,7 @@ void OperatorAnalysis::analyzeReads() {
 
 void OperatorAnalysis::analyzeExtents() {
   extentSlots.assign(numVars, -1);
-  for (const IndexVarDecl *var : op->getReductionVars())
+  for (const IndexVarDecl *var : op->getIndexVars())
     if (var->getExtent().kind == Extent::Kind::Explicit &&
         var->getExtentExpr())
       extentSlots[var->getId()] = compiler.addCoefficient(

@@ -127,6 +127,11 @@ llvm::Expected<Shape> analysis::inferOutputShape(const OperatorAnalysis &analysi
     return binding.takeError();
   Shape shape;
   for (unsigned v = 0, e = analysis.getOutputRank(); v != e; ++v) {
+    // An explicit extent (`lambda z < 1, j: ...`) determines the dimension.
+    if (analysis.getExtentSlot(v)) {
+      shape.push_back(binding->getVarExtent(v));
+      continue;
+    }
     llvm::Expected<int64_t> extent = DimInference(*binding, v).infer();
     if (!extent)
       return extent.takeError();

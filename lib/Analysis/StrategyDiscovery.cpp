@@ -11,11 +11,15 @@
 // enclosing Sum; for Max and Min, adding or subtracting a term without the
 // reduction and an enclosing reduction of the same kind; for Prod, an
 // enclosing Prod. `bias[co] + Sum(...)` has no reduce strategy: summing
-// the partials would add the bias once per worker.
+// the partials would add the bias once per worker. An opaque operator
+// (`opaque(READS...)`) splits only along output variables that its reads
+// index affinely or not at all.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Analysis/OperatorAnalysis.h"
+
+#include "tofu/TDL/ExprWalk.h"
 
 using namespace tofu;
 using namespace tofu::analysis;
@@ -97,11 +101,39 @@ std::string checkReduce(const OpDecl &op, const ReduceExpr &red) {
   return "";
 }
 
+/// For an opaque operator, the output variables that a listed read indexes
+/// other than affinely: a worker's part of the output cannot be told from
+/// the regions it reads, so they give no split.
+uint64_t findNonAffineOutputVars(const OpDecl &op) {
+  uint64_t mask = 0;
+  for (const TensorReadExpr *read : collectTensorReads(op))
+    for (unsigned d = 0, n = read->getNumIndices(); d != n; ++d) {
+      if (read->getIndexKind(d) == IndexKind::Affine)
+        continue;
+      walkExpr(read->getIndex(d), [&](const Expr &e) {
+        auto *name = dyn_cast<NameExpr>(&e);
+        if (name && name->getIndexVar() && name->getIndexVar()->isOutput())
+          mask |= uint64_t(1) << name->getIndexVar()->getId();
+      });
+    }
+  return mask;
+}
+
 } // namespace
 
 void OperatorAnalysis::discoverStrategies() {
-  for (const auto &var : op->getOutputVars())
+  uint64_t noSplit = op->isOpaque() ? findNonAffineOutputVars(*op) : 0;
+  for (const auto &var : op->getOutputVars()) {
+    if (noSplit >> var->getId() & 1) {
+      notes.push_back({var->getLoc(), ("no split strategy along '" +
+                                       var->getName() +
+                                       "': the opaque operator's reads "
+                                       "index it other than affinely")
+                                          .str()});
+      continue;
+    }
     strategies.push_back({Strategy::Kind::Split, var->getId()});
+  }
   for (const IndexVarDecl *var : op->getReductionVars()) {
     const ReduceExpr &red = *var->getReduction();
     std::string why = checkReduce(*op, red);

@@ -12,7 +12,11 @@ using namespace tofu;
 
 void DiagnosticEngine::report(SMLoc loc, llvm::SourceMgr::DiagKind kind,
                               const Twine &msg) {
-  // A location-less diagnostic is still printed, as `tool: error: msg`.
+  // A location-less diagnostic is still printed, as `tool: error: msg`. So
+  // is one whose location lies in another SourceMgr's buffers (a checked
+  // instance of an operator keeps the library's locations).
+  if (loc.isValid() && !srcMgr.FindBufferContainingLoc(loc))
+    loc = SMLoc();
   srcMgr.PrintMessage(loc, kind, msg);
 }
 

@@ -129,19 +129,31 @@ StringRef tdl::getIndexKindName(IndexKind kind) {
 Expr::~Expr() = default;
 
 IndexVarDecl::IndexVarDecl(std::string name, SMLoc loc, Role role,
-                           ExprPtr extentExpr)
+                           ExprPtr extentExpr, bool ellipsis)
     : name(std::move(name)), loc(loc), role(role),
-      extentExpr(std::move(extentExpr)) {}
+      extentExpr(std::move(extentExpr)), ellipsis(ellipsis) {}
 
 IndexVarDecl::~IndexVarDecl() = default;
 
 OpDecl::OpDecl(std::string name, SMLoc loc,
                std::vector<std::unique_ptr<ParamDecl>> params,
                std::vector<std::unique_ptr<TensorDecl>> tensors,
-               IndexVarList outputVars, ExprPtr body)
+               IndexVarList outputVars, ExprPtr body, ExprPtr guard)
     : name(std::move(name)), loc(loc), params(std::move(params)),
       tensors(std::move(tensors)), outputVars(std::move(outputVars)),
-      body(std::move(body)) {}
+      body(std::move(body)), guard(std::move(guard)) {}
+
+const IndexVarDecl *OpDecl::getEllipsisVar() const {
+  for (const auto &v : outputVars)
+    if (v->isEllipsis())
+      return v.get();
+  return nullptr;
+}
+
+bool OpDecl::isOpaque() const {
+  auto *call = dyn_cast<CallExpr>(body.get());
+  return call && call->getBuiltin() == Builtin::Opaque;
+}
 
 const TensorDecl *OpDecl::lookupTensor(StringRef name) const {
   for (const auto &t : tensors)
@@ -163,10 +175,18 @@ const ParamDecl *OpDecl::lookupParam(StringRef name) const {
 }
 
 void Module::addOp(std::unique_ptr<OpDecl> op) {
-  opsByName.try_emplace(op->getName(), op.get());
+  opsByName[op->getName()].push_back(op.get());
   ops.push_back(std::move(op));
 }
 
 const OpDecl *Module::lookupOp(StringRef name) const {
-  return opsByName.lookup(name);
+  ArrayRef<const OpDecl *> overloads = lookupOverloads(name);
+  return overloads.empty() ? nullptr : overloads.front();
+}
+
+ArrayRef<const OpDecl *> Module::lookupOverloads(StringRef name) const {
+  auto it = opsByName.find(name);
+  if (it == opsByName.end())
+    return {};
+  return it->second;
 }

@@ -43,12 +43,18 @@ void ASTDumper::dumpOp(const OpDecl &op) {
   printLoc(op.getLoc());
   ++depth;
   for (const auto &p : op.getParams()) {
-    line() << "ParamDecl " << p->getName();
+    line() << "ParamDecl " << p->getName() << (p->isReal() ? " real" : "");
     printLoc(p->getLoc());
   }
   for (const auto &t : op.getTensors()) {
     line() << "TensorDecl " << t->getName();
     printLoc(t->getLoc());
+  }
+  if (const Expr *guard = op.getGuard()) {
+    line() << "Guard\n";
+    ++depth;
+    dumpExpr(*guard);
+    --depth;
   }
   for (const auto &v : op.getOutputVars())
     dumpVar(*v);
@@ -57,7 +63,8 @@ void ASTDumper::dumpOp(const OpDecl &op) {
 }
 
 void ASTDumper::dumpVar(const IndexVarDecl &var) {
-  line() << (var.isOutput() ? "OutputVar " : "ReductionVar ") << var.getName();
+  line() << (var.isOutput() ? "OutputVar " : "ReductionVar ")
+         << (var.isEllipsis() ? "..." : "") << var.getName();
   printLoc(var.getLoc());
   if (const Expr *extent = var.getExtentExpr()) {
     ++depth;
@@ -82,7 +89,7 @@ void ASTDumper::dumpExpr(const Expr &e) {
     line() << "FloatLiteral " << exprToString(e) << '\n';
     return;
   case Expr::Kind::Name:
-    line() << "Name " << cast<NameExpr>(e).getName() << '\n';
+    line() << "Name " << exprToString(e) << '\n';
     return;
   case Expr::Kind::TensorRead: {
     const auto &read = cast<TensorReadExpr>(e);

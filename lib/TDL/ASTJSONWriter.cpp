@@ -27,6 +27,8 @@ void writeExprList(llvm::json::OStream &json, StringRef key,
 void writeVar(llvm::json::OStream &json, const IndexVarDecl &var) {
   json.object([&] {
     json.attribute("name", var.getName());
+    if (var.isEllipsis())
+      json.attribute("ellipsis", true);
     if (const Expr *extent = var.getExtentExpr()) {
       json.attributeBegin("extent");
       writeExpr(json, *extent);
@@ -49,6 +51,8 @@ void writeExpr(llvm::json::OStream &json, const Expr &e) {
     case Expr::Kind::Name:
       json.attribute("kind", "Name");
       json.attribute("name", cast<NameExpr>(e).getName());
+      if (cast<NameExpr>(e).isEllipsis())
+        json.attribute("ellipsis", true);
       return;
     case Expr::Kind::TensorRead:
       json.attribute("kind", "TensorRead");
@@ -105,10 +109,19 @@ void tdl::writeASTJSON(llvm::json::OStream &json, const OpDecl &op) {
       for (const auto &p : op.getParams())
         json.value(p->getName());
     });
+    json.attributeArray("param_types", [&] {
+      for (const auto &p : op.getParams())
+        json.value(p->isReal() ? "real" : "int");
+    });
     json.attributeArray("tensors", [&] {
       for (const auto &t : op.getTensors())
         json.value(t->getName());
     });
+    if (const Expr *guard = op.getGuard()) {
+      json.attributeBegin("guard");
+      writeExpr(json, *guard);
+      json.attributeEnd();
+    }
     json.attributeArray("vars", [&] {
       for (const auto &v : op.getOutputVars())
         writeVar(json, *v);

@@ -69,6 +69,8 @@ void print(llvm::raw_ostream &os, const Expr &e) {
     printFloat(os, cast<FloatLiteralExpr>(e).getValue());
     return;
   case Expr::Kind::Name:
+    if (cast<NameExpr>(e).isEllipsis())
+      os << "...";
     os << cast<NameExpr>(e).getName();
     return;
   case Expr::Kind::TensorRead: {
@@ -80,7 +82,11 @@ void print(llvm::raw_ostream &os, const Expr &e) {
   }
   case Expr::Kind::Call: {
     const auto &call = cast<CallExpr>(e);
-    os << call.getCallee() << '(';
+    os << call.getCallee();
+    // The bare body `opaque` is a call without arguments.
+    if (call.getNumArgs() == 0 && call.getCallee() == "opaque")
+      return;
+    os << '(';
     printList(os, call.getArgs());
     os << ')';
     return;
@@ -88,13 +94,7 @@ void print(llvm::raw_ostream &os, const Expr &e) {
   case Expr::Kind::Reduce: {
     const auto &red = cast<ReduceExpr>(e);
     os << getReducerName(red.getReducer()) << "(lambda ";
-    llvm::interleaveComma(red.getVars(), os, [&](const auto &var) {
-      os << var->getName();
-      if (const Expr *extent = var->getExtentExpr()) {
-        os << " < ";
-        print(os, *extent);
-      }
-    });
+    printLambdaVars(os, red.getVars());
     os << ": ";
     print(os, red.getBody());
     os << ')';
@@ -122,6 +122,38 @@ void print(llvm::raw_ostream &os, const Expr &e) {
 } // namespace
 
 void tdl::printExpr(llvm::raw_ostream &os, const Expr &e) { print(os, e); }
+
+void tdl::printLambdaVars(llvm::raw_ostream &os,
+                          ArrayRef<std::unique_ptr<IndexVarDecl>> vars) {
+  llvm::interleaveComma(vars, os, [&](const auto &var) {
+    if (var->isEllipsis())
+      os << "...";
+    os << var->getName();
+    if (const Expr *extent = var->getExtentExpr()) {
+      os << " < ";
+      print(os, *extent);
+    }
+  });
+}
+
+void tdl::printSignature(llvm::raw_ostream &os, const OpDecl &op) {
+  os << op.getName();
+  if (!op.getParams().empty()) {
+    os << '<';
+    llvm::interleaveComma(op.getParams(), os, [&](const auto &p) {
+      os << p->getName() << (p->isReal() ? ": real" : "");
+    });
+    os << '>';
+  }
+  os << '(';
+  llvm::interleaveComma(op.getTensors(), os,
+                        [&](const auto &t) { os << t->getName(); });
+  os << ')';
+  if (const Expr *guard = op.getGuard()) {
+    os << " where ";
+    print(os, *guard);
+  }
+}
 
 std::string tdl::exprToString(const Expr &e) {
   std::string text;

@@ -48,14 +48,39 @@ StringRef roleName(const IndexVarDecl &var) {
   return var.isOutput() ? "output" : "reduction";
 }
 
+/// "rank 2", or "rank ...+1" for a tensor read as `x[...i, j]`.
+std::string describeRank(const TensorDecl &t) {
+  if (t.isRankPolymorphic())
+    return ("rank ...+" + Twine(t.getNumNamedDims())).str();
+  return ("rank " + Twine(t.getRank())).str();
+}
+
+/// The generic form: what the operator says before instantiation.
+void printGenericIR(llvm::raw_ostream &os, const OpDecl &op) {
+  os << "generic op ";
+  printSignature(os, op);
+  os << '\n';
+  for (const auto &t : op.getTensors())
+    os << "  tensor " << t->getName() << ": " << describeRank(*t) << '\n';
+  os << "  lambda ";
+  printLambdaVars(os, op.getOutputVars());
+  os << '\n';
+  os << "  body (" << getValueTypeName(op.getBody().getType()) << "): ";
+  printExpr(os, op.getBody());
+  os << '\n';
+}
+
 } // namespace
 
 void tdl::printIR(llvm::raw_ostream &os, const OpDecl &op) {
+  if (op.isGeneric())
+    return printGenericIR(os, op);
   os << "op " << op.getName();
   if (!op.getParams().empty()) {
     os << '<';
-    llvm::interleaveComma(op.getParams(), os,
-                          [&](const auto &p) { os << p->getName(); });
+    llvm::interleaveComma(op.getParams(), os, [&](const auto &p) {
+      os << p->getName() << (p->isReal() ? ": real" : "");
+    });
     os << '>';
   }
   os << '(';
@@ -92,11 +117,24 @@ void tdl::writeIRJSON(llvm::json::OStream &json, const OpDecl &op) {
       for (const auto &p : op.getParams())
         json.value(p->getName());
     });
+    json.attributeArray("param_types", [&] {
+      for (const auto &p : op.getParams())
+        json.value(p->isReal() ? "real" : "int");
+    });
+    if (op.isGeneric()) {
+      json.attribute("generic", true);
+      if (const Expr *guard = op.getGuard())
+        json.attribute("guard", exprToString(*guard));
+      if (const IndexVarDecl *ellipsis = op.getEllipsisVar())
+        json.attribute("ellipsis", ellipsis->getName());
+    }
     json.attributeArray("tensors", [&] {
       for (const auto &t : op.getTensors())
         json.object([&] {
           json.attribute("name", t->getName());
           json.attribute("rank", t->getRank());
+          if (t->isRankPolymorphic())
+            json.attribute("named_dims", t->getNumNamedDims());
         });
     });
     json.attribute("output_rank", op.getOutputRank());

@@ -36,7 +36,8 @@ std::string humanizeSyntaxMessage(std::string msg) {
       {"'<EOF>'", "end of file"}, {"<EOF>", "end of file"},
       {"IDENT", "identifier"},    {"FLOAT", "number"},
       {"INT", "integer"},         {"LAMBDA", "'lambda'"},
-      {"OP", "'op'"},             {"UNKNOWN_CHAR", "character"}};
+      {"OP", "'op'"},             {"UNKNOWN_CHAR", "character"},
+      {"WHERE", "'where'"},       {"ELLIPSIS", "'...'"}};
   for (const auto &[from, to] : replacements) {
     size_t pos = 0;
     while ((pos = msg.find(from.str(), pos)) != std::string::npos) {
@@ -122,8 +123,12 @@ private:
     return locs.get(node->getSymbol());
   }
 
+  bool buildParams(TDLParser::ParamListContext *ctx,
+                   std::vector<std::unique_ptr<ParamDecl>> &params);
   bool buildVars(TDLParser::LambdaContext *ctx, IndexVarDecl::Role role,
                  IndexVarList &vars);
+  ExprPtr buildBody(TDLParser::ExprContext *ctx);
+  ExprPtr buildIndexArg(TDLParser::IndexArgContext *ctx);
   ExprPtr buildExpr(TDLParser::ExprContext *ctx);
   ExprPtr buildOr(TDLParser::OrExprContext *ctx);
   ExprPtr buildAnd(TDLParser::AndExprContext *ctx);
@@ -151,28 +156,54 @@ private:
 std::unique_ptr<OpDecl> ASTBuilder::buildOp(TDLParser::OpDefContext *ctx) {
   if (!ctx->IDENT() || !ctx->body)
     return nullptr;
-  unsigned position = 0;
   std::vector<std::unique_ptr<ParamDecl>> params;
-  if (ctx->params)
-    for (auto *id : ctx->params->IDENT())
-      params.push_back(
-          std::make_unique<ParamDecl>(id->getText(), loc(id), position++));
-  position = 0;
+  if (ctx->params && !buildParams(ctx->params, params))
+    return nullptr;
+  unsigned position = 0;
   std::vector<std::unique_ptr<TensorDecl>> tensors;
   if (ctx->tensors)
     for (auto *id : ctx->tensors->IDENT())
       tensors.push_back(
           std::make_unique<TensorDecl>(id->getText(), loc(id), position++));
 
+  ExprPtr guard;
+  if (ctx->guard && !(guard = buildExpr(ctx->guard)))
+    return nullptr;
   IndexVarList outputVars;
   if (!buildVars(ctx->body, IndexVarDecl::Role::Output, outputVars))
     return nullptr;
-  ExprPtr body = buildExpr(ctx->body->expr());
+  ExprPtr body = buildBody(ctx->body->expr());
   if (!body)
     return nullptr;
   return std::make_unique<OpDecl>(ctx->IDENT()->getText(), loc(ctx->IDENT()),
                                   std::move(params), std::move(tensors),
-                                  std::move(outputVars), std::move(body));
+                                  std::move(outputVars), std::move(body),
+                                  std::move(guard));
+}
+
+bool ASTBuilder::buildParams(TDLParser::ParamListContext *ctx,
+                             std::vector<std::unique_ptr<ParamDecl>> &params) {
+  for (auto *paramCtx : ctx->paramDecl()) {
+    antlr4::tree::TerminalNode *name = paramCtx->IDENT(0);
+    if (!name)
+      return false;
+    ParamType type = ParamType::Int;
+    if (paramCtx->type) {
+      std::string spelling = paramCtx->type->getText();
+      if (spelling == "real") {
+        type = ParamType::Real;
+      } else if (spelling != "int") {
+        diags.error(locs.get(paramCtx->type),
+                    "unknown param type '" + spelling +
+                        "'; a param is 'int' (the default) or 'real'");
+        return false;
+      }
+    }
+    params.push_back(std::make_unique<ParamDecl>(
+        name->getText(), loc(name), params.size(),
+        type));
+  }
+  return true;
 }
 
 bool ASTBuilder::buildVars(TDLParser::LambdaContext *ctx,
@@ -181,23 +212,30 @@ bool ASTBuilder::buildVars(TDLParser::LambdaContext *ctx,
     if (!varCtx->IDENT())
       return false;
     ExprPtr extent;
-    if (varCtx->extent) {
-      if (role == IndexVarDecl::Role::Output) {
-        diags.error(loc(varCtx->extent),
-                    "output variable '" + varCtx->IDENT()->getText() +
-                        "' cannot have an explicit extent; output extents "
-                        "come from the output shape");
-        return false;
-      }
-      extent = buildAdd(varCtx->extent);
-      if (!extent)
-        return false;
-    }
+    if (varCtx->extent && !(extent = buildAdd(varCtx->extent)))
+      return false;
     vars.push_back(std::make_unique<IndexVarDecl>(
         varCtx->IDENT()->getText(), loc(varCtx->IDENT()), role,
-        std::move(extent)));
+        std::move(extent), varCtx->ELLIPSIS() != nullptr));
   }
   return true;
+}
+
+/// The body of an operator's lambda: an expression, or the bare word
+/// `opaque`, which stands for `opaque()`.
+ExprPtr ASTBuilder::buildBody(TDLParser::ExprContext *ctx) {
+  if (ctx && ctx->getText() == "opaque")
+    return std::make_unique<CallExpr>(loc(ctx), "opaque",
+                                      std::vector<ExprPtr>());
+  return buildExpr(ctx);
+}
+
+ExprPtr ASTBuilder::buildIndexArg(TDLParser::IndexArgContext *ctx) {
+  if (ctx->ELLIPSIS())
+    return ctx->IDENT() ? std::make_unique<NameExpr>(
+                              loc(ctx), ctx->IDENT()->getText(), true)
+                        : nullptr;
+  return buildExpr(ctx->expr());
 }
 
 template <typename OperandCtx, typename OpCtx, typename BuildFn, typename OpFn>
@@ -305,8 +343,8 @@ ExprPtr ASTBuilder::buildPrimary(TDLParser::PrimaryContext *ctx) {
     if (!read->IDENT())
       return nullptr;
     std::vector<ExprPtr> indices;
-    for (auto *indexCtx : read->expr()) {
-      indices.push_back(buildExpr(indexCtx));
+    for (auto *indexCtx : read->indexArg()) {
+      indices.push_back(buildIndexArg(indexCtx));
       if (!indices.back())
         return nullptr;
     }

@@ -3,7 +3,9 @@
 // This file implements checkModule: name resolution, tensor ranks, index
 // variable numbering and extents, value types, and index classification.
 // Each operator is checked independently by an OpChecker; errors are
-// reported and checking continues so that one run shows them all.
+// reported and checking continues so that one run shows them all. Generic
+// operators (ellipsis, guard, dim/rank) are checked as far as their generic
+// form allows; the Instantiator checks each concrete instance again.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,9 +39,13 @@ bool isConstant(const Expr &e) {
     const auto &bin = cast<BinaryExpr>(e);
     return isConstant(bin.getLHS()) && isConstant(bin.getRHS());
   }
-  case Expr::Kind::Call:
-    return llvm::all_of(cast<CallExpr>(e).getArgs(),
+  case Expr::Kind::Call: {
+    const auto &call = cast<CallExpr>(e);
+    if (call.getBuiltin() == Builtin::Dim || call.getBuiltin() == Builtin::Rank)
+      return true;
+    return llvm::all_of(call.getArgs(),
                         [](const ExprPtr &arg) { return isConstant(*arg); });
+  }
   case Expr::Kind::TensorRead:
   case Expr::Kind::Reduce:
     return false;
@@ -66,8 +72,13 @@ IndexKind join(IndexKind a, IndexKind b) {
 IndexKind classifyIndex(const Expr &e) {
   switch (e.getKind()) {
   case Expr::Kind::IntLiteral:
-  case Expr::Kind::Name:
     return IndexKind::Affine;
+  case Expr::Kind::Name: {
+    // An unresolved name is a free index inside `opaque(...)`.
+    const auto &name = cast<NameExpr>(e);
+    return name.getIndexVar() || name.getParam() ? IndexKind::Affine
+                                                 : IndexKind::Opaque;
+  }
   case Expr::Kind::FloatLiteral:
     return IndexKind::Opaque;
   case Expr::Kind::TensorRead:
@@ -134,7 +145,9 @@ public:
 private:
   void declareNames();
   bool declare(StringRef name, SMLoc loc);
+  void declareOutputVars(std::vector<const IndexVarDecl *> &vars);
   void numberVars(Expr &e, std::vector<const IndexVarDecl *> &vars);
+  void checkGuard(Expr &guard);
 
   /// Resolves, types and classifies `e`, with `scope` the index variables
   /// visible there.
@@ -145,9 +158,14 @@ private:
   void checkReduce(ReduceExpr &e);
   void checkUnary(UnaryExpr &e);
   void checkBinary(BinaryExpr &e);
+  bool checkShapeQuery(CallExpr &e, Builtin builtin);
+  bool checkOpaque(CallExpr &e);
+  bool checkEllipsisIndex(TensorReadExpr &read, NameExpr &index);
+  void fixRank(TensorReadExpr &e, TensorDecl &tensor, unsigned numEllipses);
   void checkExplicitExtent(IndexVarDecl &var);
   void resolveReductionExtent(IndexVarDecl &var);
   void reportFloatIndex(const Expr &index);
+  void reportRealParams(const Expr &e, const Twine &where);
   void warnUnreadTensors();
 
   const IndexVarDecl *lookupVisibleVar(StringRef name) const;
@@ -164,6 +182,15 @@ private:
   llvm::DenseMap<const IndexVarDecl *, ReductionVarUses> uses;
   /// True while checking an explicit extent, where only params may appear.
   bool inExtent = false;
+  /// True if that extent is an output variable's.
+  bool inOutputExtent = false;
+  /// True while checking the guard.
+  bool inGuard = false;
+  /// True while checking the reads of `opaque(...)`, where unknown names are
+  /// free indices (the whole dimension).
+  bool inOpaque = false;
+  /// True once a `dim` or `rank` call was seen.
+  bool sawShapeQuery = false;
 };
 
 } // namespace
@@ -172,22 +199,58 @@ void OpChecker::check() {
   unsigned errorsBefore = diags.getNumErrors();
   declareNames();
   std::vector<const IndexVarDecl *> vars;
+  declareOutputVars(vars);
+  numberVars(op.getBody(), vars);
+  op.setIndexVars(std::move(vars));
+  if (op.getGuard())
+    checkGuard(*op.getGuard());
+  checkExpr(op.getBody());
+  op.setGeneric(op.getEllipsisVar() || op.getGuard() || sawShapeQuery);
+  // An unread tensor is worth a warning only in an otherwise correct,
+  // concrete op (a generic one may use a tensor only in `rank(T)`).
+  if (diags.getNumErrors() == errorsBefore && !op.isGeneric())
+    warnUnreadTensors();
+}
+
+/// Numbers the output variables, resolves their extents (the output
+/// dimension, or an explicit `z < 1`) and checks that there is at most one
+/// ellipsis variable.
+void OpChecker::declareOutputVars(std::vector<const IndexVarDecl *> &vars) {
+  const IndexVarDecl *ellipsis = nullptr;
   for (const auto &v : op.getOutputVars()) {
     IndexVarDecl &var = *v;
     var.setId(vars.size());
+    if (var.isEllipsis()) {
+      if (ellipsis) {
+        diags.error(var.getLoc(), "an output lambda may have only one "
+                                  "ellipsis variable");
+        diags.note(ellipsis->getLoc(), "'..." + ellipsis->getName() +
+                                           "' is declared here");
+      }
+      ellipsis = &var;
+    }
     Extent extent;
     extent.kind = Extent::Kind::OutputDim;
     extent.dim = vars.size();
     var.setExtent(extent);
+    if (var.getExtentExpr())
+      checkExplicitExtent(var);
     vars.push_back(&var);
     scope.push_back(&var);
   }
-  numberVars(op.getBody(), vars);
-  op.setIndexVars(std::move(vars));
-  checkExpr(op.getBody());
-  // An unread tensor is worth a warning only in an otherwise correct op.
-  if (diags.getNumErrors() == errorsBefore)
-    warnUnreadTensors();
+}
+
+void OpChecker::checkGuard(Expr &guard) {
+  unsigned errorsBefore = diags.getNumErrors();
+  inGuard = true;
+  checkExpr(guard);
+  inGuard = false;
+  if (diags.getNumErrors() != errorsBefore)
+    return;
+  reportRealParams(guard, "a guard");
+  if (guard.getType() == ValueType::Real)
+    diags.error(guard.getLoc(), "a guard must be an integer or boolean "
+                                "expression, not a real one");
 }
 
 bool OpChecker::declare(StringRef name, SMLoc loc) {
@@ -219,6 +282,9 @@ void OpChecker::numberVars(Expr &body,
       return;
     for (const auto &v : red->getVars()) {
       IndexVarDecl &var = *v;
+      if (var.isEllipsis())
+        diags.error(var.getLoc(), "an ellipsis variable is not allowed in a "
+                                  "reduction lambda");
       var.setId(vars.size());
       var.setReduction(red);
       vars.push_back(&var);
@@ -263,16 +329,36 @@ void OpChecker::checkExpr(Expr &e) {
 void OpChecker::checkName(NameExpr &e) {
   e.setType(ValueType::Int);
   StringRef name = e.getName();
+  if (e.isEllipsis()) {
+    diags.error(e.getLoc(), "'..." + name + "' may appear only as an index "
+                            "of a tensor read");
+    return;
+  }
   if (const ParamDecl *param = op.lookupParam(name)) {
     e.resolve(param);
+    if (param->isReal())
+      e.setType(ValueType::Real);
+    return;
+  }
+  if (inGuard) {
+    diags.error(e.getLoc(), "a guard may use only params, integer literals, "
+                            "rank(T) and dim(T, K), not '" + name + "'");
     return;
   }
   if (inExtent) {
-    diags.error(e.getLoc(), "the extent of a reduction variable may use only "
-                            "constants and params, not '" + name + "'");
+    diags.error(e.getLoc(), Twine("the extent of ") +
+                                (inOutputExtent ? "an output" : "a reduction") +
+                                " variable may use only constants and params, "
+                                "not '" + name + "'");
     return;
   }
   if (const IndexVarDecl *var = lookupVisibleVar(name)) {
+    if (var->isEllipsis()) {
+      diags.error(e.getLoc(), "the ellipsis variable '" + name +
+                                  "' can be used only as '..." + name +
+                                  "', an index of a tensor read");
+      return;
+    }
     e.resolve(var);
     if (var->isReduction()) {
       ReductionVarUses &u = uses[var];
@@ -291,7 +377,21 @@ void OpChecker::checkName(NameExpr &e) {
                                 "' is used outside the reduction that binds it");
     return;
   }
+  // Inside `opaque(...)` an unknown name is a free index: the whole
+  // dimension.
+  if (inOpaque)
+    return;
   diags.error(e.getLoc(), "unknown index variable or param '" + name + "'");
+}
+
+void OpChecker::reportRealParams(const Expr &e, const Twine &where) {
+  walkExpr(e, [&](const Expr &sub) {
+    if (auto *name = dyn_cast<NameExpr>(&sub))
+      if (name->getParam() && name->getParam()->isReal())
+        diags.error(name->getLoc(), "real param '" + name->getName() +
+                                        "' cannot be used in " + where +
+                                        "; only int params can");
+  });
 }
 
 void OpChecker::reportFloatIndex(const Expr &index) {
@@ -311,8 +411,19 @@ void OpChecker::reportFloatIndex(const Expr &index) {
 void OpChecker::checkTensorRead(TensorReadExpr &e) {
   e.setType(ValueType::Real);
   StringRef name = e.getTensorName();
-  for (unsigned i = 0, n = e.getNumIndices(); i != n; ++i)
-    checkExpr(e.getIndex(i));
+  if (inGuard) {
+    diags.error(e.getLoc(), "a guard cannot read tensors; use rank(" + name +
+                                ") or dim(" + name + ", K)");
+    return;
+  }
+  unsigned numEllipses = 0;
+  for (unsigned i = 0, n = e.getNumIndices(); i != n; ++i) {
+    auto *ellipsis = dyn_cast<NameExpr>(&e.getIndex(i));
+    if (ellipsis && ellipsis->isEllipsis())
+      numEllipses += checkEllipsisIndex(e, *ellipsis);
+    else
+      checkExpr(e.getIndex(i));
+  }
 
   TensorDecl *tensor = op.lookupTensor(name);
   if (!tensor) {
@@ -324,22 +435,13 @@ void OpChecker::checkTensorRead(TensorReadExpr &e) {
     return;
   }
   e.setTensor(tensor);
-  int rank = e.getNumIndices();
-  if (tensor->getRank() < 0) {
-    tensor->setRank(rank, e.getLoc());
-  } else if (tensor->getRank() != rank) {
-    diags.error(e.getLoc(), "wrong number of indices for tensor '" + name +
-                                "': " + Twine(rank) + " here, but " +
-                                Twine(tensor->getRank()) + " elsewhere");
-    diags.note(tensor->getRankLoc(), "'" + name + "' first read with " +
-                                         Twine(tensor->getRank()) +
-                                         " indices here");
-  }
+  fixRank(e, *tensor, numEllipses);
 
   std::vector<IndexKind> kinds;
   for (unsigned i = 0, n = e.getNumIndices(); i != n; ++i) {
     const Expr &index = e.getIndex(i);
     reportFloatIndex(index);
+    reportRealParams(index, "a tensor index");
     kinds.push_back(classifyIndex(index));
     // A reduction variable indexing a dimension by itself gets its extent.
     if (auto *nameExpr = dyn_cast<NameExpr>(&index))
@@ -352,23 +454,144 @@ void OpChecker::checkTensorRead(TensorReadExpr &e) {
   e.setIndexKinds(std::move(kinds));
 }
 
+/// Checks `...i` as an index of `read`; returns 1 if it counts as the
+/// read's ellipsis, 0 after an error.
+bool OpChecker::checkEllipsisIndex(TensorReadExpr &read, NameExpr &index) {
+  index.setType(ValueType::Int);
+  const IndexVarDecl *var = op.getEllipsisVar();
+  if (!var) {
+    diags.error(index.getLoc(), "'..." + index.getName() +
+                                    "' but the output lambda has no ellipsis "
+                                    "variable");
+    return false;
+  }
+  if (var->getName() != index.getName()) {
+    diags.error(index.getLoc(), "'..." + index.getName() +
+                                    "' does not name the ellipsis variable '..." +
+                                    var->getName() + "'");
+    return false;
+  }
+  for (const ExprPtr &other : read.getIndices()) {
+    auto *name = dyn_cast<NameExpr>(other.get());
+    if (name == &index)
+      break;
+    if (name && name->isEllipsis()) {
+      diags.error(index.getLoc(), "a tensor read may use '...' only once");
+      return false;
+    }
+  }
+  index.resolve(var);
+  return true;
+}
+
+/// Fixes the rank of `tensor` from the read `e` (which has `numEllipses`
+/// ellipsis indices), or reports a read that disagrees with an earlier one.
+void OpChecker::fixRank(TensorReadExpr &e, TensorDecl &tensor,
+                        unsigned numEllipses) {
+  StringRef name = tensor.getName();
+  unsigned named = e.getNumIndices() - numEllipses;
+  bool polymorphic = numEllipses != 0;
+  bool unfixed = tensor.getRank() < 0 && !tensor.isRankPolymorphic();
+  if (unfixed && polymorphic)
+    return tensor.setRankPolymorphic(named, e.getLoc());
+  if (unfixed)
+    return tensor.setRank(named, e.getLoc());
+  if (polymorphic != tensor.isRankPolymorphic()) {
+    diags.error(e.getLoc(), "tensor '" + name + "' is read " +
+                                (polymorphic ? "with" : "without") +
+                                " '...' here, but " +
+                                (polymorphic ? "without" : "with") +
+                                " it elsewhere");
+    diags.note(tensor.getRankLoc(), "'" + name + "' first read here");
+    return;
+  }
+  unsigned before =
+      polymorphic ? tensor.getNumNamedDims() : unsigned(tensor.getRank());
+  if (before == named)
+    return;
+  StringRef what = polymorphic ? "named indices" : "indices";
+  diags.error(e.getLoc(), "wrong number of " + what + " for tensor '" + name +
+                              "': " + Twine(named) + " here, but " +
+                              Twine(before) + " elsewhere");
+  diags.note(tensor.getRankLoc(), "'" + name + "' first read with " +
+                                      Twine(before) + " " + what + " here");
+}
+
+/// Checks `dim(T, K)` and `rank(T)`: T names a tensor, K is an integer
+/// literal (possibly negated). They are integers known at instantiation.
+bool OpChecker::checkShapeQuery(CallExpr &e, Builtin builtin) {
+  e.setType(ValueType::Int);
+  sawShapeQuery = true;
+  auto *tensor = dyn_cast<NameExpr>(&e.getArg(0));
+  if (!tensor || tensor->isEllipsis() || !op.lookupTensor(tensor->getName())) {
+    diags.error(e.getArg(0).getLoc(), "the first argument of '" +
+                                          e.getCallee() +
+                                          "' must name a tensor of the "
+                                          "operator");
+    return false;
+  }
+  if (builtin == Builtin::Rank)
+    return true;
+  const Expr *k = &e.getArg(1);
+  if (auto *neg = dyn_cast<UnaryExpr>(k))
+    if (neg->getOp() == UnaryOp::Neg)
+      k = &neg->getOperand();
+  if (!isa<IntLiteralExpr>(k)) {
+    diags.error(e.getArg(1).getLoc(), "the second argument of 'dim' must be "
+                                      "an integer literal");
+    return false;
+  }
+  checkExpr(e.getArg(1));
+  return true;
+}
+
+/// Checks `opaque(READS...)`: the whole body of the operator, with tensor
+/// reads as arguments in which unknown names are free indices.
+bool OpChecker::checkOpaque(CallExpr &e) {
+  e.setType(ValueType::Real);
+  if (&e != &op.getBody()) {
+    diags.error(e.getLoc(), "'opaque' must be the whole body of an operator");
+    return false;
+  }
+  inOpaque = true;
+  for (unsigned i = 0, n = e.getNumArgs(); i != n; ++i) {
+    if (!isa<TensorReadExpr>(e.getArg(i)))
+      diags.error(e.getArg(i).getLoc(),
+                  "the arguments of 'opaque' must be tensor reads");
+    else
+      checkExpr(e.getArg(i));
+  }
+  inOpaque = false;
+  return true;
+}
+
 void OpChecker::checkCall(CallExpr &e) {
-  for (unsigned i = 0, n = e.getNumArgs(); i != n; ++i)
-    checkExpr(e.getArg(i));
   llvm::Optional<Builtin> builtin = lookupBuiltin(e.getCallee());
+  bool special = builtin == Builtin::Dim || builtin == Builtin::Rank ||
+                 builtin == Builtin::Opaque;
+  if (!special)
+    for (unsigned i = 0, n = e.getNumArgs(); i != n; ++i)
+      checkExpr(e.getArg(i));
   if (!builtin) {
     diags.error(e.getLoc(), "unknown function '" + e.getCallee() + "'");
     e.setType(ValueType::Real);
     return;
   }
   unsigned arity = getBuiltinArity(*builtin);
-  if (e.getNumArgs() != arity) {
+  if (arity != VariadicArity && e.getNumArgs() != arity) {
     diags.error(e.getLoc(), "'" + e.getCallee() + "' takes " + Twine(arity) +
                                 (arity == 1 ? " argument" : " arguments") +
                                 " but " + Twine(e.getNumArgs()) +
                                 (e.getNumArgs() == 1 ? " was" : " were") +
                                 " given");
     e.setType(ValueType::Real);
+    return;
+  }
+  if (special) {
+    bool ok = *builtin == Builtin::Opaque ? checkOpaque(e)
+                                          : checkShapeQuery(e, *builtin);
+    if (ok)
+      e.setBuiltin(*builtin);
     return;
   }
   e.setBuiltin(*builtin);
@@ -398,10 +621,12 @@ void OpChecker::checkExplicitExtent(IndexVarDecl &var) {
   Expr &extent = *var.getExtentExpr();
   unsigned errorsBefore = diags.getNumErrors();
   inExtent = true;
+  inOutputExtent = var.isOutput();
   checkExpr(extent);
   inExtent = false;
   if (diags.getNumErrors() != errorsBefore)
     return;
+  reportRealParams(extent, "the extent of '" + var.getName() + "'");
   if (!isConstant(extent) || extent.getType() != ValueType::Int)
     diags.error(extent.getLoc(),
                 "the extent of '" + var.getName() +
@@ -412,6 +637,7 @@ void OpChecker::checkExplicitExtent(IndexVarDecl &var) {
                                        "' must be positive");
   Extent resolved;
   resolved.kind = Extent::Kind::Explicit;
+  resolved.dim = var.isOutput() ? var.getId() : 0;
   var.setExtent(resolved);
 }
 
@@ -437,6 +663,10 @@ void OpChecker::resolveReductionExtent(IndexVarDecl &var) {
 }
 
 void OpChecker::checkReduce(ReduceExpr &e) {
+  if (inGuard) {
+    diags.error(e.getLoc(), "a guard cannot contain a reduction");
+    return;
+  }
   for (const auto &v : e.getVars())
     if (v->getExtentExpr())
       checkExplicitExtent(*v);
@@ -491,16 +721,41 @@ void OpChecker::warnUnreadTensors() {
                                      "' is never read; its rank is unknown");
 }
 
+/// True if `a` and `b` have the same set of param names.
+static bool haveSameParamNames(const OpDecl &a, const OpDecl &b) {
+  if (a.getParams().size() != b.getParams().size())
+    return false;
+  return llvm::all_of(a.getParams(), [&](const auto &p) {
+    return b.lookupParam(p->getName()) != nullptr;
+  });
+}
+
+/// The earlier operator that `op` duplicates: same name, same param names,
+/// and neither has a guard. Null if `op` is a legal overload.
+static const OpDecl *findDuplicate(const Module &module, const OpDecl &op) {
+  for (const OpDecl *prev : module.lookupOverloads(op.getName())) {
+    if (prev == &op)
+      return nullptr;
+    if (!prev->getGuard() && !op.getGuard() && haveSameParamNames(*prev, op))
+      return prev;
+  }
+  return nullptr;
+}
+
+bool tdl::checkOp(OpDecl &op, DiagnosticEngine &diags) {
+  unsigned errorsBefore = diags.getNumErrors();
+  OpChecker(op, diags).check();
+  return diags.getNumErrors() == errorsBefore;
+}
+
 bool tdl::checkModule(Module &module, DiagnosticEngine &diags) {
   unsigned errorsBefore = diags.getNumErrors();
-  llvm::StringMap<SMLoc> seen;
   for (const auto &op : module.getOps()) {
     if (diags.shouldStop())
       break;
-    auto [it, inserted] = seen.try_emplace(op->getName(), op->getLoc());
-    if (!inserted) {
+    if (const OpDecl *prev = findDuplicate(module, *op)) {
       diags.error(op->getLoc(), "duplicate operator '" + op->getName() + "'");
-      diags.note(it->second, "previously defined here");
+      diags.note(prev->getLoc(), "previously defined here");
       continue;
     }
     OpChecker(*op, diags).check();

@@ -19,17 +19,27 @@ void tdl::printSummary(llvm::raw_ostream &os, const OpDecl &op) {
   llvm::raw_string_ostream sig(signature);
   sig << op.getName() << '(';
   llvm::interleaveComma(op.getTensors(), sig, [&](const auto &t) {
-    sig << t->getName() << ':' << t->getRank();
+    sig << t->getName() << ':';
+    if (t->isRankPolymorphic())
+      sig << "..." << '+' << t->getNumNamedDims();
+    else
+      sig << t->getRank();
   });
-  sig << ") -> " << op.getOutputRank();
+  sig << ") -> ";
+  if (op.getEllipsisVar())
+    sig << "...+" << op.getOutputRank() - 1;
+  else
+    sig << op.getOutputRank();
   os << llvm::left_justify(sig.str(), 44) << "  split:";
   for (const auto &v : op.getOutputVars())
-    os << ' ' << v->getName();
+    os << ' ' << (v->isEllipsis() ? "..." : "") << v->getName();
   if (!op.getReductionVars().empty()) {
     os << "  reduce:";
     for (const IndexVarDecl *v : op.getReductionVars())
       os << ' ' << v->getName() << '('
          << getReducerName(v->getReduction()->getReducer()) << ')';
   }
+  if (op.isGeneric())
+    os << "  (generic)";
   os << '\n';
 }

@@ -3,9 +3,10 @@
 // This file implements tdlc's strategy output: it parses --shape,
 // --out-shape and --param for the selected operator, binds the operator
 // analysis to them (inferring the output shape when it is not given), and
-// prints the regions through StrategyPrinter. Malformed or unknown flag
-// values are usage errors (exit 2); shapes that do not fit the operator are
-// input errors (exit 1).
+// prints the regions through StrategyPrinter. A generic or overloaded
+// operator is first instantiated at the shapes and params (Instantiate.h).
+// Malformed or unknown flag values are usage errors (exit 2); shapes that
+// do not fit the operator are input errors (exit 1).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 
 #include "tofu/Analysis/ShapeInference.h"
 #include "tofu/Analysis/StrategyPrinter.h"
+#include "tofu/TDL/Instantiate.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/WithColor.h"
@@ -34,10 +36,9 @@ cl::opt<std::string> outShape(
     cl::desc("Shape of the output (default: inferred from the input shapes)"),
     cl::value_desc("D0xD1x..."), cl::cat(strategiesCategory));
 
-cl::list<std::string> paramValues("param",
-                                  cl::desc("Value of an integer param"),
-                                  cl::value_desc("NAME=INT"),
-                                  cl::cat(strategiesCategory));
+cl::list<std::string> paramValues(
+    "param", cl::desc("Value of a param (an integer, or a real for a real param)"),
+    cl::value_desc("NAME=VALUE"), cl::cat(strategiesCategory));
 
 cl::opt<unsigned> numWorkers(
     "workers", cl::desc("Split each strategy evenly among N workers (default 2)"),
@@ -53,6 +54,8 @@ struct ConcreteArgs {
   Shape output;
   bool hasOutput = false;
   SmallVector<int64_t, 4> params;
+  /// The params by name, for the Instantiator.
+  SmallVector<tdl::NamedParamValue, 4> named;
 };
 
 /// Splits `NAME=VALUE`; false (with an error) if malformed.
@@ -112,9 +115,16 @@ bool parseParams(const OpDecl &op, ConcreteArgs &args) {
                    << "' has no param '" << name << "'\n";
       return false;
     }
-    if (value.getAsInteger(10, args.params[param->getPosition()])) {
-      usageError() << "--param: '" << value << "' is not an integer\n";
+    int64_t &slot = args.params[param->getPosition()];
+    double real;
+    if (param->isReal() && !value.getAsDouble(real)) {
+      args.named.push_back({name.str(), ParamValue::ofReal(real)});
+    } else if (value.getAsInteger(10, slot)) {
+      usageError() << "--param: '" << value << "' is not "
+                   << (param->isReal() ? "a number" : "an integer") << '\n';
       return false;
+    } else {
+      args.named.push_back({name.str(), ParamValue::ofInt(slot)});
     }
     seen[param->getPosition()] = true;
   }
@@ -144,16 +154,77 @@ llvm::Expected<analysis::Binding> bindArgs(const analysis::OperatorAnalysis &a,
   return analysis::Binding::create(a, args.inputs, *inferred, args.params);
 }
 
+/// --emit=strategies with shapes for a generic or overloaded operator:
+/// instantiate, then print as for a plain one. `first` is the first
+/// overload, which names the tensors and params of the flags.
+int emitInstanceStrategies(llvm::raw_ostream &os, const Module &module,
+                           const OpDecl &first, bool json) {
+  ConcreteArgs args;
+  if (!parseShapes(first, args) || !parseParams(first, args))
+    return 2;
+  llvm::Optional<unsigned> outputRank;
+  if (args.hasOutput)
+    outputRank = args.output.size();
+  Instantiator instantiator(module);
+  auto instance = instantiator.instantiate(first.getName(), args.inputs,
+                                           args.named, outputRank);
+  if (!instance) {
+    llvm::WithColor::error(llvm::errs(), "tdlc")
+        << toString(instance.takeError()) << '\n';
+    return 1;
+  }
+  auto a = analysis::OperatorAnalysis::analyze(*(*instance)->op);
+  if (!a) {
+    llvm::WithColor::error(llvm::errs(), "tdlc") << toString(a.takeError()) << '\n';
+    return 1;
+  }
+  args.params.assign((*instance)->intParams.begin(),
+                     (*instance)->intParams.end());
+  auto binding = bindArgs(*a, args);
+  if (!binding) {
+    llvm::WithColor::error(llvm::errs(), "tdlc")
+        << toString(binding.takeError()) << '\n';
+    return 1;
+  }
+  auto source = outShape.empty() ? analysis::OutputShapeSource::Inferred
+                                 : analysis::OutputShapeSource::Given;
+  if (!json) {
+    printConcreteStrategies(os, *binding, source, numWorkers);
+    return 0;
+  }
+  llvm::json::OStream out(os, /*IndentSize=*/2);
+  out.object([&] {
+    out.attributeArray("operators", [&] {
+      writeConcreteStrategiesJSON(out, *binding, source, numWorkers);
+    });
+  });
+  os << '\n';
+  return 0;
+}
+
 } // namespace
 
-int tofu::emitStrategies(llvm::raw_ostream &os, ArrayRef<const OpDecl *> ops,
-                         bool json) {
+int tofu::emitStrategies(llvm::raw_ostream &os, const Module &module,
+                         ArrayRef<const OpDecl *> ops, bool json) {
   bool concrete = isConcrete();
-  if (concrete && ops.size() != 1) {
+  bool overloads = llvm::all_of(ops, [&](const OpDecl *op) {
+    return op->getName() == ops[0]->getName();
+  });
+  if (concrete && !overloads) {
     usageError() << "--shape, --out-shape and --param need --op when the file "
                     "has more than one operator\n";
     return 2;
   }
+  for (const OpDecl *op : ops)
+    if (op->isGeneric() && !concrete) {
+      llvm::WithColor::error(llvm::errs(), "tdlc")
+          << "operator '" << op->getName()
+          << "' is generic (an ellipsis, a guard, or dim/rank): its "
+             "strategies depend on the shapes; instantiate with --shape\n";
+      return 1;
+    }
+  if (concrete && (ops.size() > 1 || ops[0]->isGeneric()))
+    return emitInstanceStrategies(os, module, *ops[0], json);
   if (numWorkers < 1 || numWorkers > 65536) {
     usageError() << "--workers must be between 1 and 65536\n";
     return 2;

@@ -17,10 +17,11 @@ namespace tofu {
 /// The category of the strategy flags, for --help.
 llvm::cl::OptionCategory &getStrategiesCategory();
 
-/// Prints the strategies of `ops` as text or JSON: symbolic, or concrete
-/// when shapes or params were given. Returns tdlc's exit status.
-int emitStrategies(llvm::raw_ostream &os, ArrayRef<const tdl::OpDecl *> ops,
-                   bool json);
+/// Prints the strategies of `ops` (operators of `module`) as text or JSON:
+/// symbolic, or concrete when shapes or params were given; a generic or
+/// overloaded operator is instantiated first. Returns tdlc's exit status.
+int emitStrategies(llvm::raw_ostream &os, const tdl::Module &module,
+                   ArrayRef<const tdl::OpDecl *> ops, bool json);
 
 } // namespace tofu
 

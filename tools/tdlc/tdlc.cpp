@@ -153,7 +153,7 @@ int main(int argc, char **argv) {
   }
   if (emitKind == EmitKind::Strategies) {
     int status =
-        emitStrategies(out.os(), selected, format == OutputFormat::JSON);
+        emitStrategies(out.os(), module, selected, format == OutputFormat::JSON);
     if (status == Success)
       out.keep();
     return status;

@@ -58,7 +58,7 @@ public:
 private:
   explicit Binding(const OperatorAnalysis &analysis) : analysis(&analysis) {}
   llvm::Error bindInputs(ArrayRef<Shape> shapes, ArrayRef<int64_t> values);
-  llvm::Error bindReductionExtents();
+  llvm::Error bindVarExtents();
   llvm::Error checkLoneVarExtents() const;
 
   const OperatorAnalysis *analysis;

@@ -84,9 +84,9 @@ public:
   ArrayRef<const tdl::Expr *> getOpaqueExprs() const {
     return compiler.opaqueExprs;
   }
-  /// The coefficient slot holding the explicit extent (`ky < 2`) of
-  /// reduction variable `var`, a polynomial over params; None for variables
-  /// without one.
+  /// The coefficient slot holding the explicit extent (`ky < 2`, or an
+  /// output variable's `z < 1`) of variable `var`, a polynomial over params;
+  /// None for variables without one.
   llvm::Optional<unsigned> getExtentSlot(unsigned var) const {
     return extentSlots[var] < 0 ? llvm::Optional<unsigned>()
                                 : unsigned(extentSlots[var]);

@@ -24,6 +24,7 @@ using llvm::dyn_cast;
 using llvm::dyn_cast_or_null;
 using llvm::isa;
 using llvm::SmallVector;
+using llvm::SmallVectorImpl;
 using llvm::SMLoc;
 using llvm::SMRange;
 using llvm::StringRef;

@@ -47,6 +47,9 @@ StringRef getReducerName(Reducer reducer);
 /// Parses a reducer name; None if `name` is not one.
 llvm::Optional<Reducer> lookupReducer(StringRef name);
 
+/// The arity of a builtin that takes any number of arguments (`opaque`).
+constexpr unsigned VariadicArity = ~0u;
+
 /// A builtin function, listed once in Builtins.def.
 enum class Builtin {
 #define TDL_BUILTIN(Id, Name, Arity) Id,
@@ -114,28 +117,51 @@ public:
     rankLoc = where;
   }
 
+  /// True if the tensor is read with an ellipsis (`x[...i, j]`): its rank is
+  /// fixed only at instantiation, and getRank() is -1 (set by Sema).
+  bool isRankPolymorphic() const { return rankPolymorphic; }
+  /// For a rank-polymorphic tensor, the number of named indices of its reads.
+  unsigned getNumNamedDims() const { return numNamedDims; }
+  void setRankPolymorphic(unsigned namedDims, SMLoc where) {
+    rankPolymorphic = true;
+    numNamedDims = namedDims;
+    rankLoc = where;
+  }
+
 private:
   std::string name;
   SMLoc loc;
   unsigned position;
   int rank = -1;
   SMLoc rankLoc;
+  bool rankPolymorphic = false;
+  unsigned numNamedDims = 0;
 };
 
-/// An integer attribute of an operator, `stride` in `op conv<stride>(...)`.
+/// The declared type of a param: `stride` and `stride: int` are Int,
+/// `eps: real` is Real.
+enum class ParamType { Int, Real };
+
+/// An attribute of an operator, `stride` in `op conv<stride>(...)` or `eps`
+/// in `op norm<eps: real>(...)`.
 class ParamDecl {
 public:
-  ParamDecl(std::string name, SMLoc loc, unsigned position)
-      : name(std::move(name)), loc(loc), position(position) {}
+  ParamDecl(std::string name, SMLoc loc, unsigned position,
+            ParamType type = ParamType::Int)
+      : name(std::move(name)), loc(loc), position(position), type(type) {}
 
   StringRef getName() const { return name; }
   SMLoc getLoc() const { return loc; }
   unsigned getPosition() const { return position; }
+  ParamType getType() const { return type; }
+  /// True for `NAME: real`, which may appear only in value positions.
+  bool isReal() const { return type == ParamType::Real; }
 
 private:
   std::string name;
   SMLoc loc;
   unsigned position;
+  ParamType type;
 };
 
 class Expr;
@@ -149,7 +175,9 @@ struct Extent {
     Unknown,
     /// An output variable ranges over output dimension `dim`.
     OutputDim,
-    /// A reduction variable with `v < EXPR`; see IndexVarDecl::getExtentExpr.
+    /// A variable with `v < EXPR`; see IndexVarDecl::getExtentExpr. For an
+    /// output variable `dim` is its output dimension, and the expression
+    /// fixes that dimension's extent.
     Explicit,
     /// Inferred from `tensor` dimension `dim`, which the variable indexes by
     /// itself.
@@ -166,12 +194,15 @@ class IndexVarDecl {
 public:
   enum class Role { Output, Reduction };
 
-  IndexVarDecl(std::string name, SMLoc loc, Role role, ExprPtr extentExpr);
+  IndexVarDecl(std::string name, SMLoc loc, Role role, ExprPtr extentExpr,
+               bool ellipsis = false);
   ~IndexVarDecl();
 
   StringRef getName() const { return name; }
   SMLoc getLoc() const { return loc; }
   Role getRole() const { return role; }
+  /// True for the ellipsis variable `...i` of a rank-polymorphic operator.
+  bool isEllipsis() const { return ellipsis; }
   bool isOutput() const { return role == Role::Output; }
   bool isReduction() const { return role == Role::Reduction; }
   /// The explicit extent of `v < EXPR`, or null.
@@ -197,6 +228,7 @@ private:
   SMLoc loc;
   Role role;
   ExprPtr extentExpr;
+  bool ellipsis;
   unsigned id = 0;
   Extent extent;
   const ReduceExpr *reduction = nullptr;
@@ -259,12 +291,15 @@ private:
   double value;
 };
 
-/// A use of an index variable or a param by name (resolved by Sema).
+/// A use of an index variable or a param by name (resolved by Sema), or
+/// the ellipsis `...i` as an index of a tensor read.
 class NameExpr : public Expr {
 public:
-  NameExpr(SMLoc loc, std::string name)
-      : Expr(Kind::Name, loc), name(std::move(name)) {}
+  NameExpr(SMLoc loc, std::string name, bool ellipsis = false)
+      : Expr(Kind::Name, loc), name(std::move(name)), ellipsis(ellipsis) {}
   StringRef getName() const { return name; }
+  /// True for `...i` in a tensor read.
+  bool isEllipsis() const { return ellipsis; }
 
   /// The index variable named, or null.
   const IndexVarDecl *getIndexVar() const { return var; }
@@ -277,6 +312,7 @@ public:
 
 private:
   std::string name;
+  bool ellipsis;
   const IndexVarDecl *var = nullptr;
   const ParamDecl *param = nullptr;
 };
@@ -394,13 +430,13 @@ private:
 // Operators and modules
 //===----------------------------------------------------------------------===//
 
-/// `op NAME<PARAMS>(TENSORS) = lambda OUTPUT_VARS: BODY;`
+/// `op NAME<PARAMS>(TENSORS) where GUARD = lambda OUTPUT_VARS: BODY;`
 class OpDecl {
 public:
   OpDecl(std::string name, SMLoc loc,
          std::vector<std::unique_ptr<ParamDecl>> params,
          std::vector<std::unique_ptr<TensorDecl>> tensors,
-         IndexVarList outputVars, ExprPtr body);
+         IndexVarList outputVars, ExprPtr body, ExprPtr guard = nullptr);
 
   StringRef getName() const { return name; }
   SMLoc getLoc() const { return loc; }
@@ -413,6 +449,20 @@ public:
   unsigned getOutputRank() const { return outputVars.size(); }
   const Expr &getBody() const { return *body; }
   Expr &getBody() { return *body; }
+  /// The `where` guard, or null.
+  const Expr *getGuard() const { return guard.get(); }
+  Expr *getGuard() { return guard.get(); }
+  /// The output ellipsis variable `...i`, or null.
+  const IndexVarDecl *getEllipsisVar() const;
+
+  /// True if the operator must be instantiated (Instantiate.h) before it is
+  /// analysed or evaluated: it has an ellipsis variable, a guard, or a
+  /// `dim`/`rank` call (set by Sema).
+  bool isGeneric() const { return generic; }
+  void setGeneric(bool value) { generic = value; }
+  /// True if the body is `opaque` or `opaque(READS...)`: TDL cannot compute
+  /// its value.
+  bool isOpaque() const;
 
   /// Every index variable, indexed by IndexVarDecl::getId() (set by Sema).
   ArrayRef<const IndexVarDecl *> getIndexVars() const { return indexVars; }
@@ -435,7 +485,9 @@ private:
   std::vector<std::unique_ptr<TensorDecl>> tensors;
   IndexVarList outputVars;
   ExprPtr body;
+  ExprPtr guard;
   std::vector<const IndexVarDecl *> indexVars;
+  bool generic = false;
 };
 
 /// The operators of one or more .tdl files.
@@ -445,10 +497,12 @@ public:
   ArrayRef<std::unique_ptr<OpDecl>> getOps() const { return ops; }
   /// The first operator named `name`, or null.
   const OpDecl *lookupOp(StringRef name) const;
+  /// Every operator named `name` (its overloads), in source order.
+  ArrayRef<const OpDecl *> lookupOverloads(StringRef name) const;
 
 private:
   std::vector<std::unique_ptr<OpDecl>> ops;
-  llvm::StringMap<const OpDecl *> opsByName;
+  llvm::StringMap<SmallVector<const OpDecl *, 1>> opsByName;
 };
 
 } // namespace tdl

@@ -28,13 +28,20 @@ namespace tdl {
 void printExpr(llvm::raw_ostream &os, const Expr &e);
 /// Returns printExpr's output as a string.
 std::string exprToString(const Expr &e);
+/// Prints a lambda's variables as written: `...i, j < 2`.
+void printLambdaVars(llvm::raw_ostream &os,
+                     ArrayRef<std::unique_ptr<IndexVarDecl>> vars);
+/// Prints `NAME<PARAMS>(TENSORS) where GUARD` with `: real` on real params.
+void printSignature(llvm::raw_ostream &os, const OpDecl &op);
 
 /// Dumps the syntax tree of `op`, one node per line, with `LINE:COL` of the
 /// declarations.
 void dumpAST(llvm::raw_ostream &os, const OpDecl &op,
              const llvm::SourceMgr &srcMgr);
 /// Prints the checked IR of `op`: tensor ranks, index variables with their
-/// extents, every tensor read with the kind of each index, and the body.
+/// extents, every tensor read with the kind of each index, and the body. A
+/// generic operator prints its generic form instead: signature with param
+/// types and guard, output lambda with the ellipsis, and body.
 void printIR(llvm::raw_ostream &os, const OpDecl &op);
 
 /// Prints one line: the signature of `op` with tensor ranks, its output

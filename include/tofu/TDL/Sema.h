@@ -4,7 +4,8 @@
 // checked IR: names resolved to declarations, tensor ranks fixed by their
 // reads, index variable extents resolved (explicit, inferred from a tensor
 // dimension, or an error), value types assigned, and every tensor index
-// classified (see IndexKind).
+// classified (see IndexKind). Operators may share a name when they differ in
+// their param names or are guarded (overloads, see Instantiate.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +23,10 @@ namespace tdl {
 /// through `diags`. Returns false if any error was reported; the annotations
 /// of an operator with errors are incomplete and it must not be used.
 bool checkModule(Module &module, DiagnosticEngine &diags);
+
+/// Checks and annotates one operator, as checkModule does for each (the
+/// Instantiator uses it on concrete instances). Returns false on error.
+bool checkOp(OpDecl &op, DiagnosticEngine &diags);
 
 } // namespace tdl
 } // namespace tofu

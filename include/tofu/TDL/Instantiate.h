@@ -1,0 +1,100 @@
+//===- Instantiate.h - Concrete operators from generic ones -----*- C++ -*-===//
+//
+// This file declares the Instantiator, which turns a use of an operator
+// (its name, input shapes, named param values and maybe the output rank)
+// into a concrete operator: the overload is picked, ellipsis variables are
+// expanded to named variables `i0, i1, ...` with NumPy broadcasting, the
+// guard is dropped, `dim`/`rank` are folded to literals, and the result is
+// checked by Sema. Concrete operators print, analyse and evaluate like
+// hand-written ones. Results are memoized per use; plain (non-generic)
+// operators come back as themselves.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_TDL_INSTANTIATE_H
+#define TOFU_TDL_INSTANTIATE_H
+
+#include "tofu/Support/Shape.h"
+#include "tofu/TDL/AST.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <utility>
+
+namespace tofu {
+namespace tdl {
+namespace detail {
+struct Use;
+} // namespace detail
+
+/// One param value bound at a use.
+struct ParamValue {
+  bool isReal = false;
+  int64_t intValue = 0;
+  double realValue = 0;
+
+  static ParamValue ofInt(int64_t v) { return {false, v, double(v)}; }
+  static ParamValue ofReal(double v) { return {true, 0, v}; }
+  /// The value as a double, whichever kind it is.
+  double asReal() const { return isReal ? realValue : double(intValue); }
+};
+
+/// A concrete operator: no ellipsis, no guard, dim()/rank() folded, checked
+/// by Sema. Params stay params (by position: values in `params`).
+struct Instance {
+  /// Owned by the Instantiator (or the library for a plain operator).
+  const OpDecl *op = nullptr;
+  /// The library overload it was made from (`op` itself if plain).
+  const OpDecl *generic = nullptr;
+  /// In op->getParams() order.
+  SmallVector<ParamValue, 4> params;
+  /// The same, as integers (reals as 0), for analysis::Binding.
+  SmallVector<int64_t, 4> intParams;
+  /// True if the body is `opaque`: TDL cannot compute the value.
+  bool isOpaque = false;
+};
+
+/// A named param value, as given at a use (a graph's `params`).
+using NamedParamValue = std::pair<std::string, ParamValue>;
+
+/// Picks overloads and makes concrete instances of a checked library. Not
+/// thread-safe; instances live as long as the Instantiator, the library as
+/// long as both.
+class Instantiator {
+public:
+  /// Uses the operators of `library`, which must have passed checkModule.
+  explicit Instantiator(const Module &library);
+  /// Uses the operators of several modules; overloads are tried module by
+  /// module, each in source order.
+  explicit Instantiator(ArrayRef<const Module *> libraries);
+  ~Instantiator();
+
+  /// Instantiates operator `opName` for inputs of `inputShapes` (by tensor
+  /// position), params by name, and the output rank if known (a graph
+  /// knows it; it fixes the ellipsis length). Memoized on all four. Fails
+  /// with a message naming the operator and, when no overload matches,
+  /// saying why each was rejected.
+  llvm::Expected<const Instance *>
+  instantiate(StringRef opName, ArrayRef<Shape> inputShapes,
+              ArrayRef<NamedParamValue> params,
+              llvm::Optional<unsigned> outputRank = llvm::None);
+
+  /// Number of memoized instances.
+  unsigned getNumInstances() const { return memo.size(); }
+
+private:
+  ArrayRef<const OpDecl *>
+  lookupOverloads(StringRef name, SmallVectorImpl<const OpDecl *> &buf) const;
+  llvm::Expected<std::unique_ptr<Instance>> resolve(const detail::Use &use);
+
+  SmallVector<const Module *, 4> libraries;
+  llvm::StringMap<std::unique_ptr<Instance>> memo;
+  std::vector<std::unique_ptr<OpDecl>> ownedOps;
+};
+
+} // namespace tdl
+} // namespace tofu
+
+#endif // TOFU_TDL_INSTANTIATE_H
