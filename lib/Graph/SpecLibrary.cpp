@@ -41,11 +41,22 @@ bool SpecLibrary::addDirectory(StringRef dir, DiagnosticEngine &diags) {
 }
 
 bool SpecLibrary::check(DiagnosticEngine &diags) {
-  return tdl::checkModule(*module, diags);
+  if (!tdl::checkModule(*module, diags))
+    return false;
+  instantiator = std::make_unique<tdl::Instantiator>(*module);
+  return true;
 }
 
-const tdl::OpDecl *SpecLibrary::lookup(StringRef type) const {
-  return module->lookupOp(type);
+ArrayRef<const tdl::OpDecl *> SpecLibrary::lookup(StringRef type) const {
+  return module->lookupOverloads(type);
+}
+
+llvm::Expected<const tdl::Instance *>
+SpecLibrary::instantiate(StringRef type, ArrayRef<Shape> inputShapes,
+                         ArrayRef<tdl::NamedParamValue> params,
+                         unsigned outputRank) {
+  assert(instantiator && "SpecLibrary::check must come first");
+  return instantiator->instantiate(type, inputShapes, params, outputRank);
 }
 
 llvm::Expected<const analysis::OperatorAnalysis *>

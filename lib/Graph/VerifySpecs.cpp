@@ -1,9 +1,13 @@
 //===- VerifySpecs.cpp - Check graph ops against their TDL operators ------===//
 //
 // This file implements the spec half of the graph verifier. For each op:
-// the operator its type names, the number and ranks of its inputs, its
-// params by name, its output rank, and its output shape against the shape
-// inferred from the operator's reads (analysis::inferOutputShape). The shape
+// the operator its type names; for a plain operator (one overload, not
+// generic) the number and ranks of its inputs, its params by name and type,
+// and its output rank, each reported where it is in the JSON; then the
+// concrete operator for the op's shapes and params (tdl::Instantiator,
+// which resolves overloads and expands ellipses and reports why no
+// overload fits), and its output shape against the shape inferred from the
+// operator's reads (analysis::inferOutputShape). The shape
 // rule (docs/GraphFormat.md): where inference determines the output shape,
 // the declared shape must equal it; where it does not determine every
 // dimension, the declared shape must bind with the inputs
@@ -44,8 +48,8 @@ public:
 private:
   bool checkInputs(const Op &op, const tdl::OpDecl &decl);
   bool checkOutputRank(const Op &op, const tdl::OpDecl &decl);
-  bool orderParams(const Op &op, const tdl::OpDecl &decl,
-                   llvm::SmallVectorImpl<int64_t> &values);
+  bool checkParams(const Op &op, const tdl::OpDecl &decl);
+  const tdl::Instance *instantiate(const Op &op);
   void checkShape(const Op &op, const tdl::OpDecl &decl,
                   ArrayRef<int64_t> params);
   SMLoc outputShapeLoc(const Op &op) const {
@@ -114,10 +118,8 @@ bool SpecVerifier::checkOutputRank(const Op &op, const tdl::OpDecl &decl) {
   return false;
 }
 
-bool SpecVerifier::orderParams(const Op &op, const tdl::OpDecl &decl,
-                               llvm::SmallVectorImpl<int64_t> &values) {
-  values.assign(decl.getParams().size(), 0);
-  SmallVector<bool, 4> seen(values.size(), false);
+bool SpecVerifier::checkParams(const Op &op, const tdl::OpDecl &decl) {
+  SmallVector<bool, 4> seen(decl.getParams().size(), false);
   bool ok = true;
   for (unsigned i = 0, e = op.params.size(); i != e; ++i) {
     const auto &[name, value] = op.params[i];
@@ -130,15 +132,11 @@ bool SpecVerifier::orderParams(const Op &op, const tdl::OpDecl &decl,
       continue;
     }
     seen[param->getPosition()] = true;
-    llvm::Optional<int64_t> intValue = value.getAsInteger();
-    if (!intValue) {
-      diags.error(loc, prefix(op, decl) + ": param '" + name +
-                           "' must be an integer, not " +
-                           formatParam(value));
+    if (!param->isReal() && !value.getAsInteger()) {
+      diags.error(loc, prefix(op, decl) + ": int param '" + name +
+                           "' must be an integer, not " + formatParam(value));
       ok = false;
-      continue;
     }
-    values[param->getPosition()] = *intValue;
   }
   for (const auto &param : decl.getParams())
     if (!seen[param->getPosition()]) {
@@ -202,20 +200,50 @@ void SpecVerifier::checkShape(const Op &op, const tdl::OpDecl &decl,
   }
 }
 
+const tdl::Instance *SpecVerifier::instantiate(const Op &op) {
+  SmallVector<Shape, 4> inputShapes;
+  for (const TensorRef &ref : op.inputs)
+    inputShapes.push_back(g.getTensor(ref.index).shape);
+  SmallVector<tdl::NamedParamValue, 4> params;
+  for (const auto &[name, value] : op.params)
+    params.emplace_back(name, value.isReal
+                                  ? tdl::ParamValue::ofReal(value.realValue)
+                                  : tdl::ParamValue::ofInt(value.intValue));
+  unsigned outputRank = g.getTensor(op.getOutput()).shape.size();
+  auto instance = specs.instantiate(op.type, inputShapes, params, outputRank);
+  if (!instance) {
+    std::string msg = llvm::toString(instance.takeError());
+    std::string lead = "operator '" + op.type + "': ";
+    if (StringRef(msg).startswith(lead))
+      msg.erase(0, lead.size());
+    diags.error(op.typeLoc.isValid() ? op.typeLoc : op.loc,
+                "op '" + op.name + "' (operator '" + op.type + "'): " + msg);
+    return nullptr;
+  }
+  return *instance;
+}
+
 void SpecVerifier::checkOp(const Op &op) {
-  const tdl::OpDecl *decl = specs.lookup(op.type);
-  if (!decl) {
+  ArrayRef<const tdl::OpDecl *> overloads = specs.lookup(op.type);
+  if (overloads.empty()) {
     diags.error(op.typeLoc.isValid() ? op.typeLoc : op.loc,
                 "op '" + op.name + "': unknown operator type '" + op.type +
                     "' (not defined in the loaded specs)");
     return;
   }
-  bool ok = checkInputs(op, *decl);
-  ok &= checkOutputRank(op, *decl);
-  SmallVector<int64_t, 4> params;
-  ok &= orderParams(op, *decl, params);
-  if (ok)
-    checkShape(op, *decl, params);
+  // A plain operator: check what the instantiator would, with locations.
+  if (overloads.size() == 1 && !overloads[0]->isGeneric()) {
+    bool ok = checkInputs(op, *overloads[0]);
+    ok &= checkOutputRank(op, *overloads[0]);
+    ok &= checkParams(op, *overloads[0]);
+    if (!ok)
+      return;
+  }
+  const tdl::Instance *instance = instantiate(op);
+  if (!instance || !checkInputs(op, *instance->op) ||
+      !checkOutputRank(op, *instance->op))
+    return;
+  checkShape(op, *instance->op, instance->intParams);
 }
 
 bool graph::verifySpecs(const Graph &g, SpecLibrary &specs,

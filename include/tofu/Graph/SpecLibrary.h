@@ -2,9 +2,10 @@
 //
 // This file declares SpecLibrary: the TDL operator specs (the standard
 // library in specs/ and any file given with --spec) parsed and checked as
-// one module, the operator a graph op's type names, and a cache of
-// OperatorAnalysis per operator so that checking thousands of ops analyses
-// each operator once.
+// one module, the overloads a graph op's type names, the concrete operator
+// for one use (tdl::Instantiator: overload resolution, ellipsis expansion,
+// memoized per use), and a cache of OperatorAnalysis per concrete operator
+// so that checking thousands of ops analyses each instance once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 
 #include "tofu/Analysis/OperatorAnalysis.h"
 #include "tofu/TDL/AST.h"
+#include "tofu/TDL/Instantiate.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -44,8 +46,12 @@ public:
   bool empty() const { return module->getOps().empty(); }
   const tdl::Module &getModule() const { return *module; }
 
-  /// The operator named `type`, or null.
-  const tdl::OpDecl *lookup(StringRef type) const;
+  /// The overloads of operator `type` (none if unknown).
+  ArrayRef<const tdl::OpDecl *> lookup(StringRef type) const;
+  /// The concrete operator for one use (see tdl::Instantiator).
+  llvm::Expected<const tdl::Instance *>
+  instantiate(StringRef type, ArrayRef<Shape> inputShapes,
+              ArrayRef<tdl::NamedParamValue> params, unsigned outputRank);
   /// The analysis of `op` (made on first use), or the reason it failed.
   llvm::Expected<const analysis::OperatorAnalysis *>
   getAnalysis(const tdl::OpDecl &op);
@@ -53,6 +59,7 @@ public:
 private:
   std::unique_ptr<tdl::Module> module;
   std::vector<std::string> files;
+  std::unique_ptr<tdl::Instantiator> instantiator;
   llvm::DenseMap<const tdl::OpDecl *,
                  std::unique_ptr<analysis::OperatorAnalysis>>
       analyses;
