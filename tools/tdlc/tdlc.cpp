@@ -5,7 +5,8 @@
 // (--emit=ast), the checked IR (--emit=ir), a one-line summary per operator
 // (--emit=summary), or the partition strategies found by the operator
 // analysis (--emit=strategies, symbolic or at the shapes given by --shape),
-// as text or JSON. Exit status: 0 success, 1 bad input (with a diagnostic on
+// as text or JSON; or, with --coverage GRAPH.json, whether the operators
+// cover every op of tofu graphs (Coverage.cpp). Exit status: 0 success, 1 bad input (with a diagnostic on
 // stderr), 2 bad usage.
 //
 //===----------------------------------------------------------------------===//
@@ -16,6 +17,7 @@
 #include "tofu/TDL/Printers.h"
 #include "tofu/TDL/Sema.h"
 
+#include "Coverage.h"
 #include "EmitStrategies.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -112,7 +114,8 @@ void emitJSON(llvm::raw_ostream &os, ArrayRef<const OpDecl *> ops) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  cl::HideUnrelatedOptions({&tdlcCategory, &getStrategiesCategory()});
+  cl::HideUnrelatedOptions(
+      {&tdlcCategory, &getStrategiesCategory(), &getCoverageCategory()});
   cl::SetVersionPrinter(printToolVersion);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
@@ -150,6 +153,11 @@ int main(int argc, char **argv) {
     llvm::WithColor::error(llvm::errs(), "tdlc")
         << "cannot write '" << outputFile << "': " << ec.message() << '\n';
     return BadInput;
+  }
+  if (coverageRequested()) {
+    int status = runCoverage(out.os(), module, srcMgr);
+    out.keep();
+    return status;
   }
   if (emitKind == EmitKind::Strategies) {
     int status =

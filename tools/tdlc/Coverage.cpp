@@ -1,0 +1,388 @@
+//===- Coverage.cpp - tdlc's --coverage ---------------------------------===//
+//
+// For every op of a tofu graph, instantiates the op's type with the op's
+// input shapes, params (ints as ints, other numbers and "inf"/"-inf"/"nan"
+// as reals) and output rank, the way a graph loader does, and then checks
+// the instance's output shape against the graph's:
+//
+//   exact    the shape inferred from the inputs (and explicit extents)
+//            equals the graph's;
+//   graph    some output dimension is not determined by the inputs (a
+//            fill's shape, nll_loss_backward's class count), or the body is
+//            opaque (its reads give regions, not extents): the graph's
+//            shape is bound, and Binding checks it against the reads;
+//   bounded  the largest extent the reads allow exceeds the graph's (a
+//            convolution backward whose forward dropped trailing rows: H is
+//            not a function of the inputs), the graph's is within it;
+//   mismatch anything else: an error.
+//
+// Distinct instances (type, params, input shapes, output shape) are checked
+// once. Exit status 1 if an op type has no spec, an instance resolves to no
+// overload, fails to instantiate or analyse, or its shape mismatches.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Coverage.h"
+
+#include "tofu/Analysis/Binding.h"
+#include "tofu/Analysis/OperatorAnalysis.h"
+#include "tofu/Analysis/ShapeInference.h"
+#include "tofu/Support/Shape.h"
+#include "tofu/TDL/Instantiate.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/WithColor.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+using namespace tofu;
+using namespace tofu::tdl;
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::OptionCategory coverageCategory("tdlc coverage options (--coverage)");
+
+cl::list<std::string> coverageGraphs(
+    "coverage",
+    cl::desc("Check that the library covers every op of tofu graph FILE "
+             "(repeatable, or comma-separated)"),
+    cl::value_desc("FILE"), cl::CommaSeparated, cl::cat(coverageCategory));
+
+cl::opt<bool> coverageVerbose(
+    "coverage-verbose",
+    cl::desc("With --coverage: print every distinct instance and the "
+             "overload it resolved to"),
+    cl::init(false), cl::cat(coverageCategory));
+
+enum class Outcome { Exact, Graph, Bounded, Mismatch, NoOverload, Error };
+
+StringRef outcomeName(Outcome o) {
+  switch (o) {
+  case Outcome::Exact: return "exact";
+  case Outcome::Graph: return "graph";
+  case Outcome::Bounded: return "bounded";
+  case Outcome::Mismatch: return "mismatch";
+  case Outcome::NoOverload: return "no overload";
+  case Outcome::Error: return "error";
+  }
+  return "?";
+}
+
+bool readShape(const llvm::json::Value *v, Shape &shape) {
+  const llvm::json::Array *arr = v ? v->getAsArray() : nullptr;
+  if (!arr)
+    return false;
+  shape.clear();
+  for (const llvm::json::Value &e : *arr) {
+    llvm::Optional<int64_t> n = e.getAsInteger();
+    if (!n)
+      return false;
+    shape.push_back(*n);
+  }
+  return true;
+}
+
+bool readParam(const llvm::json::Value &v, ParamValue &out) {
+  if (llvm::Optional<int64_t> i = v.getAsInteger()) {
+    out = ParamValue::ofInt(*i);
+    return true;
+  }
+  if (llvm::Optional<double> d = v.getAsNumber()) {
+    out = ParamValue::ofReal(*d);
+    return true;
+  }
+  if (llvm::Optional<llvm::StringRef> s = v.getAsString()) {
+    double inf = std::numeric_limits<double>::infinity();
+    if (*s == "inf")
+      out = ParamValue::ofReal(inf);
+    else if (*s == "-inf")
+      out = ParamValue::ofReal(-inf);
+    else if (*s == "nan")
+      out = ParamValue::ofReal(std::numeric_limits<double>::quiet_NaN());
+    else
+      return false;
+    return true;
+  }
+  if (llvm::Optional<bool> b = v.getAsBoolean()) {
+    out = ParamValue::ofInt(*b);
+    return true;
+  }
+  return false;
+}
+
+std::string oneLine(std::string s) {
+  for (char &c : s)
+    if (c == '\n')
+      c = ' ';
+  return s;
+}
+
+std::string where(const OpDecl *op, const llvm::SourceMgr &srcMgr) {
+  if (!op || !op->getLoc().isValid())
+    return "?";
+  unsigned buf = srcMgr.FindBufferContainingLoc(op->getLoc());
+  if (!buf)
+    return "?";
+  auto lc = srcMgr.getLineAndColumn(op->getLoc(), buf);
+  StringRef path = srcMgr.getMemoryBuffer(buf)->getBufferIdentifier();
+  size_t slash = path.find_last_of('/');
+  if (slash != StringRef::npos)
+    path = path.drop_front(slash + 1);
+  return (path + ":" + llvm::Twine(lc.first)).str();
+}
+
+struct Result {
+  Outcome outcome;
+  std::string detail;
+  std::string overload;
+};
+
+/// Checks one distinct instance.
+Result check(Instantiator &inst, const Module &library,
+             const llvm::SourceMgr &srcMgr, StringRef type,
+             ArrayRef<Shape> inputs, ArrayRef<NamedParamValue> params,
+             ArrayRef<int64_t> outShape) {
+  Result r{Outcome::Error, "", ""};
+  llvm::Expected<const Instance *> instance =
+      inst.instantiate(type, inputs, params, unsigned(outShape.size()));
+  if (!instance) {
+    r.outcome = Outcome::NoOverload;
+    r.detail = oneLine(llvm::toString(instance.takeError()));
+    return r;
+  }
+  const Instance &in = **instance;
+  r.overload = where(in.generic ? in.generic : in.op, srcMgr);
+  if (in.op->getOutputRank() != outShape.size()) {
+    r.outcome = Outcome::Mismatch;
+    r.detail = "output rank " + std::to_string(in.op->getOutputRank()) +
+               ", graph's " + std::to_string(outShape.size());
+    return r;
+  }
+  llvm::Expected<analysis::OperatorAnalysis> an =
+      analysis::OperatorAnalysis::analyze(*in.op);
+  if (!an) {
+    r.outcome = Outcome::Error;
+    r.detail = "analysis: " + oneLine(llvm::toString(an.takeError()));
+    return r;
+  }
+  // The graph's shape must bind (reduction extents agree and so on).
+  llvm::Expected<analysis::Binding> bound =
+      analysis::Binding::create(*an, inputs, outShape, in.intParams);
+  if (!bound) {
+    r.outcome = Outcome::Error;
+    r.detail = "binding the graph's shape: " +
+               oneLine(llvm::toString(bound.takeError()));
+    return r;
+  }
+  // An opaque body lists the regions the op reads, not how its output
+  // extents follow from them: the graph's shape is the op's.
+  if (in.isOpaque) {
+    r.outcome = Outcome::Graph;
+    r.detail = "opaque";
+    return r;
+  }
+  llvm::Expected<Shape> inferred =
+      analysis::inferOutputShape(*an, inputs, in.intParams);
+  if (!inferred) {
+    std::string msg = oneLine(llvm::toString(inferred.takeError()));
+    if (StringRef(msg).contains("do not determine output dimension")) {
+      r.outcome = Outcome::Graph;
+      r.detail = msg;
+    } else {
+      r.outcome = Outcome::Error;
+      r.detail = "shape inference: " + msg;
+    }
+    return r;
+  }
+  if (ArrayRef<int64_t>(*inferred) == outShape) {
+    r.outcome = Outcome::Exact;
+    return r;
+  }
+  bool within = true;
+  for (size_t d = 0; d != outShape.size(); ++d)
+    if (outShape[d] > (*inferred)[d])
+      within = false;
+  r.outcome = within ? Outcome::Bounded : Outcome::Mismatch;
+  r.detail = "inferred " + formatShape(*inferred) + ", graph " +
+             formatShape(outShape);
+  return r;
+}
+
+} // namespace
+
+cl::OptionCategory &tofu::getCoverageCategory() { return coverageCategory; }
+
+bool tofu::coverageRequested() { return !coverageGraphs.empty(); }
+
+int tofu::runCoverage(llvm::raw_ostream &os, const Module &library,
+                      const llvm::SourceMgr &srcMgr) {
+  Instantiator inst(library);
+  bool failed = false;
+  std::set<std::string> seenKeys;
+  std::map<std::string, std::map<Outcome, unsigned>> perType;
+  std::map<Outcome, unsigned> totals;
+  unsigned numOps = 0;
+
+  for (const std::string &path : coverageGraphs) {
+    auto buf = llvm::MemoryBuffer::getFile(path);
+    if (!buf) {
+      llvm::WithColor::error(llvm::errs(), "tdlc")
+          << "cannot read '" << path << "': " << buf.getError().message()
+          << '\n';
+      return 1;
+    }
+    llvm::Expected<llvm::json::Value> doc =
+        llvm::json::parse((*buf)->getBuffer());
+    if (!doc) {
+      llvm::WithColor::error(llvm::errs(), "tdlc")
+          << path << ": " << llvm::toString(doc.takeError()) << '\n';
+      return 1;
+    }
+    const llvm::json::Object *root = doc->getAsObject();
+    const llvm::json::Array *tensors =
+        root ? root->getArray("tensors") : nullptr;
+    const llvm::json::Array *ops = root ? root->getArray("ops") : nullptr;
+    if (!tensors || !ops) {
+      llvm::WithColor::error(llvm::errs(), "tdlc")
+          << path << ": not a tofu graph (no \"tensors\"/\"ops\")\n";
+      return 1;
+    }
+    llvm::StringMap<Shape> shapes;
+    for (const llvm::json::Value &t : *tensors) {
+      const llvm::json::Object *obj = t.getAsObject();
+      Shape shape;
+      if (!obj || !obj->getString("name") ||
+          !readShape(obj->get("shape"), shape)) {
+        llvm::WithColor::error(llvm::errs(), "tdlc")
+            << path << ": malformed tensor entry\n";
+        return 1;
+      }
+      shapes[*obj->getString("name")] = shape;
+    }
+    StringRef file = path;
+    file = file.drop_front(file.find_last_of('/') + 1);
+
+    for (const llvm::json::Value &o : *ops) {
+      const llvm::json::Object *op = o.getAsObject();
+      const llvm::json::Array *ins = op ? op->getArray("inputs") : nullptr;
+      const llvm::json::Array *outs = op ? op->getArray("outputs") : nullptr;
+      if (!op || !op->getString("type") || !ins || !outs || outs->empty()) {
+        llvm::WithColor::error(llvm::errs(), "tdlc")
+            << path << ": malformed op entry\n";
+        return 1;
+      }
+      ++numOps;
+      StringRef type = *op->getString("type");
+      StringRef opName = op->getString("name").getValueOr("?");
+      SmallVector<Shape, 4> inputShapes;
+      std::string key = type.str() + "|";
+      bool ok = true;
+      for (const llvm::json::Value &i : *ins) {
+        llvm::Optional<StringRef> n = i.getAsString();
+        auto it = n ? shapes.find(*n) : shapes.end();
+        if (it == shapes.end()) {
+          ok = false;
+          break;
+        }
+        inputShapes.push_back(it->second);
+        key += formatShape(it->second) + ",";
+      }
+      llvm::Optional<StringRef> outName = (*outs)[0].getAsString();
+      auto outIt = outName ? shapes.find(*outName) : shapes.end();
+      if (!ok || outIt == shapes.end()) {
+        llvm::WithColor::error(llvm::errs(), "tdlc")
+            << path << ": op '" << opName << "' names an unknown tensor\n";
+        return 1;
+      }
+      Shape outShape = outIt->second;
+      key += "->" + formatShape(outShape) + "|";
+      SmallVector<NamedParamValue, 8> params;
+      if (const llvm::json::Object *ps = op->getObject("params")) {
+        std::vector<std::string> names;
+        for (const auto &kv : *ps)
+          names.push_back(kv.first.str());
+        std::sort(names.begin(), names.end());
+        for (const std::string &name : names) {
+          ParamValue v;
+          if (!readParam(*ps->get(name), v)) {
+            llvm::WithColor::error(llvm::errs(), "tdlc")
+                << path << ": op '" << opName << "': param '" << name
+                << "' is not a number\n";
+            return 1;
+          }
+          params.push_back({name, v});
+          key += name + "=" +
+                 (v.isReal ? std::to_string(v.realValue)
+                           : std::to_string(v.intValue)) +
+                 ",";
+        }
+      }
+      if (!seenKeys.insert(key).second)
+        continue;
+
+      Result r;
+      if (library.lookupOverloads(type).empty())
+        r = Result{Outcome::NoOverload, "no spec for op type '" + type.str() + "'", ""};
+      else
+        r = check(inst, library, srcMgr, type, inputShapes, params, outShape);
+      ++perType[type.str()][r.outcome];
+      ++totals[r.outcome];
+      bool bad = r.outcome == Outcome::Mismatch ||
+                 r.outcome == Outcome::NoOverload ||
+                 r.outcome == Outcome::Error;
+      failed |= bad;
+      if (bad || coverageVerbose) {
+        os << file << ": " << opName << " (" << type << "): "
+           << outcomeName(r.outcome);
+        if (!r.overload.empty())
+          os << " [" << r.overload << "]";
+        if (!r.detail.empty() && (bad || r.outcome != Outcome::Graph))
+          os << ": " << r.detail;
+        os << '\n';
+      }
+    }
+  }
+
+  unsigned typesOk = 0;
+  for (const auto &kv : perType) {
+    const auto &c = kv.second;
+    auto get = [&](Outcome o) {
+      auto it = c.find(o);
+      return it == c.end() ? 0u : it->second;
+    };
+    bool bad = get(Outcome::NoOverload) || get(Outcome::Error) ||
+               get(Outcome::Mismatch);
+    typesOk += !bad;
+    if (coverageVerbose || get(Outcome::Bounded) || bad) {
+      os << "type " << kv.first << ":";
+      for (Outcome o : {Outcome::Exact, Outcome::Graph, Outcome::Bounded,
+                        Outcome::Mismatch, Outcome::NoOverload, Outcome::Error})
+        if (get(o))
+          os << ' ' << outcomeName(o) << '=' << get(o);
+      os << '\n';
+    }
+  }
+  auto total = [&](Outcome o) {
+    auto it = totals.find(o);
+    return it == totals.end() ? 0u : it->second;
+  };
+  unsigned instances = seenKeys.size();
+  unsigned instOk = total(Outcome::Exact) + total(Outcome::Graph) +
+                    total(Outcome::Bounded);
+  os << "coverage: " << coverageGraphs.size() << " graphs, " << numOps
+     << " ops; op types " << typesOk << "/" << perType.size()
+     << " covered; instances " << instOk << "/" << instances
+     << " resolved (output shape: " << total(Outcome::Exact) << " exact, "
+     << total(Outcome::Graph) << " from the graph, " << total(Outcome::Bounded)
+     << " bounded, " << total(Outcome::Mismatch) << " mismatched; "
+     << total(Outcome::NoOverload) << " without an overload, "
+     << total(Outcome::Error) << " errors)\n";
+  return failed ? 1 : 0;
+}
