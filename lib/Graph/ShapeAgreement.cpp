@@ -20,14 +20,13 @@ using namespace tofu::analysis;
 
 namespace {
 
+bool boundsVar(const IndexProgram &prog, unsigned var, unsigned rank);
+
 /// The first read that output variable `var` with the binding's extent
 /// overruns, as a message; empty if none does.
 std::string checkVar(const Binding &binding, unsigned var) {
   const OperatorAnalysis &analysis = binding.getAnalysis();
   unsigned rank = analysis.getOutputRank();
-  uint64_t outputMask =
-      rank >= 64 ? ~uint64_t(0) : (uint64_t(1) << rank) - 1;
-  uint64_t others = outputMask & ~(uint64_t(1) << var);
   SmallVector<Range, 8> box;
   getFullBox(binding, box);
   for (unsigned v = 0; v != rank; ++v)
@@ -38,8 +37,7 @@ std::string checkVar(const Binding &binding, unsigned var) {
   for (const ReadAnalysis &read : analysis.getReads())
     for (unsigned d = 0, n = read.dims.size(); d != n; ++d) {
       const IndexProgram &prog = read.dims[d];
-      if (prog.kind == IndexProgram::Kind::Whole || !(prog.varMask >> var & 1) ||
-          (prog.varMask & others))
+      if (!boundsVar(prog, var, rank))
         continue;
       int64_t dimExtent = binding.getInputShape(read.tensor)[d];
       int64_t lo, hi;
@@ -63,7 +61,43 @@ std::string checkVar(const Binding &binding, unsigned var) {
   return "";
 }
 
+/// True if index program `prog` is one that output variable `var` alone
+/// bounds (the reads shape inference uses for `var`).
+bool boundsVar(const IndexProgram &prog, unsigned var, unsigned rank) {
+  uint64_t outputMask = rank >= 64 ? ~uint64_t(0) : (uint64_t(1) << rank) - 1;
+  uint64_t others = outputMask & ~(uint64_t(1) << var);
+  return prog.kind != IndexProgram::Kind::Whole && (prog.varMask >> var & 1) &&
+         !(prog.varMask & others);
+}
+
 } // namespace
+
+int64_t graph::getOutputStride(const Binding &binding, unsigned var) {
+  const OperatorAnalysis &analysis = binding.getAnalysis();
+  int64_t stride = 1;
+  auto grow = [&](int64_t coef) {
+    if (coef < 0)
+      coef = coef == INT64_MIN ? INT64_MAX : -coef;
+    stride = std::max(stride, coef);
+  };
+  for (const ReadAnalysis &read : analysis.getReads())
+    for (const IndexProgram &prog : read.dims) {
+      if (!boundsVar(prog, var, analysis.getOutputRank()))
+        continue;
+      for (const IndexInst &inst : prog.insts) {
+        if (inst.op == IndexInst::Op::Div || inst.op == IndexInst::Op::Rem ||
+            inst.op == IndexInst::Op::MulConst) {
+          grow(binding.getCoefficient(inst.operand));
+        } else if (inst.op == IndexInst::Op::Affine) {
+          for (const AffineForm::Term &term :
+               analysis.getAffineForms()[inst.operand].terms)
+            if (term.var != var)
+              grow(binding.getCoefficient(term.coefSlot));
+        }
+      }
+    }
+  return stride;
+}
 
 std::string graph::checkOutputExtents(const Binding &binding) {
   for (unsigned v = 0, e = binding.getAnalysis().getOutputRank(); v != e; ++v) {

@@ -26,6 +26,8 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
+
 using namespace tofu;
 using namespace tofu::graph;
 
@@ -50,6 +52,9 @@ private:
   bool checkOutputRank(const Op &op, const tdl::OpDecl &decl);
   bool checkParams(const Op &op, const tdl::OpDecl &decl);
   const tdl::Instance *instantiate(const Op &op);
+  bool agrees(const analysis::OperatorAnalysis &analysis,
+              ArrayRef<Shape> inputShapes, ArrayRef<int64_t> params,
+              ArrayRef<int64_t> inferred, ArrayRef<int64_t> declared);
   void checkShape(const Op &op, const tdl::OpDecl &decl,
                   ArrayRef<int64_t> params);
   SMLoc outputShapeLoc(const Op &op) const {
@@ -148,6 +153,27 @@ bool SpecVerifier::checkParams(const Op &op, const tdl::OpDecl &decl) {
   return ok;
 }
 
+bool SpecVerifier::agrees(const analysis::OperatorAnalysis &analysis,
+                          ArrayRef<Shape> inputShapes,
+                          ArrayRef<int64_t> params, ArrayRef<int64_t> inferred,
+                          ArrayRef<int64_t> declared) {
+  if (inferred == declared)
+    return true;
+  // A declared extent within the stride of the reads that bound it of the
+  // inferred one is accepted (ShapeAgreement.h).
+  llvm::Expected<analysis::Binding> binding =
+      analysis::Binding::create(analysis, inputShapes, params);
+  if (!binding) {
+    llvm::consumeError(binding.takeError());
+    return false;
+  }
+  for (unsigned v = 0, e = inferred.size(); v != e; ++v)
+    if (declared[v] != inferred[v] &&
+        std::abs(inferred[v] - declared[v]) >= getOutputStride(*binding, v))
+      return false;
+  return true;
+}
+
 void SpecVerifier::checkShape(const Op &op, const tdl::OpDecl &decl,
                               ArrayRef<int64_t> params) {
   auto analysisOr = specs.getAnalysis(decl);
@@ -166,7 +192,7 @@ void SpecVerifier::checkShape(const Op &op, const tdl::OpDecl &decl,
   llvm::Expected<Shape> inferred =
       analysis::inferOutputShape(analysis, inputShapes, params);
   if (inferred) {
-    if (ArrayRef<int64_t>(*inferred) != ArrayRef<int64_t>(out.shape)) {
+    if (!agrees(analysis, inputShapes, params, *inferred, out.shape)) {
       diags.error(outputShapeLoc(op),
                   prefix(op, decl) + ": output '" + out.name +
                       "' has shape " + formatShape(out.shape) +
