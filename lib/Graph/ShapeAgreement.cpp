@@ -72,31 +72,36 @@ bool boundsVar(const IndexProgram &prog, unsigned var, unsigned rank) {
 
 } // namespace
 
-int64_t graph::getOutputStride(const Binding &binding, unsigned var) {
+graph::ExtentTolerance graph::getExtentTolerance(const Binding &binding,
+                                          unsigned var) {
   const OperatorAnalysis &analysis = binding.getAnalysis();
-  int64_t stride = 1;
-  auto grow = [&](int64_t coef) {
-    if (coef < 0)
-      coef = coef == INT64_MIN ? INT64_MAX : -coef;
-    stride = std::max(stride, coef);
+  graph::ExtentTolerance tolerance;
+  auto magnitude = [](int64_t coef) {
+    return coef >= 0 ? coef : coef == INT64_MIN ? INT64_MAX : -coef;
   };
   for (const ReadAnalysis &read : analysis.getReads())
     for (const IndexProgram &prog : read.dims) {
       if (!boundsVar(prog, var, analysis.getOutputRank()))
         continue;
       for (const IndexInst &inst : prog.insts) {
-        if (inst.op == IndexInst::Op::Div || inst.op == IndexInst::Op::Rem ||
-            inst.op == IndexInst::Op::MulConst) {
-          grow(binding.getCoefficient(inst.operand));
+        if (inst.op == IndexInst::Op::Div || inst.op == IndexInst::Op::Rem) {
+          int64_t d = magnitude(binding.getCoefficient(inst.operand));
+          tolerance.below = std::max(tolerance.below, d);
+          tolerance.above = std::max(tolerance.above, d);
+        } else if (inst.op == IndexInst::Op::MulConst) {
+          tolerance.below = std::max(
+              tolerance.below, magnitude(binding.getCoefficient(inst.operand)));
         } else if (inst.op == IndexInst::Op::Affine) {
           for (const AffineForm::Term &term :
                analysis.getAffineForms()[inst.operand].terms)
             if (term.var != var)
-              grow(binding.getCoefficient(term.coefSlot));
+              tolerance.below = std::max(
+                  tolerance.below,
+                  magnitude(binding.getCoefficient(term.coefSlot)));
         }
       }
     }
-  return stride;
+  return tolerance;
 }
 
 std::string graph::checkOutputExtents(const Binding &binding) {

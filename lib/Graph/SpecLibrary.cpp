@@ -11,6 +11,7 @@
 #include "tofu/TDL/Sema.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
@@ -24,6 +25,14 @@ SpecLibrary::~SpecLibrary() = default;
 bool SpecLibrary::addFile(StringRef path, DiagnosticEngine &diags) {
   files.push_back(path.str());
   return tdl::parseFile(path, diags, *module);
+}
+
+bool SpecLibrary::addSource(StringRef source, StringRef name,
+                            DiagnosticEngine &diags) {
+  files.push_back(name.str());
+  unsigned id = diags.getSourceMgr().AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(source, name), SMLoc());
+  return tdl::parseBuffer(id, diags, *module);
 }
 
 bool SpecLibrary::addDirectory(StringRef dir, DiagnosticEngine &diags) {
@@ -57,6 +66,12 @@ SpecLibrary::instantiate(StringRef type, ArrayRef<Shape> inputShapes,
                          unsigned outputRank) {
   assert(instantiator && "SpecLibrary::check must come first");
   return instantiator->instantiate(type, inputShapes, params, outputRank);
+}
+
+void SpecLibrary::clearInstances() {
+  analyses.clear();
+  if (instantiator)
+    instantiator = std::make_unique<tdl::Instantiator>(*module);
 }
 
 llvm::Expected<const analysis::OperatorAnalysis *>

@@ -159,18 +159,22 @@ bool SpecVerifier::agrees(const analysis::OperatorAnalysis &analysis,
                           ArrayRef<int64_t> declared) {
   if (inferred == declared)
     return true;
-  // A declared extent within the stride of the reads that bound it of the
-  // inferred one is accepted (ShapeAgreement.h).
+  // A declared extent within the tolerance the strides of the reads that
+  // bound it give is accepted (ShapeAgreement.h).
   llvm::Expected<analysis::Binding> binding =
       analysis::Binding::create(analysis, inputShapes, params);
   if (!binding) {
     llvm::consumeError(binding.takeError());
     return false;
   }
-  for (unsigned v = 0, e = inferred.size(); v != e; ++v)
-    if (declared[v] != inferred[v] &&
-        std::abs(inferred[v] - declared[v]) >= getOutputStride(*binding, v))
+  for (unsigned v = 0, e = inferred.size(); v != e; ++v) {
+    if (declared[v] == inferred[v])
+      continue;
+    ExtentTolerance tolerance = getExtentTolerance(*binding, v);
+    if (declared[v] < inferred[v] ? inferred[v] - declared[v] >= tolerance.below
+                                  : declared[v] - inferred[v] >= tolerance.above)
       return false;
+  }
   return true;
 }
 
@@ -239,9 +243,10 @@ const tdl::Instance *SpecVerifier::instantiate(const Op &op) {
   auto instance = specs.instantiate(op.type, inputShapes, params, outputRank);
   if (!instance) {
     std::string msg = llvm::toString(instance.takeError());
-    std::string lead = "operator '" + op.type + "': ";
-    if (StringRef(msg).startswith(lead))
-      msg.erase(0, lead.size());
+    for (std::string lead : {"operator '" + op.type + "': ",
+                             "operator '" + op.type + "' "})
+      if (StringRef(msg).startswith(lead))
+        msg.erase(0, lead.size());
     diags.error(op.typeLoc.isValid() ? op.typeLoc : op.loc,
                 "op '" + op.name + "' (operator '" + op.type + "'): " + msg);
     return nullptr;

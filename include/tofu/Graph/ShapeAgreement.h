@@ -20,15 +20,27 @@
 namespace tofu {
 namespace graph {
 
-/// The stride of output variable `var`'s bounding reads: the largest
-/// absolute coefficient of another index variable, or divisor, in an index
-/// that `var` alone bounds (1 if none). Inference gives the largest extent
-/// whose reads stay in bounds, assuming symmetric padding; with stride s,
-/// the s - 1 extents on either side of it differ only in the last partial
-/// stride (PyTorch's floor in a strided convolution's weight gradient,
-/// output_padding in its input gradient, a pooling backward whose reads
-/// hull the window), so the verifier accepts them.
-int64_t getOutputStride(const analysis::Binding &binding, unsigned var);
+/// How far a declared output extent may differ from the inferred one.
+struct ExtentTolerance {
+  /// The declared extent may be this much smaller (exclusive)...
+  int64_t below = 1;
+  /// ...or this much larger (exclusive).
+  int64_t above = 1;
+};
+
+/// The tolerance of output variable `var`, from the reads that `var` alone
+/// bounds. Inference gives the largest extent whose reads stay in bounds
+/// (with symmetric padding). With a stride s in such a read (the largest
+/// absolute coefficient of another index variable, or a divisor), the s - 1
+/// extents below it read the same elements except the last partial stride
+/// (PyTorch's floor in a strided convolution's weight gradient,
+/// output_padding in its input gradient): `below` is s. Reads through
+/// `/` or `%` are analysed conservatively, so with a divisor d the d - 1
+/// extents above are accepted too (a strided pooling backward whose reads
+/// hull the window): `above` is d. Affine reads without division are
+/// exact above: `above` is 1.
+ExtentTolerance getExtentTolerance(const analysis::Binding &binding,
+                                   unsigned var);
 
 /// Checks each output dimension of `binding` (which has the declared output
 /// shape) against the reads that bound it alone. Returns an empty string if

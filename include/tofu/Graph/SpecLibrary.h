@@ -34,6 +34,9 @@ public:
 
   /// Parses a .tdl file into the library. Errors go to `diags`.
   bool addFile(StringRef path, DiagnosticEngine &diags);
+  /// Parses TDL source held in memory (tests, generated specs), named
+  /// `name` in diagnostics.
+  bool addSource(StringRef source, StringRef name, DiagnosticEngine &diags);
   /// Parses every `*.tdl` file of `dir` in name order. A missing directory
   /// adds nothing and is not an error.
   bool addDirectory(StringRef dir, DiagnosticEngine &diags);
@@ -52,6 +55,9 @@ public:
   llvm::Expected<const tdl::Instance *>
   instantiate(StringRef type, ArrayRef<Shape> inputShapes,
               ArrayRef<tdl::NamedParamValue> params, unsigned outputRank);
+  /// Forgets every instance and analysis (they are memoized per use, so a
+  /// long-running client such as the fuzzer bounds its memory with this).
+  void clearInstances();
   /// The analysis of `op` (made on first use), or the reason it failed.
   llvm::Expected<const analysis::OperatorAnalysis *>
   getAnalysis(const tdl::OpDecl &op);
