@@ -25,3 +25,11 @@ config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(
     ("%exit-status", config.python_executable + " " +
      os.path.join(config.tofu_src_root, "test", "Utils", "print-exit-status.py")))
+
+# `REQUIRES: onnx`: tofu-graph was built with the ONNX importer and the
+# Python onnx package (to write test models) is importable.
+import subprocess
+if getattr(config, "tofu_have_onnx", "OFF") == "ON" and subprocess.call(
+        [config.python_executable, "-c", "import onnx"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+    config.available_features.add("onnx")

@@ -22,6 +22,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
@@ -72,7 +73,18 @@ cl::opt<std::string> outputFile("o", cl::desc("Write output to FILE"),
 std::unique_ptr<Graph> loadInput(DiagnosticEngine &diags) {
   if (StringRef(inputFile).endswith(".onnx")) {
 #ifdef TOFU_HAVE_ONNX
-    return importONNXFile(inputFile, diags);
+    // The imported graph is written out as tofu-graph JSON and read back,
+    // so that diagnostics about it point at a line of that text.
+    std::unique_ptr<Graph> imported = importONNXFile(inputFile, diags);
+    if (!imported)
+      return nullptr;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    writeGraph(os, *imported);
+    unsigned id = diags.getSourceMgr().AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(os.str(), inputFile + ".json"),
+        SMLoc());
+    return readGraph(id, diags);
 #else
     llvm::WithColor::error(llvm::errs(), "tofu-graph")
         << "'" << inputFile
