@@ -12,6 +12,8 @@
 
 #include "llvm/ADT/StringSwitch.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 
@@ -20,6 +22,22 @@ using namespace tofu::graph;
 using namespace tofu::graph::onnximport;
 
 using Params = std::vector<std::pair<std::string, ParamValue>>;
+
+namespace {
+/// The double whose shortest spelling is the shortest spelling of float
+/// `f`: ONNX keeps reals as floats, and eps = 1e-5 should stay 1e-05 rather
+/// than become 9.999999747378752e-06.
+double widen(float f) {
+  char buf[32];
+  for (int precision = 1; precision <= 9; ++precision) {
+    snprintf(buf, sizeof(buf), "%.*g", precision, double(f));
+    if (std::strtof(buf, nullptr) == f)
+      break;
+  }
+  return std::strtod(buf, nullptr);
+}
+
+} // namespace
 
 //===----------------------------------------------------------------------===//
 // Lowering
@@ -73,7 +91,7 @@ bool Lowering::getReal(StringRef name, double &out) const {
       f = t.float_data(0);
     else
       return false;
-    out = f;
+    out = widen(f);
     return true;
   }
   case onnx::TensorProto::DOUBLE: {
@@ -161,7 +179,7 @@ int64_t attrInt(const onnx::NodeProto &node, StringRef name, int64_t dflt) {
 
 double attrReal(const onnx::NodeProto &node, StringRef name, double dflt) {
   const auto *attr = findAttr(node, name);
-  return attr ? attr->f() : dflt;
+  return attr ? widen(attr->f()) : dflt;
 }
 
 std::vector<int64_t> attrInts(const onnx::NodeProto &node, StringRef name,
@@ -421,7 +439,7 @@ bool NodeLowering::batchNorm() {
     return fail("training mode (running statistics outputs) is not supported");
   // PyTorch's momentum weighs the new statistics; ONNX's the old ones.
   Params params = {{"eps", R(attrReal(node, "epsilon", 1e-5))},
-                   {"momentum", R(1 - attrReal(node, "momentum", 0.9))},
+                   {"momentum", R(widen(float(1 - attrReal(node, "momentum", 0.9))))},
                    {"training", I(0)}};
   l.emit("native_batch_norm__0", {in(0), in(1), in(2), in(3), in(4)}, params,
          outName(), out().shape, out().dtype);
