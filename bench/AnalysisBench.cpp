@@ -39,7 +39,8 @@ struct Corpus {
       tdl::Module &module = *modules.emplace_back(new tdl::Module);
       if (tdl::parseFile(path, diags, module) && tdl::checkModule(module, diags))
         for (const auto &op : module.getOps())
-          ops.push_back(op.get());
+          if (!op->isGeneric())
+            ops.push_back(op.get());
     }
   }
   const tdl::OpDecl &op(StringRef name) const {

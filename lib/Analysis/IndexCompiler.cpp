@@ -16,12 +16,6 @@ using namespace tofu;
 using namespace tofu::analysis;
 using namespace tofu::tdl;
 
-int64_t analysis::floorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-int64_t analysis::floorMod(int64_t a, int64_t b) { return a - floorDiv(a, b) * b; }
 
 bool analysis::isConstantExpr(const Expr &e) {
   switch (e.getKind()) {
@@ -49,27 +43,6 @@ bool analysis::isConstantExpr(const Expr &e) {
 // Constant evaluation
 //===----------------------------------------------------------------------===//
 
-static llvm::Optional<int64_t> evalBinary(BinaryOp op, int64_t a, int64_t b) {
-  switch (op) {
-  case BinaryOp::Add: return a + b;
-  case BinaryOp::Sub: return a - b;
-  case BinaryOp::Mul: return a * b;
-  case BinaryOp::Div:
-    return b == 0 ? llvm::Optional<int64_t>() : floorDiv(a, b);
-  case BinaryOp::Rem:
-    return b == 0 ? llvm::Optional<int64_t>() : floorMod(a, b);
-  case BinaryOp::Eq: return a == b;
-  case BinaryOp::Ne: return a != b;
-  case BinaryOp::Lt: return a < b;
-  case BinaryOp::Le: return a <= b;
-  case BinaryOp::Gt: return a > b;
-  case BinaryOp::Ge: return a >= b;
-  case BinaryOp::And: return a && b;
-  case BinaryOp::Or: return a || b;
-  }
-  return llvm::None;
-}
-
 static llvm::Optional<int64_t> evalCall(const CallExpr &call,
                                         ArrayRef<int64_t> params) {
   SmallVector<int64_t, 3> args;
@@ -81,13 +54,7 @@ static llvm::Optional<int64_t> evalCall(const CallExpr &call,
   }
   if (!call.getBuiltin())
     return llvm::None;
-  switch (*call.getBuiltin()) {
-  case Builtin::Abs: return args[0] < 0 ? -args[0] : args[0];
-  case Builtin::Max: return std::max(args[0], args[1]);
-  case Builtin::Min: return std::min(args[0], args[1]);
-  case Builtin::Select: return args[0] ? args[1] : args[2];
-  default: return llvm::None;
-  }
+  return applyIntBuiltin(*call.getBuiltin(), args);
 }
 
 llvm::Optional<int64_t> analysis::evaluateConstant(const Expr &e,
@@ -113,7 +80,7 @@ llvm::Optional<int64_t> analysis::evaluateConstant(const Expr &e,
     llvm::Optional<int64_t> b = evaluateConstant(bin.getRHS(), params);
     if (!a || !b)
       return llvm::None;
-    return evalBinary(bin.getOp(), *a, *b);
+    return applyIntBinary(bin.getOp(), *a, *b);
   }
   case Expr::Kind::Call:
     return evalCall(cast<CallExpr>(e), params);

@@ -124,6 +124,9 @@ OperatorAnalysis::analyze(const tdl::OpDecl &op) {
                                    "cannot analyse operator '" + op.getName() +
                                        "': " + why);
   };
+  if (op.isGeneric())
+    return fail("it is generic (an ellipsis, a guard, or dim/rank); "
+                "instantiate it first (tofu/TDL/Instantiate.h)");
   if (op.getIndexVars().size() > 64)
     return fail("more than 64 index variables");
   if (op.getTensors().size() > 0x3fff || op.getParams().size() > 0x3fff)

@@ -136,15 +136,19 @@ void tdl::printLambdaVars(llvm::raw_ostream &os,
   });
 }
 
+void tdl::printParamList(llvm::raw_ostream &os, const OpDecl &op) {
+  if (op.getParams().empty())
+    return;
+  os << '<';
+  llvm::interleaveComma(op.getParams(), os, [&](const auto &p) {
+    os << p->getName() << (p->isReal() ? ": real" : "");
+  });
+  os << '>';
+}
+
 void tdl::printSignature(llvm::raw_ostream &os, const OpDecl &op) {
   os << op.getName();
-  if (!op.getParams().empty()) {
-    os << '<';
-    llvm::interleaveComma(op.getParams(), os, [&](const auto &p) {
-      os << p->getName() << (p->isReal() ? ": real" : "");
-    });
-    os << '>';
-  }
+  printParamList(os, op);
   os << '(';
   llvm::interleaveComma(op.getTensors(), os,
                         [&](const auto &t) { os << t->getName(); });

@@ -76,13 +76,7 @@ void tdl::printIR(llvm::raw_ostream &os, const OpDecl &op) {
   if (op.isGeneric())
     return printGenericIR(os, op);
   os << "op " << op.getName();
-  if (!op.getParams().empty()) {
-    os << '<';
-    llvm::interleaveComma(op.getParams(), os, [&](const auto &p) {
-      os << p->getName() << (p->isReal() ? ": real" : "");
-    });
-    os << '>';
-  }
+  printParamList(os, op);
   os << '(';
   llvm::interleaveComma(op.getTensors(), os, [&](const auto &t) {
     os << t->getName() << ": rank " << t->getRank();

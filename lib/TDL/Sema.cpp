@@ -329,11 +329,6 @@ void OpChecker::checkExpr(Expr &e) {
 void OpChecker::checkName(NameExpr &e) {
   e.setType(ValueType::Int);
   StringRef name = e.getName();
-  if (e.isEllipsis()) {
-    diags.error(e.getLoc(), "'..." + name + "' may appear only as an index "
-                            "of a tensor read");
-    return;
-  }
   if (const ParamDecl *param = op.lookupParam(name)) {
     e.resolve(param);
     if (param->isReal())
@@ -627,6 +622,8 @@ void OpChecker::checkExplicitExtent(IndexVarDecl &var) {
   if (diags.getNumErrors() != errorsBefore)
     return;
   reportRealParams(extent, "the extent of '" + var.getName() + "'");
+  if (diags.getNumErrors() != errorsBefore)
+    return;
   if (!isConstant(extent) || extent.getType() != ValueType::Int)
     diags.error(extent.getLoc(),
                 "the extent of '" + var.getName() +
@@ -642,7 +639,8 @@ void OpChecker::checkExplicitExtent(IndexVarDecl &var) {
 }
 
 void OpChecker::resolveReductionExtent(IndexVarDecl &var) {
-  if (var.getExtentExpr())
+  // An ellipsis reduction variable was reported already.
+  if (var.getExtentExpr() || var.isEllipsis())
     return;
   auto it = uses.find(&var);
   if (it != uses.end() && it->second.tensor) {

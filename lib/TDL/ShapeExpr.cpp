@@ -9,6 +9,7 @@
 
 #include "InstantiateImpl.h"
 
+#include "tofu/TDL/IntArith.h"
 #include "tofu/TDL/Printers.h"
 
 using namespace tofu;
@@ -16,36 +17,6 @@ using namespace tofu::tdl;
 using namespace tofu::tdl::detail;
 
 namespace {
-
-int64_t floorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-llvm::Optional<int64_t> applyBinary(BinaryOp op, int64_t a, int64_t b,
-                                    std::string &why) {
-  switch (op) {
-  case BinaryOp::Add: return a + b;
-  case BinaryOp::Sub: return a - b;
-  case BinaryOp::Mul: return a * b;
-  case BinaryOp::Div:
-  case BinaryOp::Rem:
-    if (b == 0) {
-      why = "division by zero";
-      return llvm::None;
-    }
-    return op == BinaryOp::Div ? floorDiv(a, b) : a - floorDiv(a, b) * b;
-  case BinaryOp::Eq: return a == b;
-  case BinaryOp::Ne: return a != b;
-  case BinaryOp::Lt: return a < b;
-  case BinaryOp::Le: return a <= b;
-  case BinaryOp::Gt: return a > b;
-  case BinaryOp::Ge: return a >= b;
-  case BinaryOp::And: return a && b;
-  case BinaryOp::Or: return a || b;
-  }
-  return llvm::None;
-}
 
 class Evaluator {
 public:
@@ -81,13 +52,9 @@ llvm::Optional<int64_t> Evaluator::evalCall(const CallExpr &call) {
       return llvm::None;
     args.push_back(*v);
   }
-  switch (builtin.getValueOr(Builtin::Opaque)) {
-  case Builtin::Abs: return args[0] < 0 ? -args[0] : args[0];
-  case Builtin::Max: return std::max(args[0], args[1]);
-  case Builtin::Min: return std::min(args[0], args[1]);
-  case Builtin::Select: return args[0] ? args[1] : args[2];
-  default: return fail(call);
-  }
+  llvm::Optional<int64_t> value =
+      builtin ? applyIntBuiltin(*builtin, args) : llvm::None;
+  return value ? value : fail(call);
 }
 
 llvm::Optional<int64_t> Evaluator::eval(const Expr &e) {
@@ -121,7 +88,10 @@ llvm::Optional<int64_t> Evaluator::eval(const Expr &e) {
     llvm::Optional<int64_t> b = eval(bin.getRHS());
     if (!b)
       return llvm::None;
-    return applyBinary(bin.getOp(), *a, *b, why);
+    llvm::Optional<int64_t> value = applyIntBinary(bin.getOp(), *a, *b);
+    if (!value)
+      why = "division by zero in '" + exprToString(e) + "'";
+    return value;
   }
   default:
     return fail(e);

@@ -137,6 +137,27 @@ bool parseParams(const OpDecl &op, ConcreteArgs &args) {
   return true;
 }
 
+/// --param values by name, for the Instantiator, which checks the names
+/// against each overload: an integer, or else a real.
+bool parseNamedParams(ConcreteArgs &args) {
+  for (StringRef arg : paramValues) {
+    StringRef name, value;
+    if (!splitAssignment("param", arg, name, value))
+      return false;
+    int64_t integer;
+    double real;
+    if (!value.getAsInteger(10, integer)) {
+      args.named.push_back({name.str(), ParamValue::ofInt(integer)});
+    } else if (!value.getAsDouble(real)) {
+      args.named.push_back({name.str(), ParamValue::ofReal(real)});
+    } else {
+      usageError() << "--param: '" << value << "' is not a number\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 bool isConcrete() {
   return !shapes.empty() || !outShape.empty() || !paramValues.empty();
 }
@@ -160,7 +181,7 @@ llvm::Expected<analysis::Binding> bindArgs(const analysis::OperatorAnalysis &a,
 int emitInstanceStrategies(llvm::raw_ostream &os, const Module &module,
                            const OpDecl &first, bool json) {
   ConcreteArgs args;
-  if (!parseShapes(first, args) || !parseParams(first, args))
+  if (!parseShapes(first, args) || !parseNamedParams(args))
     return 2;
   llvm::Optional<unsigned> outputRank;
   if (args.hasOutput)

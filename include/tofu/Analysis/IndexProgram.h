@@ -19,6 +19,7 @@
 #define TOFU_ANALYSIS_INDEXPROGRAM_H
 
 #include "tofu/Analysis/Poly.h"
+#include "tofu/TDL/IntArith.h"
 
 #include "llvm/ADT/Optional.h"
 
@@ -122,9 +123,10 @@ bool isConstantExpr(const tdl::Expr &e);
 llvm::Optional<int64_t> evaluateConstant(const tdl::Expr &e,
                                          ArrayRef<int64_t> params);
 
-/// Floor division and the matching modulo (for b != 0).
-int64_t floorDiv(int64_t a, int64_t b);
-int64_t floorMod(int64_t a, int64_t b);
+/// Floor division and the matching modulo (for b != 0), as TDL defines
+/// them.
+using tdl::floorDiv;
+using tdl::floorMod;
 
 } // namespace analysis
 } // namespace tofu

@@ -60,9 +60,9 @@ struct AnalysisNote {
 /// The symbolic analysis of one operator.
 class OperatorAnalysis {
 public:
-  /// Analyses a checked operator. Fails only if the operator is outside
-  /// what the analysis represents (more than 64 index variables, or more
-  /// than 16383 tensors or params).
+  /// Analyses a checked, concrete operator. Fails if it is generic (it must
+  /// be instantiated first) or outside what the analysis represents (more
+  /// than 64 index variables, or more than 16383 tensors or params).
   static llvm::Expected<OperatorAnalysis> analyze(const tdl::OpDecl &op);
 
   const tdl::OpDecl &getOp() const { return *op; }

@@ -31,6 +31,8 @@ std::string exprToString(const Expr &e);
 /// Prints a lambda's variables as written: `...i, j < 2`.
 void printLambdaVars(llvm::raw_ostream &os,
                      ArrayRef<std::unique_ptr<IndexVarDecl>> vars);
+/// Prints `<PARAMS>` with `: real` on real params; nothing if there are none.
+void printParamList(llvm::raw_ostream &os, const OpDecl &op);
 /// Prints `NAME<PARAMS>(TENSORS) where GUARD` with `: real` on real params.
 void printSignature(llvm::raw_ostream &os, const OpDecl &op);
 
