@@ -29,9 +29,11 @@
 #include "tofu/Analysis/ShapeInference.h"
 #include "tofu/Support/Shape.h"
 #include "tofu/TDL/Instantiate.h"
+#include "tofu/TDL/Printers.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/WithColor.h"
@@ -59,6 +61,12 @@ cl::opt<bool> coverageVerbose(
     "coverage-verbose",
     cl::desc("With --coverage: print every distinct instance and the "
              "overload it resolved to"),
+    cl::init(false), cl::cat(coverageCategory));
+
+cl::opt<bool> coverageIR(
+    "coverage-ir",
+    cl::desc("With --coverage: print the checked IR of every distinct "
+             "instance (its index kinds show what the analysis sees)"),
     cl::init(false), cl::cat(coverageCategory));
 
 enum class Outcome { Exact, Graph, Bounded, Mismatch, NoOverload, Error };
@@ -145,8 +153,9 @@ struct Result {
 };
 
 /// Checks one distinct instance.
-Result check(Instantiator &inst, const Module &library,
-             const llvm::SourceMgr &srcMgr, StringRef type,
+Result check(llvm::raw_ostream &os, Instantiator &inst,
+             const Module &library, const llvm::SourceMgr &srcMgr,
+             StringRef type,
              ArrayRef<Shape> inputs, ArrayRef<NamedParamValue> params,
              ArrayRef<int64_t> outShape) {
   Result r{Outcome::Error, "", ""};
@@ -159,6 +168,10 @@ Result check(Instantiator &inst, const Module &library,
   }
   const Instance &in = **instance;
   r.overload = where(in.generic ? in.generic : in.op, srcMgr);
+  if (coverageIR) {
+    os << "instance of " << type << " [" << r.overload << "]:\n";
+    printIR(os, *in.op);
+  }
   if (in.op->getOutputRank() != outShape.size()) {
     r.outcome = Outcome::Mismatch;
     r.detail = "output rank " + std::to_string(in.op->getOutputRank()) +
@@ -319,7 +332,7 @@ int tofu::runCoverage(llvm::raw_ostream &os, const Module &library,
           }
           params.push_back({name, v});
           key += name + "=" +
-                 (v.isReal ? std::to_string(v.realValue)
+                 (v.isReal ? llvm::formatv("{0:e16}", v.realValue).str()
                            : std::to_string(v.intValue)) +
                  ",";
         }
@@ -331,7 +344,8 @@ int tofu::runCoverage(llvm::raw_ostream &os, const Module &library,
       if (library.lookupOverloads(type).empty())
         r = Result{Outcome::NoOverload, "no spec for op type '" + type.str() + "'", ""};
       else
-        r = check(inst, library, srcMgr, type, inputShapes, params, outShape);
+        r = check(os, inst, library, srcMgr, type, inputShapes, params,
+                  outShape);
       ++perType[type.str()][r.outcome];
       ++totals[r.outcome];
       bool bad = r.outcome == Outcome::Mismatch ||
