@@ -194,7 +194,7 @@ llvm::Optional<size_t> graph::findExcessiveNesting(StringRef text,
                                                    unsigned maxDepth) {
   unsigned depth = 0;
   bool inString = false;
-  for (size_t i = 0, e = text.size(); i != e; ++i) {
+  for (size_t i = 0, e = text.size(); i < e; ++i) {
     char c = text[i];
     if (inString) {
       if (c == '\\')
@@ -219,7 +219,7 @@ std::string graph::compactJSON(StringRef json) {
   std::string out;
   out.reserve(json.size());
   bool inString = false;
-  for (size_t i = 0, e = json.size(); i != e; ++i) {
+  for (size_t i = 0, e = json.size(); i < e; ++i) {
     char c = json[i];
     if (inString) {
       out.push_back(c);

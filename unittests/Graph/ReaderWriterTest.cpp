@@ -82,6 +82,14 @@ TEST(ReaderTest, SyntaxErrorsAreLocated) {
   EXPECT_EQ(c.messages[0], "2:5: error: invalid JSON: Invalid JSON value (true?)");
 }
 
+TEST(ReaderTest, TextEndingInABackslashInsideAString) {
+  // Found by the fuzzer: the nesting check skipped past the end.
+  Collector c;
+  EXPECT_FALSE(c.read("{\"a\": [\"x\\"));
+  ASSERT_EQ(c.messages.size(), 1u);
+  EXPECT_EQ(c.messages[0].rfind("1:", 0), 0u) << c.messages[0];
+}
+
 TEST(ReaderTest, DeepNestingIsRejectedWithoutRecursing) {
   Collector c;
   std::string deep(100000, '[');
