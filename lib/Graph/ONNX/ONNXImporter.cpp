@@ -7,12 +7,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tofu/Graph/GraphWriter.h"
 #include "tofu/Graph/ONNXImporter.h"
 #include "tofu/Support/Diagnostics.h"
 
 #include "ONNXLowering.h"
 
 #include "onnx/shape_inference/implementation.h"
+
+#include "llvm/Support/raw_ostream.h"
 
 #include <fstream>
 #include <map>
@@ -182,15 +185,14 @@ std::unique_ptr<Graph> Importer::run() {
       g->getTensor(t).roleName = "output";
     }
   }
-  g->extras.push_back(
-      {"metadata",
-       "{\"tool\": \"tofu-graph\", \"onnx_producer\": \"" +
-           model.producer_name() + "\", \"opset\": " +
-           std::to_string(model.opset_import_size()
-                              ? model.opset_import(0).version()
-                              : 0) +
-           "}",
-       SMLoc()});
+  std::string metadata;
+  llvm::raw_string_ostream os(metadata);
+  os << "{\"tool\": \"tofu-graph\", \"onnx_producer\": ";
+  writeJSONString(os, model.producer_name());
+  os << ", \"opset\": "
+     << (model.opset_import_size() ? model.opset_import(0).version() : 0)
+     << '}';
+  g->extras.push_back({"metadata", os.str(), SMLoc()});
   return std::move(g);
 }
 

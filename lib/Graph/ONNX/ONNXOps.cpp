@@ -451,6 +451,17 @@ bool NodeLowering::batchNorm() {
 bool onnximport::lowerNode(const onnx::NodeProto &node, Lowering &l,
                            std::string &why) {
   NodeLowering n{node, l, why};
+  int minInputs = llvm::StringSwitch<int>(node.op_type())
+                      .Cases("Add", "Sub", "Mul", "Div", 2)
+                      .Cases("Gemm", "MatMul", "Conv", 2)
+                      .Case("BatchNormalization", 5)
+                      .Default(1);
+  if (node.input_size() < minInputs)
+    return n.fail("it has " + Twine(node.input_size()) + " inputs, not " +
+                  Twine(minInputs));
+  for (int i = 0; i < minInputs; ++i)
+    if (node.input(i).empty())
+      return n.fail("input " + Twine(i) + " is missing");
   for (int i = 0; i != node.input_size(); ++i)
     if (!node.input(i).empty() && !l.getInfo(node.input(i)))
       return n.fail("the shape of input '" + node.input(i) + "' is unknown");
