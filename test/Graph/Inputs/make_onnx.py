@@ -111,10 +111,20 @@ def unsupported():
                  [f32("y", 1, 3, 6, 6)], [])
 
 
+def malformed():
+    # A Gemm with one input: not a valid model (the checker would say so);
+    # the importer must report it, not read past the inputs.
+    nodes = [helper.make_node("Gemm", ["x"], ["y"], name="gemm")]
+    graph = helper.make_graph(nodes, "malformed", [f32("x", 2, 2)],
+                              [f32("y", 2, 2)], [])
+    return helper.make_model(graph, producer_name="make_onnx.py",
+                             opset_imports=[helper.make_opsetid("", 13)])
+
+
 if __name__ == "__main__":
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for make in (mlp, convnet, attention, unsupported):
+    for make in (mlp, convnet, attention, unsupported, malformed):
         onnx.save(make(), os.path.join(out, make.__name__ + ".onnx"))
     with open(os.path.join(out, "garbage.onnx"), "wb") as f:
         f.write(b"\x08\x07\x12\xff\xff not a model")
