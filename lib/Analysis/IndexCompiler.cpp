@@ -17,28 +17,6 @@ using namespace tofu::analysis;
 using namespace tofu::tdl;
 
 
-bool analysis::isConstantExpr(const Expr &e) {
-  switch (e.getKind()) {
-  case Expr::Kind::IntLiteral:
-  case Expr::Kind::FloatLiteral:
-    return true;
-  case Expr::Kind::Name:
-    return cast<NameExpr>(e).getParam() != nullptr;
-  case Expr::Kind::Unary:
-    return isConstantExpr(cast<UnaryExpr>(e).getOperand());
-  case Expr::Kind::Binary:
-    return isConstantExpr(cast<BinaryExpr>(e).getLHS()) &&
-           isConstantExpr(cast<BinaryExpr>(e).getRHS());
-  case Expr::Kind::Call:
-    return llvm::all_of(cast<CallExpr>(e).getArgs(),
-                        [](const ExprPtr &a) { return isConstantExpr(*a); });
-  case Expr::Kind::TensorRead:
-  case Expr::Kind::Reduce:
-    return false;
-  }
-  return false;
-}
-
 //===----------------------------------------------------------------------===//
 // Constant evaluation
 //===----------------------------------------------------------------------===//

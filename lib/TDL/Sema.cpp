@@ -1,199 +1,24 @@
 //===- Sema.cpp - Semantic checks of TDL operators ------------------------===//
 //
-// This file implements checkModule: name resolution, tensor ranks, index
-// variable numbering and extents, value types, and index classification.
-// Each operator is checked independently by an OpChecker; errors are
-// reported and checking continues so that one run shows them all. Generic
-// operators (ellipsis, guard, dim/rank) are checked as far as their generic
-// form allows; the Instantiator checks each concrete instance again.
+// This file implements checkModule and checkOp: name resolution, tensor
+// ranks, index variable numbering and extents, value types, and index
+// classification. Each operator is checked independently by an OpChecker;
+// errors are reported and checking continues so that one run shows them
+// all. Generic operators (ellipsis, guard, dim/rank; SemaGeneric.cpp) are
+// checked as far as their generic form allows; the Instantiator checks
+// each concrete instance again.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/TDL/Sema.h"
 
-#include "tofu/Support/Diagnostics.h"
+#include "OpChecker.h"
+
 #include "tofu/TDL/ExprWalk.h"
-
-#include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/StringMap.h"
-
-#include <algorithm>
 
 using namespace tofu;
 using namespace tofu::tdl;
-
-namespace {
-
-/// True if `e` has no index variable and no tensor read: an integer
-/// constant or an expression over params.
-bool isConstant(const Expr &e) {
-  switch (e.getKind()) {
-  case Expr::Kind::IntLiteral:
-  case Expr::Kind::FloatLiteral:
-    return true;
-  case Expr::Kind::Name:
-    return cast<NameExpr>(e).getParam() != nullptr;
-  case Expr::Kind::Unary:
-    return isConstant(cast<UnaryExpr>(e).getOperand());
-  case Expr::Kind::Binary: {
-    const auto &bin = cast<BinaryExpr>(e);
-    return isConstant(bin.getLHS()) && isConstant(bin.getRHS());
-  }
-  case Expr::Kind::Call: {
-    const auto &call = cast<CallExpr>(e);
-    if (call.getBuiltin() == Builtin::Dim || call.getBuiltin() == Builtin::Rank)
-      return true;
-    return llvm::all_of(call.getArgs(),
-                        [](const ExprPtr &arg) { return isConstant(*arg); });
-  }
-  case Expr::Kind::TensorRead:
-  case Expr::Kind::Reduce:
-    return false;
-  }
-  return false;
-}
-
-/// The less exact of two index kinds: Affine < DivMod < Opaque <
-/// DataDependent.
-IndexKind join(IndexKind a, IndexKind b) {
-  auto rank = [](IndexKind k) {
-    switch (k) {
-    case IndexKind::Affine: return 0;
-    case IndexKind::DivMod: return 1;
-    case IndexKind::Opaque: return 2;
-    case IndexKind::DataDependent: return 3;
-    }
-    return 3;
-  };
-  return rank(a) >= rank(b) ? a : b;
-}
-
-/// Classifies a resolved index expression (see IndexKind).
-IndexKind classifyIndex(const Expr &e) {
-  switch (e.getKind()) {
-  case Expr::Kind::IntLiteral:
-    return IndexKind::Affine;
-  case Expr::Kind::Name: {
-    // An unresolved name is a free index inside `opaque(...)`.
-    const auto &name = cast<NameExpr>(e);
-    return name.getIndexVar() || name.getParam() ? IndexKind::Affine
-                                                 : IndexKind::Opaque;
-  }
-  case Expr::Kind::FloatLiteral:
-    return IndexKind::Opaque;
-  case Expr::Kind::TensorRead:
-    return IndexKind::DataDependent;
-  case Expr::Kind::Unary: {
-    const auto &un = cast<UnaryExpr>(e);
-    IndexKind operand = classifyIndex(un.getOperand());
-    return un.getOp() == UnaryOp::Neg ? operand
-                                      : join(operand, IndexKind::Opaque);
-  }
-  case Expr::Kind::Binary: {
-    const auto &bin = cast<BinaryExpr>(e);
-    IndexKind operands =
-        join(classifyIndex(bin.getLHS()), classifyIndex(bin.getRHS()));
-    bool lhsConst = isConstant(bin.getLHS());
-    bool rhsConst = isConstant(bin.getRHS());
-    switch (bin.getOp()) {
-    case BinaryOp::Add:
-    case BinaryOp::Sub:
-      return operands;
-    case BinaryOp::Mul:
-      return lhsConst || rhsConst ? operands
-                                  : join(operands, IndexKind::Opaque);
-    case BinaryOp::Div:
-    case BinaryOp::Rem: {
-      if (lhsConst && rhsConst)
-        return IndexKind::Affine;
-      auto *lit = dyn_cast<IntLiteralExpr>(&bin.getRHS());
-      bool positiveConstant = rhsConst && (!lit || lit->getValue() > 0);
-      return join(operands,
-                  positiveConstant ? IndexKind::DivMod : IndexKind::Opaque);
-    }
-    default:
-      return join(operands, IndexKind::Opaque);
-    }
-  }
-  case Expr::Kind::Call: {
-    IndexKind kind = IndexKind::Opaque;
-    for (const ExprPtr &arg : cast<CallExpr>(e).getArgs())
-      kind = join(kind, classifyIndex(*arg));
-    return kind;
-  }
-  case Expr::Kind::Reduce:
-    return join(IndexKind::Opaque, classifyIndex(cast<ReduceExpr>(e).getBody()));
-  }
-  return IndexKind::Opaque;
-}
-
-/// What Sema learns about one reduction variable while walking the body.
-struct ReductionVarUses {
-  SMLoc firstUse;
-  /// The first tensor dimension indexed by the variable alone.
-  const TensorDecl *tensor = nullptr;
-  unsigned dim = 0;
-};
-
-/// Checks one operator.
-class OpChecker {
-public:
-  OpChecker(OpDecl &op, DiagnosticEngine &diags) : op(op), diags(diags) {}
-
-  void check();
-
-private:
-  void declareNames();
-  bool declare(StringRef name, SMLoc loc);
-  void declareOutputVars(std::vector<const IndexVarDecl *> &vars);
-  void numberVars(Expr &e, std::vector<const IndexVarDecl *> &vars);
-  void checkGuard(Expr &guard);
-
-  /// Resolves, types and classifies `e`, with `scope` the index variables
-  /// visible there.
-  void checkExpr(Expr &e);
-  void checkName(NameExpr &e);
-  void checkTensorRead(TensorReadExpr &e);
-  void checkCall(CallExpr &e);
-  void checkReduce(ReduceExpr &e);
-  void checkUnary(UnaryExpr &e);
-  void checkBinary(BinaryExpr &e);
-  bool checkShapeQuery(CallExpr &e, Builtin builtin);
-  bool checkOpaque(CallExpr &e);
-  bool checkEllipsisIndex(TensorReadExpr &read, NameExpr &index);
-  void fixRank(TensorReadExpr &e, TensorDecl &tensor, unsigned numEllipses);
-  void checkExplicitExtent(IndexVarDecl &var);
-  void resolveReductionExtent(IndexVarDecl &var);
-  void reportFloatIndex(const Expr &index);
-  void reportRealParams(const Expr &e, const Twine &where);
-  void warnUnreadTensors();
-
-  const IndexVarDecl *lookupVisibleVar(StringRef name) const;
-
-  OpDecl &op;
-  DiagnosticEngine &diags;
-  /// Every declared name of the operator, for duplicate detection.
-  llvm::StringMap<SMLoc> declared;
-  /// Index variables visible at the current point, innermost last.
-  std::vector<const IndexVarDecl *> scope;
-  /// Every reduction variable by name, to tell "out of scope" from
-  /// "unknown".
-  llvm::StringMap<const IndexVarDecl *> allReductionVars;
-  llvm::DenseMap<const IndexVarDecl *, ReductionVarUses> uses;
-  /// True while checking an explicit extent, where only params may appear.
-  bool inExtent = false;
-  /// True if that extent is an output variable's.
-  bool inOutputExtent = false;
-  /// True while checking the guard.
-  bool inGuard = false;
-  /// True while checking the reads of `opaque(...)`, where unknown names are
-  /// free indices (the whole dimension).
-  bool inOpaque = false;
-  /// True once a `dim` or `rank` call was seen.
-  bool sawShapeQuery = false;
-};
-
-} // namespace
+using namespace tofu::tdl::detail;
 
 void OpChecker::check() {
   unsigned errorsBefore = diags.getNumErrors();
@@ -238,19 +63,6 @@ void OpChecker::declareOutputVars(std::vector<const IndexVarDecl *> &vars) {
     vars.push_back(&var);
     scope.push_back(&var);
   }
-}
-
-void OpChecker::checkGuard(Expr &guard) {
-  unsigned errorsBefore = diags.getNumErrors();
-  inGuard = true;
-  checkExpr(guard);
-  inGuard = false;
-  if (diags.getNumErrors() != errorsBefore)
-    return;
-  reportRealParams(guard, "a guard");
-  if (guard.getType() == ValueType::Real)
-    diags.error(guard.getLoc(), "a guard must be an integer or boolean "
-                                "expression, not a real one");
 }
 
 bool OpChecker::declare(StringRef name, SMLoc loc) {
@@ -379,16 +191,6 @@ void OpChecker::checkName(NameExpr &e) {
   diags.error(e.getLoc(), "unknown index variable or param '" + name + "'");
 }
 
-void OpChecker::reportRealParams(const Expr &e, const Twine &where) {
-  walkExpr(e, [&](const Expr &sub) {
-    if (auto *name = dyn_cast<NameExpr>(&sub))
-      if (name->getParam() && name->getParam()->isReal())
-        diags.error(name->getLoc(), "real param '" + name->getName() +
-                                        "' cannot be used in " + where +
-                                        "; only int params can");
-  });
-}
-
 void OpChecker::reportFloatIndex(const Expr &index) {
   if (auto *lit = dyn_cast<FloatLiteralExpr>(&index)) {
     diags.error(lit->getLoc(), "a tensor index must be an integer expression, "
@@ -447,117 +249,6 @@ void OpChecker::checkTensorRead(TensorReadExpr &e) {
         }
   }
   e.setIndexKinds(std::move(kinds));
-}
-
-/// Checks `...i` as an index of `read`; returns 1 if it counts as the
-/// read's ellipsis, 0 after an error.
-bool OpChecker::checkEllipsisIndex(TensorReadExpr &read, NameExpr &index) {
-  index.setType(ValueType::Int);
-  const IndexVarDecl *var = op.getEllipsisVar();
-  if (!var) {
-    diags.error(index.getLoc(), "'..." + index.getName() +
-                                    "' but the output lambda has no ellipsis "
-                                    "variable");
-    return false;
-  }
-  if (var->getName() != index.getName()) {
-    diags.error(index.getLoc(), "'..." + index.getName() +
-                                    "' does not name the ellipsis variable '..." +
-                                    var->getName() + "'");
-    return false;
-  }
-  for (const ExprPtr &other : read.getIndices()) {
-    auto *name = dyn_cast<NameExpr>(other.get());
-    if (name == &index)
-      break;
-    if (name && name->isEllipsis()) {
-      diags.error(index.getLoc(), "a tensor read may use '...' only once");
-      return false;
-    }
-  }
-  index.resolve(var);
-  return true;
-}
-
-/// Fixes the rank of `tensor` from the read `e` (which has `numEllipses`
-/// ellipsis indices), or reports a read that disagrees with an earlier one.
-void OpChecker::fixRank(TensorReadExpr &e, TensorDecl &tensor,
-                        unsigned numEllipses) {
-  StringRef name = tensor.getName();
-  unsigned named = e.getNumIndices() - numEllipses;
-  bool polymorphic = numEllipses != 0;
-  bool unfixed = tensor.getRank() < 0 && !tensor.isRankPolymorphic();
-  if (unfixed && polymorphic)
-    return tensor.setRankPolymorphic(named, e.getLoc());
-  if (unfixed)
-    return tensor.setRank(named, e.getLoc());
-  if (polymorphic != tensor.isRankPolymorphic()) {
-    diags.error(e.getLoc(), "tensor '" + name + "' is read " +
-                                (polymorphic ? "with" : "without") +
-                                " '...' here, but " +
-                                (polymorphic ? "without" : "with") +
-                                " it elsewhere");
-    diags.note(tensor.getRankLoc(), "'" + name + "' first read here");
-    return;
-  }
-  unsigned before =
-      polymorphic ? tensor.getNumNamedDims() : unsigned(tensor.getRank());
-  if (before == named)
-    return;
-  StringRef what = polymorphic ? "named indices" : "indices";
-  diags.error(e.getLoc(), "wrong number of " + what + " for tensor '" + name +
-                              "': " + Twine(named) + " here, but " +
-                              Twine(before) + " elsewhere");
-  diags.note(tensor.getRankLoc(), "'" + name + "' first read with " +
-                                      Twine(before) + " " + what + " here");
-}
-
-/// Checks `dim(T, K)` and `rank(T)`: T names a tensor, K is an integer
-/// literal (possibly negated). They are integers known at instantiation.
-bool OpChecker::checkShapeQuery(CallExpr &e, Builtin builtin) {
-  e.setType(ValueType::Int);
-  sawShapeQuery = true;
-  auto *tensor = dyn_cast<NameExpr>(&e.getArg(0));
-  if (!tensor || tensor->isEllipsis() || !op.lookupTensor(tensor->getName())) {
-    diags.error(e.getArg(0).getLoc(), "the first argument of '" +
-                                          e.getCallee() +
-                                          "' must name a tensor of the "
-                                          "operator");
-    return false;
-  }
-  if (builtin == Builtin::Rank)
-    return true;
-  const Expr *k = &e.getArg(1);
-  if (auto *neg = dyn_cast<UnaryExpr>(k))
-    if (neg->getOp() == UnaryOp::Neg)
-      k = &neg->getOperand();
-  if (!isa<IntLiteralExpr>(k)) {
-    diags.error(e.getArg(1).getLoc(), "the second argument of 'dim' must be "
-                                      "an integer literal");
-    return false;
-  }
-  checkExpr(e.getArg(1));
-  return true;
-}
-
-/// Checks `opaque(READS...)`: the whole body of the operator, with tensor
-/// reads as arguments in which unknown names are free indices.
-bool OpChecker::checkOpaque(CallExpr &e) {
-  e.setType(ValueType::Real);
-  if (&e != &op.getBody()) {
-    diags.error(e.getLoc(), "'opaque' must be the whole body of an operator");
-    return false;
-  }
-  inOpaque = true;
-  for (unsigned i = 0, n = e.getNumArgs(); i != n; ++i) {
-    if (!isa<TensorReadExpr>(e.getArg(i)))
-      diags.error(e.getArg(i).getLoc(),
-                  "the arguments of 'opaque' must be tensor reads");
-    else
-      checkExpr(e.getArg(i));
-  }
-  inOpaque = false;
-  return true;
 }
 
 void OpChecker::checkCall(CallExpr &e) {
@@ -624,7 +315,7 @@ void OpChecker::checkExplicitExtent(IndexVarDecl &var) {
   reportRealParams(extent, "the extent of '" + var.getName() + "'");
   if (diags.getNumErrors() != errorsBefore)
     return;
-  if (!isConstant(extent) || extent.getType() != ValueType::Int)
+  if (!isConstantExpr(extent) || extent.getType() != ValueType::Int)
     diags.error(extent.getLoc(),
                 "the extent of '" + var.getName() +
                     "' must be an integer constant or an expression of params");
@@ -760,3 +451,4 @@ bool tdl::checkModule(Module &module, DiagnosticEngine &diags) {
   }
   return diags.getNumErrors() == errorsBefore;
 }
+

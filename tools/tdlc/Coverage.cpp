@@ -9,7 +9,8 @@
 //            equals the graph's;
 //   graph    some output dimension is not determined by the inputs (a
 //            fill's shape, nll_loss_backward's class count), or the body is
-//            opaque (its reads give regions, not extents): the graph's
+//            opaque (its reads give regions, not extents; the graph's
+//            extents must still be within the reads' bound): the graph's
 //            shape is bound, and Binding checks it against the reads;
 //   bounded  the largest extent the reads allow exceeds the graph's (a
 //            convolution backward whose forward dropped trailing rows: H is
@@ -194,15 +195,26 @@ Result check(llvm::raw_ostream &os, Instantiator &inst,
                oneLine(llvm::toString(bound.takeError()));
     return r;
   }
+  llvm::Expected<Shape> inferred =
+      analysis::inferOutputShape(*an, inputs, in.intParams);
   // An opaque body lists the regions the op reads, not how its output
-  // extents follow from them: the graph's shape is the op's.
+  // extents follow from them: the graph's shape is the op's, as long as the
+  // reads allow it (no dimension above the bound they give).
   if (in.isOpaque) {
     r.outcome = Outcome::Graph;
     r.detail = "opaque";
+    if (!inferred) {
+      llvm::consumeError(inferred.takeError());
+      return r;
+    }
+    for (size_t d = 0; d != outShape.size(); ++d)
+      if (outShape[d] > (*inferred)[d]) {
+        r.outcome = Outcome::Mismatch;
+        r.detail = "opaque; the reads allow at most " +
+                   formatShape(*inferred) + ", graph " + formatShape(outShape);
+      }
     return r;
   }
-  llvm::Expected<Shape> inferred =
-      analysis::inferOutputShape(*an, inputs, in.intParams);
   if (!inferred) {
     std::string msg = oneLine(llvm::toString(inferred.takeError()));
     if (StringRef(msg).contains("do not determine output dimension")) {

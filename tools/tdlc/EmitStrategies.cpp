@@ -175,32 +175,45 @@ llvm::Expected<analysis::Binding> bindArgs(const analysis::OperatorAnalysis &a,
   return analysis::Binding::create(a, args.inputs, *inferred, args.params);
 }
 
-/// --emit=strategies with shapes for a generic or overloaded operator:
-/// instantiate, then print as for a plain one. `first` is the first
-/// overload, which names the tensors and params of the flags.
-int emitInstanceStrategies(llvm::raw_ostream &os, const Module &module,
-                           const OpDecl &first, bool json) {
-  ConcreteArgs args;
+/// Instantiates the operator whose first overload is `first` at the
+/// flags' shapes and params (`--shape` names the tensors of `first`; the
+/// params are matched against each overload by name). Null, with `status`
+/// set and the error printed, on failure.
+const Instance *instantiateArgs(Instantiator &instantiator,
+                                const OpDecl &first, ConcreteArgs &args,
+                                int &status) {
+  status = 2;
   if (!parseShapes(first, args) || !parseNamedParams(args))
-    return 2;
+    return nullptr;
   llvm::Optional<unsigned> outputRank;
   if (args.hasOutput)
     outputRank = args.output.size();
-  Instantiator instantiator(module);
   auto instance = instantiator.instantiate(first.getName(), args.inputs,
                                            args.named, outputRank);
-  if (!instance) {
-    llvm::WithColor::error(llvm::errs(), "tdlc")
-        << toString(instance.takeError()) << '\n';
-    return 1;
-  }
-  auto a = analysis::OperatorAnalysis::analyze(*(*instance)->op);
+  status = instance ? 0 : 1;
+  if (instance)
+    return *instance;
+  llvm::WithColor::error(llvm::errs(), "tdlc")
+      << toString(instance.takeError()) << '\n';
+  return nullptr;
+}
+
+/// --emit=strategies with shapes for a generic or overloaded operator:
+/// instantiate, then print as for a plain one.
+int emitInstanceStrategies(llvm::raw_ostream &os, const Module &module,
+                           const OpDecl &first, bool json) {
+  ConcreteArgs args;
+  Instantiator instantiator(module);
+  int status;
+  const Instance *instance = instantiateArgs(instantiator, first, args, status);
+  if (!instance)
+    return status;
+  auto a = analysis::OperatorAnalysis::analyze(*instance->op);
   if (!a) {
     llvm::WithColor::error(llvm::errs(), "tdlc") << toString(a.takeError()) << '\n';
     return 1;
   }
-  args.params.assign((*instance)->intParams.begin(),
-                     (*instance)->intParams.end());
+  args.params.assign(instance->intParams.begin(), instance->intParams.end());
   auto binding = bindArgs(*a, args);
   if (!binding) {
     llvm::WithColor::error(llvm::errs(), "tdlc")
@@ -224,6 +237,24 @@ int emitInstanceStrategies(llvm::raw_ostream &os, const Module &module,
 }
 
 } // namespace
+
+bool tofu::hasConcreteArgs() { return isConcrete(); }
+
+const Instance *tofu::instantiateSelected(Instantiator &instantiator,
+                                          ArrayRef<const OpDecl *> ops,
+                                          int &status) {
+  bool overloads = llvm::all_of(ops, [&](const OpDecl *op) {
+    return op->getName() == ops[0]->getName();
+  });
+  if (!overloads) {
+    usageError() << "--shape, --out-shape and --param need --op when the file "
+                    "has more than one operator\n";
+    status = 2;
+    return nullptr;
+  }
+  ConcreteArgs args;
+  return instantiateArgs(instantiator, *ops[0], args, status);
+}
 
 int tofu::emitStrategies(llvm::raw_ostream &os, const Module &module,
                          ArrayRef<const OpDecl *> ops, bool json) {

@@ -1,7 +1,8 @@
 //===- EmitStrategies.h - tdlc's --emit=strategies ---------------*- C++ -*-===//
 //
 // This file declares the part of tdlc that prints partition strategies:
-// its flags (--shape, --out-shape, --param, --workers) and the emitter.
+// its flags (--shape, --out-shape, --param, --workers) and the emitter,
+// and the instantiation of a selected operator at those flags.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +10,7 @@
 #define TOFU_TOOLS_TDLC_EMITSTRATEGIES_H
 
 #include "tofu/TDL/AST.h"
+#include "tofu/TDL/Instantiate.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -16,6 +18,17 @@ namespace tofu {
 
 /// The category of the strategy flags, for --help.
 llvm::cl::OptionCategory &getStrategiesCategory();
+
+/// True if --shape, --out-shape or --param was given.
+bool hasConcreteArgs();
+
+/// Instantiates the selected operator (`ops`, the overloads of one name) at
+/// the shapes and params of the flags, for `--emit=ir --shape ...`. Null,
+/// with the error printed and `status` set to tdlc's exit status, on
+/// failure.
+const tdl::Instance *instantiateSelected(tdl::Instantiator &instantiator,
+                                         ArrayRef<const tdl::OpDecl *> ops,
+                                         int &status);
 
 /// Prints the strategies of `ops` (operators of `module`) as text or JSON:
 /// symbolic, or concrete when shapes or params were given; a generic or

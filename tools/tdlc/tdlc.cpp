@@ -5,8 +5,10 @@
 // (--emit=ast), the checked IR (--emit=ir), a one-line summary per operator
 // (--emit=summary), or the partition strategies found by the operator
 // analysis (--emit=strategies, symbolic or at the shapes given by --shape),
-// as text or JSON; or, with --coverage GRAPH.json, whether the operators
-// cover every op of tofu graphs (Coverage.cpp). Exit status: 0 success, 1 bad input (with a diagnostic on
+// as text or JSON. With --shape/--param, a generic or overloaded operator
+// is instantiated first, and --emit=ir|ast|summary show the instance. With
+// --coverage GRAPH.json, whether the operators cover every op of tofu graphs
+// (Coverage.cpp). Exit status: 0 success, 1 bad input (with a diagnostic on
 // stderr), 2 bad usage.
 //
 //===----------------------------------------------------------------------===//
@@ -158,6 +160,17 @@ int main(int argc, char **argv) {
     int status = runCoverage(out.os(), module, srcMgr);
     out.keep();
     return status;
+  }
+  // With shapes, the other outputs show the operator's instance.
+  Instantiator instantiator(module);
+  if (emitKind != EmitKind::Strategies && hasConcreteArgs() &&
+      !selected.empty()) {
+    int status;
+    const Instance *instance =
+        instantiateSelected(instantiator, selected, status);
+    if (!instance)
+      return status;
+    selected.assign(1, instance->op);
   }
   if (emitKind == EmitKind::Strategies) {
     int status =

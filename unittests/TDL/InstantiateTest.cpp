@@ -231,13 +231,15 @@ TEST_F(InstantiateTest, RandomUsesGiveInstancesOrErrors) {
       ++made;
       const OpDecl &concrete = *(*instance)->op;
       EXPECT_FALSE(concrete.isGeneric());
-      EXPECT_EQ(concrete.getIndexVars().size() >= concrete.getOutputRank(),
-                true);
-      for (const auto &t : concrete.getTensors())
-        if (t->getRank() >= 0)
+      EXPECT_GE(concrete.getIndexVars().size(), concrete.getOutputRank());
+      for (const auto &t : concrete.getTensors()) {
+        if (t->getRank() >= 0) {
           EXPECT_EQ(unsigned(t->getRank()), shapes[t->getPosition()].size());
-      if (outputRank)
+        }
+      }
+      if (outputRank) {
         EXPECT_EQ(concrete.getOutputRank(), *outputRank);
+      }
     }
   EXPECT_GT(made, 300u);
 }

@@ -20,6 +20,7 @@
 
 #include "tofu/Analysis/Poly.h"
 #include "tofu/TDL/IntArith.h"
+#include "tofu/TDL/Sema.h"
 
 #include "llvm/ADT/Optional.h"
 
@@ -114,8 +115,8 @@ private:
   unsigned addAffine(const Linear &lin);
 };
 
-/// True if `e` has no index variable and no tensor read.
-bool isConstantExpr(const tdl::Expr &e);
+/// True if `e` has no index variable and no tensor read (Sema's test).
+using tdl::isConstantExpr;
 
 /// Evaluates a constant expression over params with TDL's integer
 /// semantics (`/` floors, `%` takes the divisor's sign). None if it is not

@@ -24,6 +24,11 @@ namespace tdl {
 /// of an operator with errors are incomplete and it must not be used.
 bool checkModule(Module &module, DiagnosticEngine &diags);
 
+/// True if the resolved expression `e` has no index variable and no tensor
+/// read: a constant or an expression over params (or `dim`/`rank`, which
+/// instantiation folds).
+bool isConstantExpr(const Expr &e);
+
 /// Checks and annotates one operator, as checkModule does for each (the
 /// Instantiator uses it on concrete instances). Returns false on error.
 bool checkOp(OpDecl &op, DiagnosticEngine &diags);
