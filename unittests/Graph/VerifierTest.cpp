@@ -22,6 +22,7 @@ op pick<dim>(x) where dim == 0 = lambda j: x[0, j];
 op pick<dim>(x) where dim == 1 = lambda i: x[i, 0];
 op conv1d<stride>(data, w) =
     lambda co, x: Sum(lambda ci, dx: data[ci, x * stride + dx] * w[ci, co, dx]);
+op halve(x) = lambda i: opaque(x[2 * i]);
 op conv1d_backward_weight<stride>(g, data) =
     lambda ci, co, dx: Sum(lambda x: g[co, x] * data[ci, x * stride + dx]);
 )";
@@ -89,6 +90,19 @@ TEST_F(Fixture, StridedWeightGradientMayDropTheLastPartialStride) {
   EXPECT_TRUE(verify(with("1")));
   EXPECT_TRUE(verify(with("2")));
   EXPECT_FALSE(verify(with("3")));
+}
+
+TEST_F(Fixture, OpaqueOutputsMayBeSmallerThanTheirReadsAllow) {
+  auto with = [&](StringRef width) {
+    return graphJSON(
+        (R"({"name": "x", "shape": [8], "dtype": "f32", "role": "input"},
+            {"name": "y", "shape": [)" + width + R"(], "dtype": "f32", "role": "output"})")
+            .str(),
+        R"({"name": "y", "type": "halve", "inputs": ["x"], "outputs": ["y"]})");
+  };
+  EXPECT_TRUE(verify(with("4")));
+  EXPECT_TRUE(verify(with("3")));
+  EXPECT_FALSE(verify(with("5")));
 }
 
 TEST_F(Fixture, CyclesAndDanglingInputs) {
