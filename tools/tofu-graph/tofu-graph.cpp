@@ -114,8 +114,13 @@ int main(int argc, char **argv) {
   cl::SetVersionPrinter(printToolVersion);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
-          "tofu-graph: validate a training graph against the TDL operator "
-          "specs and print a summary or the graph as JSON\n",
+          "tofu-graph: validate a training graph (tofu-graph JSON"
+#ifdef TOFU_HAVE_ONNX
+          ", or an ONNX model, imported first"
+#endif
+          ") against the TDL operator specs and print a summary or the "
+          "graph as JSON.\nExit status: 0 valid, 1 bad input (diagnostics on "
+          "stderr), 2 bad usage.\n",
           &llvm::errs()))
     return BadUsage;
 
