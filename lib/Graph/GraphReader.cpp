@@ -2,8 +2,10 @@
 //
 // This file implements the tofu-graph reader. llvm::json::parse checks the
 // syntax (its error carries a byte offset, which becomes an SMLoc); then the
-// document is walked together with its JSONLocations tree, which gives the
-// location of every value and the raw text of every number.
+// reader walks the document's JSONLocations tree, which has the parsed
+// value's structure in document order and gives the location of every
+// value and the raw text of every number (strings are decoded by
+// llvm::json).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,7 +30,7 @@ public:
   Reader(DiagnosticEngine &diags, const JSONLocations &locs)
       : diags(diags), locs(locs) {}
 
-  std::unique_ptr<Graph> read(const llvm::json::Value &root);
+  std::unique_ptr<Graph> read();
 
 private:
   SMLoc at(const Node &node) const {
@@ -299,7 +301,7 @@ void Reader::readOp(const Node &node, unsigned index, Graph &g) {
   g.addOp(std::move(op));
 }
 
-std::unique_ptr<Graph> Reader::read(const llvm::json::Value &) {
+std::unique_ptr<Graph> Reader::read() {
   const Node &root = locs.getRoot();
   auto g = std::make_unique<Graph>();
   g->loc = at(root);
@@ -371,7 +373,7 @@ std::unique_ptr<Graph> graph::readGraph(unsigned bufferId,
     return nullptr;
   }
   unsigned errorsBefore = diags.getNumErrors();
-  std::unique_ptr<Graph> g = Reader(diags, locs).read(*value);
+  std::unique_ptr<Graph> g = Reader(diags, locs).read();
   if (diags.getNumErrors() != errorsBefore)
     return nullptr;
   return g;
