@@ -34,16 +34,18 @@ std::string givenNames(ArrayRef<NamedParamValue> params) {
 /// Orders the given values by `op`'s params; a reason on mismatch.
 std::string matchParams(const OpDecl &op, ArrayRef<NamedParamValue> given,
                         SmallVectorImpl<ParamValue> &values) {
-  std::string mismatch = "takes params " + paramNames(op) + " but " +
-                         givenNames(given) + " were given";
+  auto mismatch = [&] {
+    return "takes params " + paramNames(op) + " but " + givenNames(given) +
+           " were given";
+  };
   if (given.size() != op.getParams().size())
-    return mismatch;
+    return mismatch();
   values.assign(op.getParams().size(), ParamValue());
   SmallVector<bool, 4> seen(op.getParams().size(), false);
   for (const auto &[name, value] : given) {
     const ParamDecl *param = op.lookupParam(name);
     if (!param || seen[param->getPosition()])
-      return mismatch;
+      return mismatch();
     seen[param->getPosition()] = true;
     ParamValue &slot = values[param->getPosition()];
     if (param->isReal()) {

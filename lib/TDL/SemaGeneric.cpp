@@ -23,7 +23,8 @@ void OpChecker::checkGuard(Expr &guard) {
   if (diags.getNumErrors() != errorsBefore)
     return;
   reportRealParams(guard, "a guard");
-  if (guard.getType() == ValueType::Real)
+  if (diags.getNumErrors() == errorsBefore &&
+      guard.getType() == ValueType::Real)
     diags.error(guard.getLoc(), "a guard must be an integer or boolean "
                                 "expression, not a real one");
 }
@@ -38,8 +39,8 @@ void OpChecker::reportRealParams(const Expr &e, const Twine &where) {
   });
 }
 
-/// Checks `...i` as an index of `read`; returns 1 if it counts as the
-/// read's ellipsis, 0 after an error.
+/// Checks `...i` as an index of `read`; true if it counts as the read's
+/// ellipsis, false after an error.
 bool OpChecker::checkEllipsisIndex(TensorReadExpr &read, NameExpr &index) {
   index.setType(ValueType::Int);
   const IndexVarDecl *var = op.getEllipsisVar();

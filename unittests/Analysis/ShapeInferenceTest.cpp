@@ -22,6 +22,8 @@ op embedding(W, idx) = lambda i, d: W[idx[i], d];
 op flatten_chw(X) = lambda n, f: X[n, f / 64, (f / 8) % 8, f % 8];
 op outer(A) = lambda i, j: A[i + j];
 op fill(A) = lambda i: 1.0;
+op keepdim_sum(x) = lambda z < 1, j: Sum(lambda k: x[k, j]);
+op reshape<rows, cols>(x) = lambda i < rows, j < cols: x[i * cols + j];
 )";
 
 Shape infer(StringRef name, ArrayRef<Shape> inputs, ArrayRef<int64_t> params,
@@ -56,6 +58,28 @@ TEST(ShapeInferenceTest, PaddingIsSymmetric) {
             Shape({2, 4, 4, 4}));
   EXPECT_EQ(infer("conv2d", {{1, 3, 8, 8}, {4, 3, 3, 3}}, {2, 0}),
             Shape({1, 4, 3, 3}));
+}
+
+TEST(ShapeInferenceTest, ExplicitOutputExtentsDetermineTheirDimension) {
+  EXPECT_EQ(infer("keepdim_sum", {{4, 6}}, {}), Shape({1, 6}));
+  // Without the extents, `i * cols + j` would bound neither variable.
+  EXPECT_EQ(infer("reshape", {{12}}, {3, 4}), Shape({3, 4}));
+}
+
+TEST(ShapeInferenceTest, BindingChecksAGivenShapeAgainstExplicitExtents) {
+  tdl::ParsedSource parsed(source);
+  auto analysis = OperatorAnalysis::analyze(parsed.op("reshape"));
+  ASSERT_TRUE(bool(analysis));
+  auto binding = Binding::create(*analysis, {{12}}, {3, 4});
+  ASSERT_TRUE(bool(binding));
+  // Known before the output shape is bound.
+  EXPECT_EQ(binding->getVarExtent(0), 3);
+  EXPECT_EQ(binding->getVarExtent(1), 4);
+  llvm::Error err = binding->setOutputShape({3, 5});
+  EXPECT_EQ(toString(std::move(err)),
+            "operator 'reshape': output dimension 1 ('j') has the explicit "
+            "extent 4 but the output shape 3x5 gives it 5");
+  EXPECT_FALSE(bool(binding->setOutputShape({3, 4})));
 }
 
 TEST(ShapeInferenceTest, SaysWhenTheReadsDoNotDetermineTheShape) {
