@@ -121,10 +121,29 @@ def malformed():
                              opset_imports=[helper.make_opsetid("", 13)])
 
 
+def symbolic():
+    # A batch dimension left symbolic: the importer needs static shapes.
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    return model("symbolic", nodes, [f32("x", "batch", 4)],
+                 [f32("y", "batch", 4)], [])
+
+
+def strings():
+    # A string input: tofu-graph has no dtype for it.
+    nodes = [helper.make_node("Identity", ["s"], ["y"], name="id")]
+    graph = helper.make_graph(
+        nodes, "strings",
+        [helper.make_tensor_value_info("s", TensorProto.STRING, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.STRING, [2])])
+    return helper.make_model(graph, producer_name="make_onnx.py",
+                             opset_imports=[helper.make_opsetid("", 13)])
+
+
 if __name__ == "__main__":
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for make in (mlp, convnet, attention, unsupported, malformed):
+    for make in (mlp, convnet, attention, unsupported, malformed, symbolic,
+                 strings):
         onnx.save(make(), os.path.join(out, make.__name__ + ".onnx"))
     with open(os.path.join(out, "garbage.onnx"), "wb") as f:
         f.write(b"\x08\x07\x12\xff\xff not a model")
