@@ -241,7 +241,37 @@ struct NodeLowering {
   bool softmax(StringRef type);
   bool transpose();
   bool batchNorm();
+  bool reduceMean();
+  bool pow();
 };
+
+bool NodeLowering::reduceMean() {
+  int64_t rank = info(0).shape.size();
+  auto axes = attrInts(node, "axes", {});
+  if (axes.empty() || axes.size() > 2)
+    return fail("only one or two explicit axes are supported");
+  Params params;
+  for (size_t i = 0; i != axes.size(); ++i)
+    params.emplace_back("dim_" + std::to_string(i),
+                        I(axes[i] < 0 ? axes[i] + rank : axes[i]));
+  params.emplace_back("keepdim", I(attrInt(node, "keepdims", 1)));
+  l.emit("mean_dim", {in(0)}, params, outName(), out().shape, out().dtype);
+  return true;
+}
+
+bool NodeLowering::pow() {
+  double exponent;
+  if (!l.getReal(node.input(1), exponent))
+    return fail("only a constant exponent is supported");
+  if (exponent == 2) {
+    l.emit("mul_Tensor", {in(0), in(0)}, {}, outName(), out().shape,
+           out().dtype);
+    return true;
+  }
+  if (exponent == 0.5)
+    return unary("sqrt");
+  return fail("only the exponents 2 and 0.5 are supported");
+}
 
 bool NodeLowering::binary(StringRef kind) {
   bool commutes = kind == "add" || kind == "mul";
@@ -504,6 +534,10 @@ bool onnximport::lowerNode(const onnx::NodeProto &node, Lowering &l,
            n.out().shape, n.out().dtype);
     return true;
   }
+  if (type == "ReduceMean")
+    return n.reduceMean();
+  if (type == "Pow")
+    return n.pow();
   if (type == "Gemm")
     return n.gemm();
   if (type == "MatMul")

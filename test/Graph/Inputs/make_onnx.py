@@ -100,6 +100,24 @@ def attention():
     return model("attention", nodes, [f32("x", B, S, H)], [f32("y", B, S, H)], inits)
 
 
+def layernorm():
+    # Layer normalization as torch.onnx writes it at opset 13.
+    c = lambda name, v: numpy_helper.from_array(np.array(v, dtype=np.float32), name)
+    nodes = [
+        helper.make_node("ReduceMean", ["x"], ["mu"], name="mean", axes=[-1]),
+        helper.make_node("Sub", ["x", "mu"], ["d"], name="center"),
+        helper.make_node("Pow", ["d", "two"], ["d2"], name="square"),
+        helper.make_node("ReduceMean", ["d2"], ["var"], name="variance", axes=[-1]),
+        helper.make_node("Add", ["var", "eps"], ["ve"], name="add_eps"),
+        helper.make_node("Sqrt", ["ve"], ["sd"], name="std"),
+        helper.make_node("Div", ["d", "sd"], ["n"], name="normalize"),
+        helper.make_node("Mul", ["n", "gamma"], ["s"], name="scale"),
+        helper.make_node("Add", ["s", "beta"], ["y"], name="shift"),
+    ]
+    return model("layernorm", nodes, [f32("x", 2, 8, 32)], [f32("y", 2, 8, 32)],
+                 [c("two", 2.0), c("eps", 1e-5), init("gamma", 32), init("beta", 32)])
+
+
 def unsupported():
     nodes = [
         helper.make_node("AveragePool", ["x"], ["a"], name="avg1", kernel_shape=[2, 2]),
@@ -142,7 +160,7 @@ def strings():
 if __name__ == "__main__":
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for make in (mlp, convnet, attention, unsupported, malformed, symbolic,
+    for make in (mlp, convnet, attention, layernorm, unsupported, malformed, symbolic,
                  strings):
         onnx.save(make(), os.path.join(out, make.__name__ + ".onnx"))
     with open(os.path.join(out, "garbage.onnx"), "wb") as f:
