@@ -111,6 +111,14 @@ llvm::Error InstanceBuilder::computeEllipsisLength() {
 llvm::Error InstanceBuilder::computeBroadcast() {
   extents.assign(length, 1);
   extentReads.assign(length, nullptr);
+  // A known output shape broadcasts too: its ellipsis extents come first.
+  if (!use.outputShape.empty()) {
+    unsigned first = 0;
+    while (!op.getOutputVars()[first]->isEllipsis())
+      ++first;
+    for (unsigned pos = 0; pos != length; ++pos)
+      extents[pos] = use.outputShape[first + pos];
+  }
   for (const TensorReadExpr *read : collectTensorReads(op)) {
     if (!read->getTensor() || !read->getTensor()->isRankPolymorphic())
       continue;
@@ -121,14 +129,17 @@ llvm::Error InstanceBuilder::computeBroadcast() {
       int64_t extent = shape[layout.firstDim + q];
       if (extent == 1 || extent == extents[pos])
         continue;
-      if (extents[pos] == 1) {
+      if (extents[pos] == 1 && use.outputShape.empty()) {
         extents[pos] = extent;
         extentReads[pos] = read;
         continue;
       }
       const TensorReadExpr *other = extentReads[pos];
-      return fail("the shapes of '" + other->getTensorName() + "' (" +
-                  formatShape(shapeOf(*other)) + ") and '" +
+      std::string otherName =
+          other ? "'" + other->getTensorName().str() + "' (" +
+                      formatShape(shapeOf(*other)) + ")"
+                : "the output (" + formatShape(use.outputShape) + ")";
+      return fail("the shapes of " + otherName + " and '" +
                   read->getTensorName() + "' (" + formatShape(shape) +
                   ") do not broadcast: extents " + Twine(extents[pos]) +
                   " and " + Twine(extent) + " at position " + Twine(pos) +

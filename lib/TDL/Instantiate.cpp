@@ -43,6 +43,9 @@ void encodeKey(const Use &use, SmallVectorImpl<char> &key) {
       appendBytes(key, value.intValue);
   }
   appendBytes(key, use.outputRank ? int64_t(*use.outputRank) : int64_t(-1));
+  appendBytes(key, uint32_t(use.outputShape.size()));
+  for (int64_t d : use.outputShape)
+    appendBytes(key, d);
 }
 
 /// "(inputs 2x3, 3; params alpha=1)", for error messages.
@@ -64,7 +67,9 @@ std::string describeUse(const Use &use) {
         os << p.second.intValue;
     });
   }
-  if (use.outputRank)
+  if (!use.outputShape.empty() || (use.outputRank && *use.outputRank == 0))
+    os << "; output " << formatShape(use.outputShape);
+  else if (use.outputRank)
     os << "; output rank " << *use.outputRank;
   return os.str();
 }
@@ -141,7 +146,20 @@ llvm::Expected<const Instance *>
 Instantiator::instantiate(StringRef opName, ArrayRef<Shape> inputShapes,
                           ArrayRef<NamedParamValue> params,
                           llvm::Optional<unsigned> outputRank) {
-  Use use{opName, inputShapes, params, outputRank};
+  return lookupOrResolve({opName, inputShapes, params, outputRank, {}});
+}
+
+llvm::Expected<const Instance *>
+Instantiator::instantiateForOutput(StringRef opName,
+                                   ArrayRef<Shape> inputShapes,
+                                   ArrayRef<NamedParamValue> params,
+                                   ArrayRef<int64_t> outputShape) {
+  return lookupOrResolve({opName, inputShapes, params,
+                          unsigned(outputShape.size()), outputShape});
+}
+
+llvm::Expected<const Instance *>
+Instantiator::lookupOrResolve(const Use &use) {
   llvm::SmallString<128> key;
   encodeKey(use, key);
   auto it = memo.find(key);

@@ -22,6 +22,8 @@ struct Use {
   ArrayRef<Shape> inputShapes;
   ArrayRef<NamedParamValue> params;
   llvm::Optional<unsigned> outputRank;
+  /// The output shape when known (then of rank *outputRank), else empty.
+  ArrayRef<int64_t> outputShape;
 };
 
 /// Evaluates an integer expression over int params (values by position),

@@ -185,11 +185,11 @@ const Instance *instantiateArgs(Instantiator &instantiator,
   status = 2;
   if (!parseShapes(first, args) || !parseNamedParams(args))
     return nullptr;
-  llvm::Optional<unsigned> outputRank;
-  if (args.hasOutput)
-    outputRank = args.output.size();
-  auto instance = instantiator.instantiate(first.getName(), args.inputs,
-                                           args.named, outputRank);
+  auto instance =
+      args.hasOutput
+          ? instantiator.instantiateForOutput(first.getName(), args.inputs,
+                                              args.named, args.output)
+          : instantiator.instantiate(first.getName(), args.inputs, args.named);
   status = instance ? 0 : 1;
   if (instance)
     return *instance;

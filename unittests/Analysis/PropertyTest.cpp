@@ -2,8 +2,9 @@
 //
 // The property that makes the analysis trustworthy: for every operator of
 // every .tdl test input that checks cleanly (the contract's examples among
-// them) and of every .tdl file in specs/, at random small shapes and params, for every strategy split
-// evenly among 2 and 3 workers and unevenly (empty parts included), each
+// them) and of every .tdl file in specs/ (a generic operator through an
+// instance at random shapes), at random small shapes and params, for every
+// strategy split evenly among 2 and 3 workers and unevenly (empty parts included), each
 // worker's analysed input regions contain every in-bounds element it reads,
 // found by enumerating every coordinate it owns and evaluating the index
 // expressions directly; and where a tensor is read only through indices
@@ -17,6 +18,7 @@
 
 #include "tofu/Analysis/Regions.h"
 #include "tofu/Analysis/ShapeInference.h"
+#include "tofu/TDL/Instantiate.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -456,9 +458,43 @@ std::vector<Source> getSources() {
   return sources;
 }
 
+/// An instance of generic operator `op` (or of an overload of its name) at
+/// random ranks, extents and params; null if twenty random uses fit no
+/// overload.
+const OpDecl *instantiateRandomly(tdl::Instantiator &instantiator,
+                                  const OpDecl &op, std::mt19937 &rng) {
+  auto rand = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(rng);
+  };
+  for (unsigned attempt = 0; attempt != 20; ++attempt) {
+    SmallVector<Shape, 4> shapes;
+    for (const auto &t : op.getTensors()) {
+      int rank = t->isRankPolymorphic() ? t->getNumNamedDims() + rand(0, 2)
+                                        : std::max(t->getRank(), 0);
+      shapes.emplace_back();
+      for (int d = 0; d != rank; ++d)
+        shapes.back().push_back(rand(1, 4));
+    }
+    SmallVector<tdl::NamedParamValue, 4> params;
+    for (const auto &p : op.getParams())
+      params.push_back({p->getName().str(),
+                        p->isReal() ? tdl::ParamValue::ofReal(0.5)
+                                    : tdl::ParamValue::ofInt(rand(-1, 3))});
+    llvm::Optional<unsigned> outputRank;
+    if (!op.getTensors().size())
+      outputRank = rand(0, 3);
+    auto instance =
+        instantiator.instantiate(op.getName(), shapes, params, outputRank);
+    if (instance)
+      return (*instance)->op;
+    llvm::consumeError(instance.takeError());
+  }
+  return nullptr;
+}
+
 TEST(AnalysisProperty, RegionsContainEveryReadAndAreExactWhereAffine) {
   std::mt19937 rng(20190325);
-  unsigned numOps = 0, numChecks = 0;
+  unsigned numOps = 0, numChecks = 0, numInstances = 0;
   unsigned numFiles = 0;
   for (const Source &source : getSources()) {
     SCOPED_TRACE(source.name);
@@ -467,11 +503,13 @@ TEST(AnalysisProperty, RegionsContainEveryReadAndAreExactWhereAffine) {
       continue;
     ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
     ++numFiles;
-    for (const auto &op : parsed.module.getOps()) {
-      // Generic operators are checked through their instances
-      // (unittests/TDL/InstantiateTest.cpp, test/Analysis).
-      if (op->isGeneric())
+    tdl::Instantiator instantiator(parsed.module);
+    for (const auto &decl : parsed.module.getOps()) {
+      // A generic operator is checked through an instance at random shapes.
+      const OpDecl *op = decl.get();
+      if (op->isGeneric() && !(op = instantiateRandomly(instantiator, *op, rng)))
         continue;
+      numInstances += op != decl.get();
       llvm::Expected<OperatorAnalysis> analysis = OperatorAnalysis::analyze(*op);
       ASSERT_TRUE(bool(analysis)) << toString(analysis.takeError());
       PropertyChecker checker(*op, *analysis, rng);
@@ -483,10 +521,13 @@ TEST(AnalysisProperty, RegionsContainEveryReadAndAreExactWhereAffine) {
       numChecks += checker.numChecks;
     }
   }
-  std::printf("checked %u files, %u operators, %u tensor regions\n", numFiles,
-              numOps, numChecks);
-  // The extra operators and the contract's examples at least.
+  std::printf("checked %u files, %u operators (%u instances of generic "
+              "ones), %u tensor regions\n",
+              numFiles, numOps, numInstances, numChecks);
+  // The extra operators and the contract's examples at least, and the
+  // generic operators of test/TDL/generic-ops.tdl.
   EXPECT_GE(numOps, 22u);
+  EXPECT_GE(numInstances, 5u);
   EXPECT_GT(numChecks, 1000u);
 }
 

@@ -28,6 +28,7 @@ op view<size_0, size_1>(x) = lambda i < size_0, j < size_1: x[i * size_1 + j];
 op lastcol(x) = lambda i: x[i, dim(x, -1) - 1] * rank(x);
 op matmul(A, B) = lambda i, j: Sum(lambda k: A[i, k] * B[k, j]);
 op bernoulli<p: real>() = lambda ...i: opaque;
+op expand(x) = lambda ...i: x[...i];
 )";
 
 class InstantiateTest : public ::testing::Test {
@@ -137,6 +138,21 @@ TEST_F(InstantiateTest, EllipsisLength) {
             "exp(x[i0, i1, j]) / Sum(lambda k: exp(x[i0, i1, k]))");
   // A zero-length ellipsis vanishes.
   EXPECT_EQ(body(get("relu", {{}})), "max(x[], 0.0)");
+}
+
+TEST_F(InstantiateTest, KnownOutputShapeBroadcasts) {
+  const Shape output = {4, 3};
+  auto expanded = instantiator.instantiateForOutput("expand", {{1, 3}}, {},
+                                                    output);
+  ASSERT_TRUE(bool(expanded)) << toString(expanded.takeError());
+  EXPECT_EQ(body(*expanded), "x[0, i1]");
+  // Without the output shape only the inputs broadcast.
+  EXPECT_EQ(body(get("expand", {{1, 3}}, {}, 2u)), "x[i0, i1]");
+  auto wrong = instantiator.instantiateForOutput("expand", {{2, 3}}, {}, output);
+  ASSERT_FALSE(bool(wrong));
+  EXPECT_EQ(toString(wrong.takeError()),
+            "operator 'expand': the shapes of the output (4x3) and 'x' (2x3) "
+            "do not broadcast: extents 4 and 2 at position 0 of '...i'");
 }
 
 TEST_F(InstantiateTest, FoldsDimAndRank) {

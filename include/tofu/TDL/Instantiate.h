@@ -81,6 +81,14 @@ public:
               ArrayRef<NamedParamValue> params,
               llvm::Optional<unsigned> outputRank = llvm::None);
 
+  /// As above, with the whole output shape known (a graph knows it): its
+  /// extents take part in broadcasting, so `lambda ...i: x[...i]` reads a
+  /// 1x3 `x` at row 0 for a 4x3 output. Memoized separately.
+  llvm::Expected<const Instance *>
+  instantiateForOutput(StringRef opName, ArrayRef<Shape> inputShapes,
+                       ArrayRef<NamedParamValue> params,
+                       ArrayRef<int64_t> outputShape);
+
   /// Number of memoized instances.
   unsigned getNumInstances() const { return memo.size(); }
 
@@ -88,6 +96,7 @@ private:
   ArrayRef<const OpDecl *>
   lookupOverloads(StringRef name, SmallVectorImpl<const OpDecl *> &buf) const;
   llvm::Expected<std::unique_ptr<Instance>> resolve(const detail::Use &use);
+  llvm::Expected<const Instance *> lookupOrResolve(const detail::Use &use);
 
   SmallVector<const Module *, 4> libraries;
   llvm::StringMap<std::unique_ptr<Instance>> memo;
