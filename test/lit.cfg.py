@@ -35,3 +35,10 @@ import subprocess  # noqa: E402
 if subprocess.call([config.python_executable, "-c", "import torch, numpy"],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
     config.available_features.add("torch")
+
+# `REQUIRES: onnx`: tofu-graph was built with the ONNX importer and the
+# Python onnx package (to write test models) is importable.
+if getattr(config, "tofu_have_onnx", "OFF") == "ON" and subprocess.call(
+        [config.python_executable, "-c", "import onnx"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+    config.available_features.add("onnx")

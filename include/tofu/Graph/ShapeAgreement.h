@@ -1,0 +1,54 @@
+//===- ShapeAgreement.h - Does a declared output shape fit an operator? -*- C++ -*-===//
+//
+// This file declares the shape rule of the graph verifier for output
+// dimensions that shape inference cannot determine as a whole: a declared
+// extent fits an output variable if every read that the variable alone
+// bounds (the reads analysis::inferOutputShape uses) stays within its
+// tensor dimension, allowing the symmetric zero padding inference allows;
+// and the stride that lets a declared extent be a little smaller than the
+// inferred one.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_GRAPH_SHAPEAGREEMENT_H
+#define TOFU_GRAPH_SHAPEAGREEMENT_H
+
+#include "tofu/Analysis/Binding.h"
+
+#include <string>
+
+namespace tofu {
+namespace graph {
+
+/// How far a declared output extent may differ from the inferred one.
+struct ExtentTolerance {
+  /// The declared extent may be this much smaller (exclusive)...
+  int64_t below = 1;
+  /// ...or this much larger (exclusive).
+  int64_t above = 1;
+};
+
+/// The tolerance of output variable `var`, from the reads that `var` alone
+/// bounds. Inference gives the largest extent whose reads stay in bounds
+/// (with symmetric padding). With a stride s in such a read (the largest
+/// absolute coefficient of another index variable, or a divisor), the s - 1
+/// extents below it read the same elements except the last partial stride
+/// (PyTorch's floor in a strided convolution's weight gradient,
+/// output_padding in its input gradient): `below` is s. Reads through
+/// `/` or `%` are analysed conservatively, so with a divisor d the d - 1
+/// extents above are accepted too (a strided pooling backward whose reads
+/// hull the window): `above` is d. Affine reads without division are
+/// exact above: `above` is 1.
+ExtentTolerance getExtentTolerance(const analysis::Binding &binding,
+                                   unsigned var);
+
+/// Checks each output dimension of `binding` (which has the declared output
+/// shape) against the reads that bound it alone. Returns an empty string if
+/// every dimension fits, else a message naming the first dimension and the
+/// read it overruns.
+std::string checkOutputExtents(const analysis::Binding &binding);
+
+} // namespace graph
+} // namespace tofu
+
+#endif // TOFU_GRAPH_SHAPEAGREEMENT_H

@@ -1,0 +1,241 @@
+//===- JSONLocations.cpp - Where the values of a JSON text are ------------===//
+//
+// This file implements the location scan of a JSON text. The text has
+// already been accepted by llvm::json::parse, so the scan only has to find
+// token boundaries: it never reports errors, and it stays in bounds even if
+// handed something else.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Graph/JSONLocations.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/ConvertUTF.h"
+
+using namespace tofu;
+using namespace tofu::graph;
+
+namespace {
+bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+unsigned hexValue(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return 0;
+}
+
+void appendUTF8(std::string &out, uint32_t cp) {
+  char buf[4];
+  char *ptr = buf;
+  if (llvm::ConvertCodePointToUTF8(cp, ptr))
+    out.append(buf, ptr);
+}
+} // namespace
+
+void JSONLocations::skipSpace(size_t &pos) {
+  while (pos < text.size() && isSpace(text[pos]))
+    ++pos;
+}
+
+std::string JSONLocations::scanString(size_t &pos) {
+  // At the opening quote; decodes escapes (keys are compared decoded).
+  std::string out;
+  ++pos;
+  while (pos < text.size() && text[pos] != '"') {
+    char c = text[pos++];
+    if (c != '\\' || pos >= text.size()) {
+      out.push_back(c);
+      continue;
+    }
+    char e = text[pos++];
+    switch (e) {
+    case 'n': out.push_back('\n'); break;
+    case 't': out.push_back('\t'); break;
+    case 'r': out.push_back('\r'); break;
+    case 'b': out.push_back('\b'); break;
+    case 'f': out.push_back('\f'); break;
+    case 'u': {
+      auto hex4 = [&](uint32_t &v) {
+        if (pos + 4 > text.size())
+          return false;
+        v = 0;
+        for (int i = 0; i < 4; ++i)
+          v = v << 4 | hexValue(text[pos + i]);
+        pos += 4;
+        return true;
+      };
+      uint32_t cp;
+      if (!hex4(cp))
+        break;
+      if (cp >= 0xD800 && cp < 0xDC00 && text.substr(pos).startswith("\\u")) {
+        size_t save = pos;
+        pos += 2;
+        uint32_t low;
+        if (hex4(low) && low >= 0xDC00 && low < 0xE000)
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+        else
+          pos = save;
+      }
+      appendUTF8(out, cp);
+      break;
+    }
+    default: out.push_back(e); break;
+    }
+  }
+  if (pos < text.size())
+    ++pos; // closing quote
+  return out;
+}
+
+uint32_t JSONLocations::scanValue(size_t &pos) {
+  skipSpace(pos);
+  uint32_t index = nodes.size();
+  nodes.emplace_back();
+  nodes[index].begin = pos;
+  if (pos >= text.size()) {
+    nodes[index].kind = Node::Kind::Literal;
+    nodes[index].end = pos;
+    return index;
+  }
+  char c = text[pos];
+  if (c == '{' || c == '[') {
+    bool isObject = c == '{';
+    nodes[index].kind = isObject ? Node::Kind::Object : Node::Kind::Array;
+    char close = isObject ? '}' : ']';
+    ++pos;
+    skipSpace(pos);
+    while (pos < text.size() && text[pos] != close) {
+      uint32_t keyBegin = pos;
+      std::string key;
+      if (isObject) {
+        if (text[pos] != '"')
+          break;
+        key = scanString(pos);
+        skipSpace(pos);
+        if (pos < text.size() && text[pos] == ':')
+          ++pos;
+      }
+      uint32_t child = scanValue(pos);
+      nodes[child].keyBegin = keyBegin;
+      nodes[child].key = std::move(key);
+      nodes[index].children.push_back(child);
+      skipSpace(pos);
+      if (pos < text.size() && text[pos] == ',') {
+        ++pos;
+        skipSpace(pos);
+      } else {
+        break;
+      }
+    }
+    skipSpace(pos);
+    if (pos < text.size() && text[pos] == close)
+      ++pos;
+  } else if (c == '"') {
+    nodes[index].kind = Node::Kind::String;
+    scanString(pos);
+  } else {
+    nodes[index].kind = (c == '-' || (c >= '0' && c <= '9'))
+                            ? Node::Kind::Number
+                            : Node::Kind::Literal;
+    while (pos < text.size() && !isSpace(text[pos]) && text[pos] != ',' &&
+           text[pos] != ']' && text[pos] != '}')
+      ++pos;
+  }
+  nodes[index].end = pos;
+  return index;
+}
+
+JSONLocations JSONLocations::scan(StringRef text) {
+  JSONLocations locs;
+  locs.text = text;
+  size_t pos = 0;
+  locs.scanValue(pos);
+  return locs;
+}
+
+const JSONLocations::Node *JSONLocations::getMember(const Node &obj,
+                                                   StringRef key) const {
+  if (obj.kind != Node::Kind::Object)
+    return nullptr;
+  for (uint32_t child : obj.children)
+    if (nodes[child].key == key)
+      return &nodes[child];
+  return nullptr;
+}
+
+const JSONLocations::Node *JSONLocations::getElement(const Node &arr,
+                                                    unsigned i) const {
+  if (arr.kind != Node::Kind::Array || i >= arr.children.size())
+    return nullptr;
+  return &nodes[arr.children[i]];
+}
+
+const JSONLocations::Node *JSONLocations::findDuplicateKey() const {
+  const Node *first = nullptr;
+  for (const Node &node : nodes) {
+    if (node.kind != Node::Kind::Object || node.children.size() < 2)
+      continue;
+    llvm::StringSet<> keys;
+    for (uint32_t child : node.children)
+      if (!keys.insert(nodes[child].key).second &&
+          (!first || nodes[child].keyBegin < first->keyBegin)) {
+        first = &nodes[child];
+        break;
+      }
+  }
+  return first;
+}
+
+llvm::Optional<size_t> graph::findExcessiveNesting(StringRef text,
+                                                   unsigned maxDepth) {
+  unsigned depth = 0;
+  bool inString = false;
+  for (size_t i = 0, e = text.size(); i < e; ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > maxDepth)
+        return i;
+    } else if ((c == ']' || c == '}') && depth) {
+      --depth;
+    }
+  }
+  return llvm::None;
+}
+
+std::string graph::compactJSON(StringRef json) {
+  std::string out;
+  out.reserve(json.size());
+  bool inString = false;
+  for (size_t i = 0, e = json.size(); i < e; ++i) {
+    char c = json[i];
+    if (inString) {
+      out.push_back(c);
+      if (c == '\\' && i + 1 != e)
+        out.push_back(json[++i]);
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (isSpace(c))
+      continue;
+    out.push_back(c);
+    if (c == '"')
+      inString = true;
+    else if (c == ',' || c == ':')
+      out.push_back(' ');
+  }
+  return out;
+}

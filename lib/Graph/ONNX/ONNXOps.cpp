@@ -1,0 +1,559 @@
+//===- ONNXOps.cpp - Lower ONNX nodes to tofu operator types --------------===//
+//
+// This file implements the lowering of each supported ONNX operator to the
+// operator types of the standard library (the mapping table is in
+// docs/GraphFormat.md): Gemm -> t + addmm, MatMul -> mm / bmm (with views
+// for batched operands), Conv -> convolution, Transpose -> a sequence of
+// transpose_int swaps, Reshape/Flatten/Squeeze/Unsqueeze -> view, ...
+//
+//===----------------------------------------------------------------------===//
+
+#include "ONNXLowering.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+
+using namespace tofu;
+using namespace tofu::graph;
+using namespace tofu::graph::onnximport;
+
+using Params = std::vector<std::pair<std::string, ParamValue>>;
+
+namespace {
+/// The double whose shortest spelling is the shortest spelling of float
+/// `f`: ONNX keeps reals as floats, and eps = 1e-5 should stay 1e-05 rather
+/// than become 9.999999747378752e-06.
+double widen(float f) {
+  char buf[32];
+  for (int precision = 1; precision <= 9; ++precision) {
+    snprintf(buf, sizeof(buf), "%.*g", precision, double(f));
+    if (std::strtof(buf, nullptr) == f)
+      break;
+  }
+  return std::strtod(buf, nullptr);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Lowering
+//===----------------------------------------------------------------------===//
+
+std::string Lowering::use(StringRef name) const {
+  auto it = aliases.find(name);
+  return it == aliases.end() ? name.str() : it->second;
+}
+
+const ValueInfo *Lowering::getInfo(StringRef name) const {
+  auto it = values.find(name);
+  return it == values.end() || !it->second.known ? nullptr : &it->second;
+}
+
+bool Lowering::getInts(StringRef name, std::vector<int64_t> &out) const {
+  auto it = constants.find(name);
+  if (it == constants.end())
+    return false;
+  const onnx::TensorProto &t = *it->second;
+  out.clear();
+  if (t.data_type() == onnx::TensorProto::INT64) {
+    if (t.has_raw_data()) {
+      const std::string &raw = t.raw_data();
+      out.resize(raw.size() / sizeof(int64_t));
+      std::memcpy(out.data(), raw.data(), out.size() * sizeof(int64_t));
+    } else {
+      out.assign(t.int64_data().begin(), t.int64_data().end());
+    }
+    return true;
+  }
+  if (t.data_type() == onnx::TensorProto::INT32) {
+    out.assign(t.int32_data().begin(), t.int32_data().end());
+    return !t.has_raw_data();
+  }
+  return false;
+}
+
+bool Lowering::getReal(StringRef name, double &out) const {
+  auto it = constants.find(name);
+  if (it == constants.end() || getNumElements(values.lookup(name).shape) != 1)
+    return false;
+  const onnx::TensorProto &t = *it->second;
+  const std::string &raw = t.raw_data();
+  switch (t.data_type()) {
+  case onnx::TensorProto::FLOAT: {
+    float f;
+    if (t.has_raw_data() && raw.size() == sizeof f)
+      std::memcpy(&f, raw.data(), sizeof f);
+    else if (t.float_data_size() == 1)
+      f = t.float_data(0);
+    else
+      return false;
+    out = widen(f);
+    return true;
+  }
+  case onnx::TensorProto::DOUBLE: {
+    if (t.has_raw_data() && raw.size() == sizeof out)
+      std::memcpy(&out, raw.data(), sizeof out);
+    else if (t.double_data_size() == 1)
+      out = t.double_data(0);
+    else
+      return false;
+    return true;
+  }
+  case onnx::TensorProto::INT64: {
+    std::vector<int64_t> v;
+    if (!getInts(name, v) || v.size() != 1)
+      return false;
+    out = double(v[0]);
+    return true;
+  }
+  default:
+    return false;
+  }
+}
+
+std::string Lowering::temp(StringRef suffix) {
+  std::string base = group + "." + suffix.str();
+  std::string name = base;
+  for (unsigned i = 1; g.lookupTensor(name) >= 0; ++i)
+    name = base + "." + std::to_string(i);
+  return name;
+}
+
+void Lowering::emit(StringRef type, ArrayRef<std::string> inputs,
+                    Params params, StringRef output, const Shape &shape,
+                    DType dtype) {
+  Op op;
+  op.name = output.str();
+  op.type = type.str();
+  for (const std::string &in : inputs) {
+    if (g.lookupTensor(in) < 0) {
+      // First use of a graph input or constant: it becomes a tensor.
+      Tensor t;
+      t.name = in;
+      if (const ValueInfo *info = getInfo(in)) {
+        t.shape = info->shape;
+        t.dtype = info->dtype;
+      }
+      t.role = constants.count(in) ? Role::Param : Role::Input;
+      t.roleName = getRoleName(t.role).str();
+      g.addTensor(std::move(t));
+    }
+    op.inputs.push_back({in, -1, SMLoc()});
+  }
+  op.outputs.push_back({output.str(), -1, SMLoc()});
+  op.params = std::move(params);
+  op.group = group;
+  op.hasGroup = true;
+  Tensor t;
+  t.name = output.str();
+  t.shape = shape;
+  t.dtype = dtype;
+  t.role = Role::Activation;
+  t.roleName = "activation";
+  g.addTensor(std::move(t));
+  g.addOp(std::move(op));
+}
+
+//===----------------------------------------------------------------------===//
+// Node lowerings
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+const onnx::AttributeProto *findAttr(const onnx::NodeProto &node,
+                                     StringRef name) {
+  for (const auto &attr : node.attribute())
+    if (attr.name() == name)
+      return &attr;
+  return nullptr;
+}
+
+int64_t attrInt(const onnx::NodeProto &node, StringRef name, int64_t dflt) {
+  const auto *attr = findAttr(node, name);
+  return attr ? attr->i() : dflt;
+}
+
+double attrReal(const onnx::NodeProto &node, StringRef name, double dflt) {
+  const auto *attr = findAttr(node, name);
+  return attr ? widen(attr->f()) : dflt;
+}
+
+std::vector<int64_t> attrInts(const onnx::NodeProto &node, StringRef name,
+                              std::vector<int64_t> dflt) {
+  const auto *attr = findAttr(node, name);
+  return attr ? std::vector<int64_t>(attr->ints().begin(), attr->ints().end())
+              : dflt;
+}
+
+ParamValue I(int64_t v) { return ParamValue::getInt(v); }
+ParamValue R(double v) { return ParamValue::getReal(v); }
+
+/// The per-node state: the node, its inputs' and output's infos.
+struct NodeLowering {
+  const onnx::NodeProto &node;
+  Lowering &l;
+  std::string &why;
+
+  std::string in(int i) const { return l.use(node.input(i)); }
+  bool hasInput(int i) const {
+    return node.input_size() > i && !node.input(i).empty();
+  }
+  const ValueInfo &info(int i) const { return *l.getInfo(node.input(i)); }
+  const ValueInfo &out() const { return *l.getInfo(node.output(0)); }
+  std::string outName() const { return node.output(0); }
+  bool fail(const Twine &reason) {
+    why = reason.str();
+    return false;
+  }
+
+  /// `view` of tensor `x` (shape `from`) to `to`, as `name`; the input if
+  /// the shapes are equal.
+  std::string view(const std::string &x, const Shape &from, const Shape &to,
+                   DType dtype, const std::string &name) {
+    if (from == to)
+      return x;
+    Params params;
+    for (unsigned i = 0; i != to.size(); ++i)
+      params.emplace_back("size_" + std::to_string(i), I(to[i]));
+    l.emit("view", {x}, params, name, to, dtype);
+    return name;
+  }
+  void finishView(const std::string &x, const Shape &from) {
+    if (from == out().shape)
+      l.alias(outName(), x);
+    else
+      view(x, from, out().shape, out().dtype, outName());
+  }
+
+  bool unary(StringRef type) {
+    l.emit(type, {in(0)}, {}, outName(), out().shape, out().dtype);
+    return true;
+  }
+  bool binary(StringRef kind);
+  bool gemm();
+  bool matmul();
+  bool conv();
+  bool maxPool();
+  bool softmax(StringRef type);
+  bool transpose();
+  bool batchNorm();
+  bool reduceMean();
+  bool pow();
+};
+
+bool NodeLowering::reduceMean() {
+  int64_t rank = info(0).shape.size();
+  auto axes = attrInts(node, "axes", {});
+  if (axes.empty() || axes.size() > 2)
+    return fail("only one or two explicit axes are supported");
+  Params params;
+  for (size_t i = 0; i != axes.size(); ++i)
+    params.emplace_back("dim_" + std::to_string(i),
+                        I(axes[i] < 0 ? axes[i] + rank : axes[i]));
+  params.emplace_back("keepdim", I(attrInt(node, "keepdims", 1)));
+  l.emit("mean_dim", {in(0)}, params, outName(), out().shape, out().dtype);
+  return true;
+}
+
+bool NodeLowering::pow() {
+  double exponent;
+  if (!l.getReal(node.input(1), exponent))
+    return fail("only a constant exponent is supported");
+  if (exponent == 2) {
+    l.emit("mul_Tensor", {in(0), in(0)}, {}, outName(), out().shape,
+           out().dtype);
+    return true;
+  }
+  if (exponent == 0.5)
+    return unary("sqrt");
+  return fail("only the exponents 2 and 0.5 are supported");
+}
+
+bool NodeLowering::binary(StringRef kind) {
+  bool commutes = kind == "add" || kind == "mul";
+  int tensor = 0, scalar = 1;
+  double value;
+  if (!l.getReal(node.input(1), value) && commutes &&
+      l.getReal(node.input(0), value))
+    std::swap(tensor, scalar);
+  if (l.getReal(node.input(scalar), value) && !l.isConstant(node.input(tensor))) {
+    Params params = {{"other", R(value)}};
+    if (kind == "add" || kind == "sub")
+      params.emplace_back("alpha", R(1));
+    l.emit((kind + "_Scalar").str(), {in(tensor)}, params, outName(),
+           out().shape, out().dtype);
+    return true;
+  }
+  Params params;
+  if (kind == "add" || kind == "sub")
+    params.emplace_back("alpha", R(1));
+  l.emit((kind + "_Tensor").str(), {in(0), in(1)}, params, outName(),
+         out().shape, out().dtype);
+  return true;
+}
+
+bool NodeLowering::gemm() {
+  std::string a = in(0), b = in(1);
+  const ValueInfo &ai = info(0), &bi = info(1);
+  if (ai.shape.size() != 2 || bi.shape.size() != 2)
+    return fail("operands must be matrices");
+  if (attrInt(node, "transA", 0)) {
+    l.emit("t", {a}, {}, l.temp("tA"), {ai.shape[1], ai.shape[0]}, ai.dtype);
+    a = l.g.getTensors().back().name;
+  }
+  if (attrInt(node, "transB", 0)) {
+    l.emit("t", {b}, {}, l.temp("t"), {bi.shape[1], bi.shape[0]}, bi.dtype);
+    b = l.g.getTensors().back().name;
+  }
+  double alpha = attrReal(node, "alpha", 1), beta = attrReal(node, "beta", 1);
+  if (hasInput(2)) {
+    l.emit("addmm", {in(2), a, b}, {{"beta", R(beta)}, {"alpha", R(alpha)}},
+           outName(), out().shape, out().dtype);
+    return true;
+  }
+  if (alpha == 1) {
+    l.emit("mm", {a, b}, {}, outName(), out().shape, out().dtype);
+    return true;
+  }
+  std::string product = l.temp("mm");
+  l.emit("mm", {a, b}, {}, product, out().shape, out().dtype);
+  l.emit("mul_Scalar", {product}, {{"other", R(alpha)}}, outName(),
+         out().shape, out().dtype);
+  return true;
+}
+
+bool NodeLowering::matmul() {
+  const Shape &as = info(0).shape, &bs = info(1).shape;
+  DType dtype = out().dtype;
+  if (as.size() == 2 && bs.size() == 2) {
+    l.emit("mm", {in(0), in(1)}, {}, outName(), out().shape, dtype);
+    return true;
+  }
+  if (as.size() >= 3 && bs.size() == 2) {
+    // [..., K] x [K, N]: flatten the leading dimensions.
+    int64_t rows = getNumElements(ArrayRef<int64_t>(as).drop_back());
+    std::string a = view(in(0), as, {rows, as.back()}, info(0).dtype,
+                         l.temp("flat"));
+    std::string product = l.temp("mm");
+    l.emit("mm", {a, in(1)}, {}, product, {rows, bs[1]}, dtype);
+    view(product, {rows, bs[1]}, out().shape, dtype, outName());
+    return true;
+  }
+  if (as.size() == bs.size() && as.size() >= 3 &&
+      ArrayRef<int64_t>(as).drop_back(2) == ArrayRef<int64_t>(bs).drop_back(2)) {
+    // Batched: fold the batch dimensions into one, bmm, unfold.
+    int64_t batch = getNumElements(ArrayRef<int64_t>(as).drop_back(2));
+    Shape a3 = {batch, as[as.size() - 2], as.back()};
+    Shape b3 = {batch, bs[bs.size() - 2], bs.back()};
+    Shape o3 = {batch, a3[1], b3[2]};
+    std::string a = view(in(0), as, a3, info(0).dtype, l.temp("a3"));
+    std::string b = view(in(1), bs, b3, info(1).dtype, l.temp("b3"));
+    if (o3 == out().shape) {
+      l.emit("bmm", {a, b}, {}, outName(), o3, dtype);
+      return true;
+    }
+    std::string product = l.temp("bmm");
+    l.emit("bmm", {a, b}, {}, product, o3, dtype);
+    view(product, o3, out().shape, dtype, outName());
+    return true;
+  }
+  return fail("operands of ranks " + Twine(as.size()) + " and " +
+              Twine(bs.size()) + " are not supported");
+}
+
+bool NodeLowering::conv() {
+  const Shape &xs = info(0).shape;
+  if (xs.size() != 4)
+    return fail("only 2-d convolutions (rank-4 input) are supported");
+  auto autoPad = findAttr(node, "auto_pad");
+  if (autoPad && autoPad->s() != "NOTSET" && autoPad->s() != "VALID")
+    return fail("auto_pad " + autoPad->s() + " is not supported");
+  auto strides = attrInts(node, "strides", {1, 1});
+  auto pads = attrInts(node, "pads", {0, 0, 0, 0});
+  auto dilations = attrInts(node, "dilations", {1, 1});
+  if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
+    return fail("strides, dilations and pads must be 2-d");
+  if (pads[0] != pads[2] || pads[1] != pads[3])
+    return fail("asymmetric padding is not supported");
+  Params params = {{"stride_0", I(strides[0])},   {"stride_1", I(strides[1])},
+                   {"padding_0", I(pads[0])},     {"padding_1", I(pads[1])},
+                   {"dilation_0", I(dilations[0])}, {"dilation_1", I(dilations[1])},
+                   {"transposed", I(0)},          {"output_padding_0", I(0)},
+                   {"output_padding_1", I(0)},
+                   {"groups", I(attrInt(node, "group", 1))}};
+  std::vector<std::string> inputs = {in(0), in(1)};
+  if (hasInput(2))
+    inputs.push_back(in(2));
+  l.emit(hasInput(2) ? "convolution" : "convolution_nobias", inputs, params,
+         outName(), out().shape, out().dtype);
+  return true;
+}
+
+bool NodeLowering::maxPool() {
+  if (node.output_size() > 1 && !node.output(1).empty())
+    return fail("the Indices output is not supported");
+  auto kernel = attrInts(node, "kernel_shape", {});
+  auto strides = attrInts(node, "strides", {1, 1});
+  auto pads = attrInts(node, "pads", {0, 0, 0, 0});
+  auto dilations = attrInts(node, "dilations", {1, 1});
+  if (kernel.size() != 2 || strides.size() != 2 || pads.size() != 4 ||
+      dilations.size() != 2)
+    return fail("only 2-d pooling is supported");
+  if (pads[0] != pads[2] || pads[1] != pads[3])
+    return fail("asymmetric padding is not supported");
+  Params params = {{"kernel_size_0", I(kernel[0])}, {"kernel_size_1", I(kernel[1])},
+                   {"stride_0", I(strides[0])},     {"stride_1", I(strides[1])},
+                   {"padding_0", I(pads[0])},       {"padding_1", I(pads[1])},
+                   {"dilation_0", I(dilations[0])}, {"dilation_1", I(dilations[1])},
+                   {"ceil_mode", I(attrInt(node, "ceil_mode", 0))}};
+  l.emit("max_pool2d_with_indices__0", {in(0)}, params, outName(),
+         out().shape, out().dtype);
+  return true;
+}
+
+bool NodeLowering::softmax(StringRef type) {
+  int64_t rank = info(0).shape.size();
+  int64_t axis = attrInt(node, "axis", -1);
+  if (axis < 0)
+    axis += rank;
+  l.emit(type, {in(0)}, {{"dim", I(axis)}, {"half_to_float", I(0)}},
+         outName(), out().shape, out().dtype);
+  return true;
+}
+
+bool NodeLowering::transpose() {
+  Shape shape = info(0).shape;
+  unsigned rank = shape.size();
+  std::vector<int64_t> identity(rank);
+  std::iota(identity.begin(), identity.end(), 0);
+  auto perm = attrInts(node, "perm",
+                       std::vector<int64_t>(identity.rbegin(), identity.rend()));
+  if (perm.size() != rank)
+    return fail("perm does not match the input's rank");
+  // Reach `perm` by swaps: cur[i] is the input dimension now at position i.
+  std::vector<std::pair<unsigned, unsigned>> swaps;
+  std::vector<int64_t> cur = identity;
+  for (unsigned i = 0; i != rank; ++i) {
+    if (cur[i] == perm[i])
+      continue;
+    auto it = std::find(cur.begin() + i, cur.end(), perm[i]);
+    if (it == cur.end())
+      return fail("perm is not a permutation");
+    unsigned j = it - cur.begin();
+    std::swap(cur[i], cur[j]);
+    swaps.emplace_back(i, j);
+  }
+  std::string x = in(0);
+  for (size_t k = 0; k != swaps.size(); ++k) {
+    auto [i, j] = swaps[k];
+    std::swap(shape[i], shape[j]);
+    std::string name = k + 1 == swaps.size() ? outName() : l.temp("transpose");
+    if (rank == 2)
+      l.emit("t", {x}, {}, name, shape, out().dtype);
+    else
+      l.emit("transpose_int", {x}, {{"dim0", I(i)}, {"dim1", I(j)}}, name,
+             shape, out().dtype);
+    x = name;
+  }
+  if (swaps.empty())
+    l.alias(outName(), x);
+  return true;
+}
+
+bool NodeLowering::batchNorm() {
+  if (node.output_size() > 1)
+    return fail("training mode (running statistics outputs) is not supported");
+  // PyTorch's momentum weighs the new statistics; ONNX's the old ones.
+  Params params = {{"eps", R(attrReal(node, "epsilon", 1e-5))},
+                   {"momentum", R(widen(float(1 - attrReal(node, "momentum", 0.9))))},
+                   {"training", I(0)}};
+  l.emit("native_batch_norm__0", {in(0), in(1), in(2), in(3), in(4)}, params,
+         outName(), out().shape, out().dtype);
+  return true;
+}
+
+} // namespace
+
+bool onnximport::lowerNode(const onnx::NodeProto &node, Lowering &l,
+                           std::string &why) {
+  NodeLowering n{node, l, why};
+  int minInputs = llvm::StringSwitch<int>(node.op_type())
+                      .Cases("Add", "Sub", "Mul", "Div", 2)
+                      .Cases("Gemm", "MatMul", "Conv", 2)
+                      .Case("BatchNormalization", 5)
+                      .Default(1);
+  if (node.input_size() < minInputs)
+    return n.fail("it has " + Twine(node.input_size()) + " inputs, not " +
+                  Twine(minInputs));
+  for (int i = 0; i < minInputs; ++i)
+    if (node.input(i).empty())
+      return n.fail("input " + Twine(i) + " is missing");
+  for (int i = 0; i != node.input_size(); ++i)
+    if (!node.input(i).empty() && !l.getInfo(node.input(i)))
+      return n.fail("the shape of input '" + node.input(i) + "' is unknown");
+  if (node.output_size() < 1 || !l.getInfo(node.output(0)))
+    return n.fail("the shape of its output is unknown");
+  StringRef type = node.op_type();
+  StringRef unary = llvm::StringSwitch<StringRef>(type)
+                        .Case("Relu", "relu")
+                        .Case("Sigmoid", "sigmoid")
+                        .Case("Tanh", "tanh")
+                        .Case("Neg", "neg")
+                        .Case("Sqrt", "sqrt")
+                        .Default("");
+  if (!unary.empty())
+    return n.unary(unary);
+  StringRef binary = llvm::StringSwitch<StringRef>(type)
+                         .Case("Add", "add")
+                         .Case("Sub", "sub")
+                         .Case("Mul", "mul")
+                         .Case("Div", "div")
+                         .Default("");
+  if (!binary.empty())
+    return n.binary(binary);
+  if (type == "Identity" || type == "Dropout") {
+    if (node.output_size() > 1 && !node.output(1).empty())
+      return n.fail("the mask output is not supported");
+    l.alias(node.output(0), node.input(0));
+    return true;
+  }
+  if (type == "Reshape" || type == "Flatten" || type == "Squeeze" ||
+      type == "Unsqueeze") {
+    n.finishView(n.in(0), n.info(0).shape);
+    return true;
+  }
+  if (type == "GlobalAveragePool") {
+    if (n.info(0).shape.size() != 4)
+      return n.fail("only rank-4 inputs are supported");
+    l.emit("mean_dim", {n.in(0)},
+           {{"dim_0", I(2)}, {"dim_1", I(3)}, {"keepdim", I(1)}}, n.outName(),
+           n.out().shape, n.out().dtype);
+    return true;
+  }
+  if (type == "ReduceMean")
+    return n.reduceMean();
+  if (type == "Pow")
+    return n.pow();
+  if (type == "Gemm")
+    return n.gemm();
+  if (type == "MatMul")
+    return n.matmul();
+  if (type == "Conv")
+    return n.conv();
+  if (type == "MaxPool")
+    return n.maxPool();
+  if (type == "Softmax")
+    return n.softmax("_softmax");
+  if (type == "LogSoftmax")
+    return n.softmax("_log_softmax");
+  if (type == "Transpose")
+    return n.transpose();
+  if (type == "BatchNormalization")
+    return n.batchNorm();
+  why.clear();
+  return false;
+}

@@ -1,0 +1,114 @@
+//===- ShapeAgreement.cpp - Does a declared output shape fit an operator? -===//
+//
+// This file implements the per-dimension fit check. It mirrors the bound
+// that analysis::inferOutputShape maximizes: with the other output
+// variables at their first value and the reduction variables over their
+// extents, an index that depends on output variable v (and on no other
+// output variable) must stay within [-p, extent - 1 + p], where p is how far
+// below 0 the index already reads at v = 0 (a padded convolution's `pad`).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Graph/ShapeAgreement.h"
+#include "tofu/Analysis/Regions.h"
+#include "tofu/TDL/Printers.h"
+
+#include <algorithm>
+
+using namespace tofu;
+using namespace tofu::analysis;
+
+namespace {
+
+bool boundsVar(const IndexProgram &prog, unsigned var, unsigned rank);
+
+/// The first read that output variable `var` with the binding's extent
+/// overruns, as a message; empty if none does.
+std::string checkVar(const Binding &binding, unsigned var) {
+  const OperatorAnalysis &analysis = binding.getAnalysis();
+  unsigned rank = analysis.getOutputRank();
+  SmallVector<Range, 8> box;
+  getFullBox(binding, box);
+  for (unsigned v = 0; v != rank; ++v)
+    box[v] = Range{0, 1};
+  int64_t extent = binding.getOutputShape()[var];
+  if (extent <= 0)
+    return "";
+  for (const ReadAnalysis &read : analysis.getReads())
+    for (unsigned d = 0, n = read.dims.size(); d != n; ++d) {
+      const IndexProgram &prog = read.dims[d];
+      if (!boundsVar(prog, var, rank))
+        continue;
+      int64_t dimExtent = binding.getInputShape(read.tensor)[d];
+      int64_t lo, hi;
+      box[var] = Range{0, 1};
+      if (!evaluateIndexInterval(binding, prog, box, dimExtent, lo, hi))
+        continue;
+      int64_t padding = std::max<int64_t>(0, -lo);
+      box[var] = Range{0, extent};
+      evaluateIndexInterval(binding, prog, box, dimExtent, lo, hi);
+      if (lo >= -padding && hi <= dimExtent - 1 + padding)
+        continue;
+      return "output dimension " + std::to_string(var) + " ('" +
+             analysis.getOp().getIndexVars()[var]->getName().str() +
+             "') of extent " + std::to_string(extent) + " reads index " +
+             std::to_string(d) + " of '" +
+             read.expr->getTensorName().str() + "' (" +
+             tdl::exprToString(read.expr->getIndex(d)) + ") at [" +
+             std::to_string(lo) + ", " + std::to_string(hi) +
+             "], outside its extent " + std::to_string(dimExtent);
+    }
+  return "";
+}
+
+/// True if index program `prog` is one that output variable `var` alone
+/// bounds (the reads shape inference uses for `var`).
+bool boundsVar(const IndexProgram &prog, unsigned var, unsigned rank) {
+  uint64_t outputMask = rank >= 64 ? ~uint64_t(0) : (uint64_t(1) << rank) - 1;
+  uint64_t others = outputMask & ~(uint64_t(1) << var);
+  return prog.kind != IndexProgram::Kind::Whole && (prog.varMask >> var & 1) &&
+         !(prog.varMask & others);
+}
+
+} // namespace
+
+graph::ExtentTolerance graph::getExtentTolerance(const Binding &binding,
+                                          unsigned var) {
+  const OperatorAnalysis &analysis = binding.getAnalysis();
+  graph::ExtentTolerance tolerance;
+  auto magnitude = [](int64_t coef) {
+    return coef >= 0 ? coef : coef == INT64_MIN ? INT64_MAX : -coef;
+  };
+  for (const ReadAnalysis &read : analysis.getReads())
+    for (const IndexProgram &prog : read.dims) {
+      if (!boundsVar(prog, var, analysis.getOutputRank()))
+        continue;
+      for (const IndexInst &inst : prog.insts) {
+        if (inst.op == IndexInst::Op::Div || inst.op == IndexInst::Op::Rem) {
+          int64_t d = magnitude(binding.getCoefficient(inst.operand));
+          tolerance.below = std::max(tolerance.below, d);
+          tolerance.above = std::max(tolerance.above, d);
+        } else if (inst.op == IndexInst::Op::MulConst) {
+          tolerance.below = std::max(
+              tolerance.below, magnitude(binding.getCoefficient(inst.operand)));
+        } else if (inst.op == IndexInst::Op::Affine) {
+          for (const AffineForm::Term &term :
+               analysis.getAffineForms()[inst.operand].terms)
+            if (term.var != var)
+              tolerance.below = std::max(
+                  tolerance.below,
+                  magnitude(binding.getCoefficient(term.coefSlot)));
+        }
+      }
+    }
+  return tolerance;
+}
+
+std::string graph::checkOutputExtents(const Binding &binding) {
+  for (unsigned v = 0, e = binding.getAnalysis().getOutputRank(); v != e; ++v) {
+    std::string problem = checkVar(binding, v);
+    if (!problem.empty())
+      return problem;
+  }
+  return "";
+}

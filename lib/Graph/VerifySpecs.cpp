@@ -1,0 +1,299 @@
+//===- VerifySpecs.cpp - Check graph ops against their TDL operators ------===//
+//
+// This file implements the spec half of the graph verifier. For each op:
+// the operator its type names; for a plain operator (one overload, not
+// generic) the number and ranks of its inputs, its params by name and type,
+// and its output rank, each reported where it is in the JSON; then the
+// concrete operator for the op's shapes and params (tdl::Instantiator,
+// which resolves overloads and expands ellipses and reports why no
+// overload fits), and its output shape against the shape inferred from the
+// operator's reads (analysis::inferOutputShape). The shape
+// rule (docs/GraphFormat.md): where inference determines the output shape,
+// the declared shape must equal it; where it does not determine every
+// dimension, the declared shape must bind with the inputs
+// (analysis::Binding) and each declared extent must keep the reads that
+// bound that dimension in bounds (ShapeAgreement.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Graph/GraphWriter.h"
+#include "tofu/Graph/ShapeAgreement.h"
+#include "tofu/Graph/SpecLibrary.h"
+#include "tofu/Graph/Verifier.h"
+#include "tofu/Analysis/Binding.h"
+#include "tofu/Analysis/ShapeInference.h"
+#include "tofu/Support/Diagnostics.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+using namespace tofu;
+using namespace tofu::graph;
+
+namespace {
+
+std::string formatParam(const ParamValue &value) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  writeParamValue(os, value);
+  return os.str();
+}
+
+class SpecVerifier {
+public:
+  SpecVerifier(const Graph &g, SpecLibrary &specs, DiagnosticEngine &diags)
+      : g(g), specs(specs), diags(diags) {}
+
+  void checkOp(const Op &op);
+
+private:
+  bool checkInputs(const Op &op, const tdl::OpDecl &decl);
+  bool checkOutputRank(const Op &op, const tdl::OpDecl &decl);
+  bool checkParams(const Op &op, const tdl::OpDecl &decl);
+  const tdl::Instance *instantiate(const Op &op);
+  bool agrees(const analysis::OperatorAnalysis &analysis,
+              ArrayRef<Shape> inputShapes, ArrayRef<int64_t> params,
+              ArrayRef<int64_t> inferred, ArrayRef<int64_t> declared,
+              bool opaque);
+  void checkShape(const Op &op, const tdl::OpDecl &decl, bool opaque,
+                  ArrayRef<int64_t> params);
+  SMLoc outputShapeLoc(const Op &op) const {
+    const Tensor &out = g.getTensor(op.getOutput());
+    return out.shapeLoc.isValid() ? out.shapeLoc : op.loc;
+  }
+  /// An analysis error's message without its "operator 'NAME': " lead,
+  /// which prefix() already says.
+  std::string stripOperator(llvm::Error err, const tdl::OpDecl &decl) const {
+    std::string msg = llvm::toString(std::move(err));
+    std::string lead = "operator '" + decl.getName().str() + "': ";
+    if (StringRef(msg).startswith(lead))
+      msg.erase(0, lead.size());
+    return msg;
+  }
+  std::string prefix(const Op &op, const tdl::OpDecl &decl) const {
+    return "op '" + op.name + "' (operator '" + decl.getName().str() + "')";
+  }
+
+  const Graph &g;
+  SpecLibrary &specs;
+  DiagnosticEngine &diags;
+};
+
+} // namespace
+
+bool SpecVerifier::checkInputs(const Op &op, const tdl::OpDecl &decl) {
+  auto tensors = decl.getTensors();
+  if (op.inputs.size() != tensors.size()) {
+    std::string names;
+    for (const auto &t : tensors)
+      names += (names.empty() ? "" : ", ") + t->getName().str();
+    diags.error(op.inputsLoc.isValid() ? op.inputsLoc : op.loc,
+                prefix(op, decl) + ": has " + Twine(op.inputs.size()) +
+                    (op.inputs.size() == 1 ? " input" : " inputs") +
+                    ", but the operator takes " +
+                    Twine(tensors.size()) + " (" + names + ")");
+    return false;
+  }
+  bool ok = true;
+  for (unsigned i = 0, e = tensors.size(); i != e; ++i) {
+    int rank = tensors[i]->getRank();
+    const Tensor &t = g.getTensor(op.inputs[i].index);
+    if (rank >= 0 && unsigned(rank) != t.shape.size()) {
+      diags.error(op.inputs[i].loc,
+                  prefix(op, decl) + ": input " + Twine(i) + " '" + t.name +
+                      "' has rank " + Twine(t.shape.size()) + " (shape " +
+                      formatShape(t.shape) + "), but the operator reads '" +
+                      tensors[i]->getName() + "' with rank " + Twine(rank));
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+bool SpecVerifier::checkOutputRank(const Op &op, const tdl::OpDecl &decl) {
+  const Tensor &out = g.getTensor(op.getOutput());
+  if (out.shape.size() == decl.getOutputRank())
+    return true;
+  diags.error(op.outputs[0].loc,
+              prefix(op, decl) + ": output '" + out.name + "' has rank " +
+                  Twine(out.shape.size()) + " (shape " +
+                  formatShape(out.shape) +
+                  "), but the operator's output has rank " +
+                  Twine(decl.getOutputRank()));
+  return false;
+}
+
+bool SpecVerifier::checkParams(const Op &op, const tdl::OpDecl &decl) {
+  SmallVector<bool, 4> seen(decl.getParams().size(), false);
+  bool ok = true;
+  for (unsigned i = 0, e = op.params.size(); i != e; ++i) {
+    const auto &[name, value] = op.params[i];
+    SMLoc loc = i < op.paramLocs.size() ? op.paramLocs[i] : op.loc;
+    const tdl::ParamDecl *param = decl.lookupParam(name);
+    if (!param) {
+      diags.error(loc, prefix(op, decl) + ": the operator has no param '" +
+                           name + "'");
+      ok = false;
+      continue;
+    }
+    seen[param->getPosition()] = true;
+    if (!param->isReal() && !value.getAsInteger()) {
+      diags.error(loc, prefix(op, decl) + ": int param '" + name +
+                           "' must be an integer, not " + formatParam(value));
+      ok = false;
+    }
+  }
+  for (const auto &param : decl.getParams())
+    if (!seen[param->getPosition()]) {
+      diags.error(op.paramsLoc.isValid() ? op.paramsLoc : op.loc,
+                  prefix(op, decl) + ": no value for param '" +
+                      param->getName() + "'");
+      ok = false;
+    }
+  return ok;
+}
+
+bool SpecVerifier::agrees(const analysis::OperatorAnalysis &analysis,
+                          ArrayRef<Shape> inputShapes,
+                          ArrayRef<int64_t> params, ArrayRef<int64_t> inferred,
+                          ArrayRef<int64_t> declared, bool opaque) {
+  if (inferred == declared)
+    return true;
+  // A declared extent within the tolerance the strides of the reads that
+  // bound it give is accepted (ShapeAgreement.h).
+  llvm::Expected<analysis::Binding> binding =
+      analysis::Binding::create(analysis, inputShapes, params);
+  if (!binding) {
+    llvm::consumeError(binding.takeError());
+    return false;
+  }
+  for (unsigned v = 0, e = inferred.size(); v != e; ++v) {
+    // An opaque body's reads bound what it may read, not what it computes:
+    // any extent whose reads stay in bounds agrees.
+    if (declared[v] == inferred[v] || (opaque && declared[v] < inferred[v]))
+      continue;
+    ExtentTolerance tolerance = getExtentTolerance(*binding, v);
+    if (declared[v] < inferred[v] ? inferred[v] - declared[v] >= tolerance.below
+                                  : declared[v] - inferred[v] >= tolerance.above)
+      return false;
+  }
+  return true;
+}
+
+void SpecVerifier::checkShape(const Op &op, const tdl::OpDecl &decl,
+                              bool opaque,
+                              ArrayRef<int64_t> params) {
+  auto analysisOr = specs.getAnalysis(decl);
+  if (!analysisOr) {
+    diags.error(op.typeLoc.isValid() ? op.typeLoc : op.loc,
+                prefix(op, decl) + ": " +
+                    stripOperator(analysisOr.takeError(), decl));
+    return;
+  }
+  const analysis::OperatorAnalysis &analysis = **analysisOr;
+  SmallVector<Shape, 4> inputShapes;
+  for (const TensorRef &ref : op.inputs)
+    inputShapes.push_back(g.getTensor(ref.index).shape);
+  const Tensor &out = g.getTensor(op.getOutput());
+
+  llvm::Expected<Shape> inferred =
+      analysis::inferOutputShape(analysis, inputShapes, params);
+  if (inferred) {
+    if (!agrees(analysis, inputShapes, params, *inferred, out.shape, opaque)) {
+      diags.error(outputShapeLoc(op),
+                  prefix(op, decl) + ": output '" + out.name +
+                      "' has shape " + formatShape(out.shape) +
+                      ", but the operator gives " + formatShape(*inferred));
+      diags.note(op.loc, "op '" + op.name + "' is here");
+    }
+    return;
+  }
+  // Not every output dimension is determined (or the inputs do not fit):
+  // the declared shape must at least bind with the inputs.
+  std::string why = stripOperator(inferred.takeError(), decl);
+  bool undetermined = StringRef(why).contains("do not determine");
+  llvm::Expected<analysis::Binding> binding =
+      analysis::Binding::create(analysis, inputShapes, out.shape, params);
+  if (!binding) {
+    diags.error(op.loc, prefix(op, decl) + ": " +
+                            stripOperator(binding.takeError(), decl));
+    return;
+  }
+  if (!undetermined) {
+    diags.error(op.loc, prefix(op, decl) + ": " + why);
+    return;
+  }
+  std::string problem = checkOutputExtents(*binding);
+  if (!problem.empty()) {
+    diags.error(outputShapeLoc(op), prefix(op, decl) + ": output '" +
+                                        out.name + "' has shape " +
+                                        formatShape(out.shape) + ", but " +
+                                        problem);
+    diags.note(op.loc, "op '" + op.name + "' is here");
+  }
+}
+
+const tdl::Instance *SpecVerifier::instantiate(const Op &op) {
+  SmallVector<Shape, 4> inputShapes;
+  for (const TensorRef &ref : op.inputs)
+    inputShapes.push_back(g.getTensor(ref.index).shape);
+  SmallVector<tdl::NamedParamValue, 4> params;
+  for (const auto &[name, value] : op.params)
+    params.emplace_back(name, value.isReal
+                                  ? tdl::ParamValue::ofReal(value.realValue)
+                                  : tdl::ParamValue::ofInt(value.intValue));
+  unsigned outputRank = g.getTensor(op.getOutput()).shape.size();
+  auto instance = specs.instantiate(op.type, inputShapes, params, outputRank);
+  if (!instance) {
+    std::string msg = llvm::toString(instance.takeError());
+    for (std::string lead : {"operator '" + op.type + "': ",
+                             "operator '" + op.type + "' "})
+      if (StringRef(msg).startswith(lead))
+        msg.erase(0, lead.size());
+    diags.error(op.typeLoc.isValid() ? op.typeLoc : op.loc,
+                "op '" + op.name + "' (operator '" + op.type + "'): " + msg);
+    return nullptr;
+  }
+  return *instance;
+}
+
+void SpecVerifier::checkOp(const Op &op) {
+  ArrayRef<const tdl::OpDecl *> overloads = specs.lookup(op.type);
+  if (overloads.empty()) {
+    diags.error(op.typeLoc.isValid() ? op.typeLoc : op.loc,
+                "op '" + op.name + "': unknown operator type '" + op.type +
+                    "' (not defined in the loaded specs)");
+    return;
+  }
+  // A plain operator: check what the instantiator would, with locations.
+  if (overloads.size() == 1 && !overloads[0]->isGeneric()) {
+    bool ok = checkInputs(op, *overloads[0]);
+    ok &= checkOutputRank(op, *overloads[0]);
+    ok &= checkParams(op, *overloads[0]);
+    if (!ok)
+      return;
+  }
+  const tdl::Instance *instance = instantiate(op);
+  if (!instance || !checkInputs(op, *instance->op) ||
+      !checkOutputRank(op, *instance->op))
+    return;
+  checkShape(op, *instance->op, instance->isOpaque, instance->intParams);
+}
+
+bool graph::verifySpecs(const Graph &g, SpecLibrary &specs,
+                        DiagnosticEngine &diags) {
+  unsigned before = diags.getNumErrors();
+  SpecVerifier verifier(g, specs, diags);
+  for (const Op &op : g.getOps()) {
+    if (diags.shouldStop())
+      break;
+    verifier.checkOp(op);
+  }
+  return diags.getNumErrors() == before;
+}
+
+bool graph::verifyGraph(const Graph &g, SpecLibrary &specs,
+                        DiagnosticEngine &diags) {
+  return verifyStructure(g, diags) && verifySpecs(g, specs, diags);
+}

@@ -1,0 +1,167 @@
+"""Writes small ONNX inference models for the importer tests (with
+onnx.helper, so no PyTorch is needed): an MLP, a conv net, an attention
+block, and a model with unsupported operators.
+
+    make_onnx.py OUTDIR
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def init(name, *shape):
+    return numpy_helper.from_array(
+        np.zeros(shape, dtype=np.float32), name=name)
+
+
+def model(name, nodes, inputs, outputs, inits):
+    graph = helper.make_graph(nodes, name, inputs, outputs, inits)
+    m = helper.make_model(graph, producer_name="make_onnx.py",
+                          opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(m)
+    return m
+
+
+def f32(name, *shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, list(shape))
+
+
+def mlp():
+    nodes = [
+        helper.make_node("Gemm", ["x", "w1", "b1"], ["h"], name="fc1", transB=1),
+        helper.make_node("Relu", ["h"], ["r"], name="relu"),
+        helper.make_node("Gemm", ["r", "w2", "b2"], ["logits"], name="fc2",
+                         transB=1, alpha=0.5),
+        helper.make_node("Softmax", ["logits"], ["probs"], name="softmax", axis=1),
+    ]
+    return model("mlp", nodes, [f32("x", 8, 32)], [f32("probs", 8, 10)],
+                 [init("w1", 64, 32), init("b1", 64), init("w2", 10, 64),
+                  init("b2", 10)])
+
+
+def convnet():
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1]),
+        helper.make_node("BatchNormalization", ["c1", "g", "b", "m", "v"], ["n1"],
+                         name="bn1", epsilon=1e-5),
+        helper.make_node("Relu", ["n1"], ["r1"], name="relu1"),
+        helper.make_node("MaxPool", ["r1"], ["p1"], name="pool1",
+                         kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Conv", ["p1", "w2"], ["c2"], name="conv2",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+        helper.make_node("GlobalAveragePool", ["r2"], ["gap"], name="gap"),
+        helper.make_node("Flatten", ["gap"], ["flat"], name="flatten", axis=1),
+        helper.make_node("Gemm", ["flat", "wf", "bf"], ["logits"], name="fc",
+                         transB=1),
+    ]
+    return model("convnet", nodes, [f32("x", 4, 3, 16, 16)],
+                 [f32("logits", 4, 10)],
+                 [init("w1", 8, 3, 3, 3), init("b1", 8), init("g", 8),
+                  init("b", 8), init("m", 8), init("v", 8),
+                  init("w2", 16, 8, 3, 3), init("wf", 10, 16), init("bf", 10)])
+
+
+def attention():
+    # One head-split self-attention block: q/k/v projections, scores
+    # scaled by a constant, softmax, weighted sum, output projection.
+    B, S, H, NH = 2, 8, 16, 4
+    D = H // NH
+    shape4 = numpy_helper.from_array(np.array([B, S, NH, D], dtype=np.int64), "shape4")
+    shape3 = numpy_helper.from_array(np.array([B, S, H], dtype=np.int64), "shape3")
+    scale = numpy_helper.from_array(np.array(float(D) ** 0.5, dtype=np.float32), "scale")
+    nodes = []
+    for p in "qkv":
+        nodes += [
+            helper.make_node("MatMul", ["x", "w" + p], [p + "0"], name=p + "_proj"),
+            helper.make_node("Add", [p + "0", "b" + p], [p + "1"], name=p + "_bias"),
+            helper.make_node("Reshape", [p + "1", "shape4"], [p + "2"], name=p + "_split"),
+            helper.make_node("Transpose", [p + "2"], [p],
+                             name=p + "_heads",
+                             perm=[0, 2, 3, 1] if p == "k" else [0, 2, 1, 3]),
+        ]
+    nodes += [
+        helper.make_node("MatMul", ["q", "k"], ["scores0"], name="scores"),
+        helper.make_node("Div", ["scores0", "scale"], ["scores"], name="scale"),
+        helper.make_node("Softmax", ["scores"], ["attn"], name="softmax", axis=-1),
+        helper.make_node("MatMul", ["attn", "v"], ["ctx0"], name="context"),
+        helper.make_node("Transpose", ["ctx0"], ["ctx1"], name="merge", perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["ctx1", "shape3"], ["ctx"], name="merge_heads"),
+        helper.make_node("MatMul", ["ctx", "wo"], ["o0"], name="out_proj"),
+        helper.make_node("Add", ["o0", "x"], ["y"], name="residual"),
+    ]
+    inits = [shape4, shape3, scale, init("wo", H, H)]
+    for p in "qkv":
+        inits += [init("w" + p, H, H), init("b" + p, H)]
+    return model("attention", nodes, [f32("x", B, S, H)], [f32("y", B, S, H)], inits)
+
+
+def layernorm():
+    # Layer normalization as torch.onnx writes it at opset 13.
+    c = lambda name, v: numpy_helper.from_array(np.array(v, dtype=np.float32), name)
+    nodes = [
+        helper.make_node("ReduceMean", ["x"], ["mu"], name="mean", axes=[-1]),
+        helper.make_node("Sub", ["x", "mu"], ["d"], name="center"),
+        helper.make_node("Pow", ["d", "two"], ["d2"], name="square"),
+        helper.make_node("ReduceMean", ["d2"], ["var"], name="variance", axes=[-1]),
+        helper.make_node("Add", ["var", "eps"], ["ve"], name="add_eps"),
+        helper.make_node("Sqrt", ["ve"], ["sd"], name="std"),
+        helper.make_node("Div", ["d", "sd"], ["n"], name="normalize"),
+        helper.make_node("Mul", ["n", "gamma"], ["s"], name="scale"),
+        helper.make_node("Add", ["s", "beta"], ["y"], name="shift"),
+    ]
+    return model("layernorm", nodes, [f32("x", 2, 8, 32)], [f32("y", 2, 8, 32)],
+                 [c("two", 2.0), c("eps", 1e-5), init("gamma", 32), init("beta", 32)])
+
+
+def unsupported():
+    nodes = [
+        helper.make_node("AveragePool", ["x"], ["a"], name="avg1", kernel_shape=[2, 2]),
+        helper.make_node("Relu", ["a"], ["r"], name="relu"),
+        helper.make_node("AveragePool", ["r"], ["b"], name="avg2", kernel_shape=[2, 2]),
+        helper.make_node("LRN", ["b"], ["y"], name="lrn", size=3),
+    ]
+    return model("unsupported", nodes, [f32("x", 1, 3, 8, 8)],
+                 [f32("y", 1, 3, 6, 6)], [])
+
+
+def malformed():
+    # A Gemm with one input: not a valid model (the checker would say so);
+    # the importer must report it, not read past the inputs.
+    nodes = [helper.make_node("Gemm", ["x"], ["y"], name="gemm")]
+    graph = helper.make_graph(nodes, "malformed", [f32("x", 2, 2)],
+                              [f32("y", 2, 2)], [])
+    return helper.make_model(graph, producer_name="make_onnx.py",
+                             opset_imports=[helper.make_opsetid("", 13)])
+
+
+def symbolic():
+    # A batch dimension left symbolic: the importer needs static shapes.
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    return model("symbolic", nodes, [f32("x", "batch", 4)],
+                 [f32("y", "batch", 4)], [])
+
+
+def strings():
+    # A string input: tofu-graph has no dtype for it.
+    nodes = [helper.make_node("Identity", ["s"], ["y"], name="id")]
+    graph = helper.make_graph(
+        nodes, "strings",
+        [helper.make_tensor_value_info("s", TensorProto.STRING, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.STRING, [2])])
+    return helper.make_model(graph, producer_name="make_onnx.py",
+                             opset_imports=[helper.make_opsetid("", 13)])
+
+
+if __name__ == "__main__":
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    for make in (mlp, convnet, attention, layernorm, unsupported, malformed, symbolic,
+                 strings):
+        onnx.save(make(), os.path.join(out, make.__name__ + ".onnx"))
+    with open(os.path.join(out, "garbage.onnx"), "wb") as f:
+        f.write(b"\x08\x07\x12\xff\xff not a model")

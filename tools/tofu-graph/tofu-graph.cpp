@@ -1,0 +1,157 @@
+//===- tofu-graph.cpp - Validate and summarize tofu-graphs ----------------===//
+//
+// tofu-graph reads a training graph (tofu-graph JSON, or an ONNX model when
+// the ONNX importer is built), checks its structure and every op against
+// the TDL operator specs (the standard library in specs/ plus --spec
+// files), and prints a summary or writes the graph back as JSON. Exit
+// status: 0 valid, 1 bad input (with diagnostics on stderr), 2 bad usage.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Graph/GraphReader.h"
+#include "tofu/Graph/GraphSummary.h"
+#include "tofu/Graph/GraphWriter.h"
+#include "tofu/Graph/SpecLibrary.h"
+#include "tofu/Graph/Verifier.h"
+#include "tofu/Support/Diagnostics.h"
+#include "tofu/Support/Version.h"
+#ifdef TOFU_HAVE_ONNX
+#include "tofu/Graph/ONNXImporter.h"
+#endif
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace tofu;
+using namespace tofu::graph;
+namespace cl = llvm::cl;
+
+#ifndef TOFU_SPECS_DIR
+#define TOFU_SPECS_DIR ""
+#endif
+
+namespace {
+
+enum class EmitKind { Summary, JSON };
+enum ExitStatus { Success = 0, BadInput = 1, BadUsage = 2 };
+
+cl::OptionCategory category("tofu-graph options");
+
+cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+                               cl::desc("<GRAPH.json | MODEL.onnx | ->"),
+                               cl::cat(category));
+
+cl::list<std::string> specFiles(
+    "spec", cl::desc("Also check ops against the operators of FILE.tdl "
+                     "(repeatable)"),
+    cl::value_desc("FILE.tdl"), cl::cat(category));
+
+cl::opt<bool> noDefaultSpecs(
+    "no-default-specs",
+    cl::desc("Do not load the standard operator library (" TOFU_SPECS_DIR
+             "/*.tdl)"),
+    cl::cat(category));
+
+cl::opt<EmitKind> emitKind(
+    "emit", cl::desc("What to print once the graph is valid"),
+    cl::init(EmitKind::Summary),
+    cl::values(clEnumValN(EmitKind::Summary, "summary",
+                          "op and tensor counts, sizes by role, op type "
+                          "histogram (default)"),
+               clEnumValN(EmitKind::JSON, "json",
+                          "the graph as tofu-graph JSON")),
+    cl::cat(category));
+
+cl::opt<std::string> outputFile("o", cl::desc("Write output to FILE"),
+                                cl::value_desc("FILE"), cl::init("-"),
+                                cl::cat(category));
+
+std::unique_ptr<Graph> loadInput(DiagnosticEngine &diags) {
+  if (StringRef(inputFile).endswith(".onnx")) {
+#ifdef TOFU_HAVE_ONNX
+    // The imported graph is written out as tofu-graph JSON and read back,
+    // so that diagnostics about it point at a line of that text.
+    std::unique_ptr<Graph> imported = importONNXFile(inputFile, diags);
+    if (!imported)
+      return nullptr;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    writeGraph(os, *imported);
+    unsigned id = diags.getSourceMgr().AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(os.str(), inputFile + ".json"),
+        SMLoc());
+    return readGraph(id, diags);
+#else
+    llvm::WithColor::error(llvm::errs(), "tofu-graph")
+        << "'" << inputFile
+        << "': this tofu-graph was built without the ONNX importer "
+           "(install libonnx-dev and libprotobuf-dev and reconfigure)\n";
+    return nullptr;
+#endif
+  }
+  return readGraphFile(inputFile, diags);
+}
+
+bool loadSpecs(SpecLibrary &specs, DiagnosticEngine &diags) {
+  if (!noDefaultSpecs && StringRef(TOFU_SPECS_DIR) != "")
+    specs.addDirectory(TOFU_SPECS_DIR, diags);
+  for (const std::string &file : specFiles)
+    specs.addFile(file, diags);
+  if (diags.hasErrors())
+    return false;
+  return specs.check(diags);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter(printToolVersion);
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "tofu-graph: validate a training graph (tofu-graph JSON"
+#ifdef TOFU_HAVE_ONNX
+          ", or an ONNX model, imported first"
+#endif
+          ") against the TDL operator specs and print a summary or the "
+          "graph as JSON.\nExit status: 0 valid, 1 bad input (diagnostics on "
+          "stderr), 2 bad usage.\n",
+          &llvm::errs()))
+    return BadUsage;
+
+  llvm::SourceMgr srcMgr;
+  DiagnosticEngine diags(srcMgr);
+  std::unique_ptr<Graph> g = loadInput(diags);
+  if (!g)
+    return BadInput;
+  SpecLibrary specs;
+  if (!loadSpecs(specs, diags))
+    return BadInput;
+  if (!verifyStructure(*g, diags))
+    return BadInput;
+  if (specs.empty())
+    llvm::WithColor::warning(llvm::errs(), "tofu-graph")
+        << "no operator specs loaded; the ops were not checked against "
+           "specs (give --spec FILE.tdl)\n";
+  else if (!verifySpecs(*g, specs, diags))
+    return BadInput;
+
+  std::error_code ec;
+  llvm::ToolOutputFile out(outputFile, ec, llvm::sys::fs::OF_Text);
+  if (ec) {
+    llvm::WithColor::error(llvm::errs(), "tofu-graph")
+        << "cannot write '" << outputFile << "': " << ec.message() << '\n';
+    return BadInput;
+  }
+  if (emitKind == EmitKind::JSON)
+    writeGraph(out.os(), *g);
+  else
+    printSummary(out.os(), *g);
+  out.keep();
+  return Success;
+}

@@ -1,0 +1,99 @@
+//===- GraphTest.cpp - Unit tests of the Graph IR -------------------------===//
+
+#include "tofu/Graph/Graph.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace tofu;
+using namespace tofu::graph;
+
+namespace {
+
+Tensor makeTensor(StringRef name, Shape shape, Role role,
+                  DType dtype = DType::F32) {
+  Tensor t;
+  t.name = name.str();
+  t.shape = shape;
+  t.role = role;
+  t.roleName = getRoleName(role).str();
+  t.dtype = dtype;
+  return t;
+}
+
+Op makeOp(StringRef name, StringRef type, ArrayRef<StringRef> inputs,
+          StringRef output) {
+  Op op;
+  op.name = name.str();
+  op.type = type.str();
+  for (StringRef in : inputs)
+    op.inputs.push_back({in.str(), -1, SMLoc()});
+  op.outputs.push_back({output.str(), -1, SMLoc()});
+  return op;
+}
+
+TEST(GraphTest, DTypesRoundTrip) {
+  for (StringRef name : {"f32", "f16", "bf16", "f64", "i64", "i32", "i8", "bool"}) {
+    auto type = lookupDType(name);
+    ASSERT_TRUE(type.hasValue()) << name.str();
+    EXPECT_EQ(getDTypeName(*type), name);
+  }
+  EXPECT_FALSE(lookupDType("float32").hasValue());
+  EXPECT_EQ(getDTypeSize(DType::BF16), 2u);
+  EXPECT_EQ(getDTypeSize(DType::I64), 8u);
+  EXPECT_EQ(getDTypeSize(DType::Bool), 1u);
+}
+
+TEST(GraphTest, RolesKeepFreeText) {
+  EXPECT_EQ(lookupRole("param"), Role::Param);
+  EXPECT_EQ(lookupRole("scratch"), Role::Other);
+  EXPECT_TRUE(isGraphInputRole(Role::State));
+  EXPECT_FALSE(isGraphInputRole(Role::Grad));
+  EXPECT_FALSE(isGraphInputRole(Role::Other));
+}
+
+TEST(GraphTest, LinkResolvesProducersAndUsers) {
+  Graph g;
+  g.addTensor(makeTensor("x", {4, 8}, Role::Input));
+  g.addTensor(makeTensor("w", {8, 2}, Role::Param));
+  g.addTensor(makeTensor("h", {4, 2}, Role::Activation));
+  g.addTensor(makeTensor("y", {4, 2}, Role::Output));
+  g.addOp(makeOp("h", "mm", {"x", "w"}, "h"));
+  g.addOp(makeOp("y", "add", {"h", "h"}, "y"));
+  g.addOp(makeOp("bad", "relu", {"nope"}, "y"));
+  g.link();
+  EXPECT_EQ(g.lookupTensor("w"), 1);
+  EXPECT_EQ(g.lookupTensor("nope"), -1);
+  EXPECT_EQ(g.lookupOp("y"), 1);
+  EXPECT_EQ(g.getProducer(2), 0);
+  EXPECT_EQ(g.getProducer(0), -1);
+  // The first producer wins; the verifier reports the second.
+  EXPECT_EQ(g.getProducer(3), 1);
+  ASSERT_EQ(g.getUsers(2).size(), 2u);
+  EXPECT_EQ(g.getUsers(2)[0], 1u);
+  EXPECT_EQ(g.getOp(2).inputs[0].index, -1);
+  EXPECT_EQ(g.getOp(0).getOutput(), 2);
+}
+
+TEST(GraphTest, BytesSaturate) {
+  Tensor t = makeTensor("big", {int64_t(1) << 40, int64_t(1) << 40}, Role::Param);
+  EXPECT_EQ(t.getNumBytes(), std::numeric_limits<int64_t>::max());
+  Tensor s = makeTensor("s", {}, Role::Output, DType::F64);
+  EXPECT_EQ(s.getNumBytes(), 8);
+  Tensor e = makeTensor("e", {0, 5}, Role::Input);
+  EXPECT_EQ(e.getNumBytes(), 0);
+}
+
+TEST(GraphTest, ParamValues) {
+  EXPECT_EQ(ParamValue::getInt(3).getAsInteger(), llvm::Optional<int64_t>(3));
+  EXPECT_EQ(ParamValue::getReal(2.0).getAsInteger(), llvm::Optional<int64_t>(2));
+  EXPECT_FALSE(ParamValue::getReal(0.5).getAsInteger().hasValue());
+  EXPECT_FALSE(ParamValue::getReal(INFINITY).getAsInteger().hasValue());
+  EXPECT_FALSE(ParamValue::getReal(1e300).getAsInteger().hasValue());
+  EXPECT_EQ(ParamValue::getReal(NAN), ParamValue::getReal(NAN));
+  EXPECT_NE(ParamValue::getReal(1.0), ParamValue::getInt(1));
+}
+
+} // namespace
