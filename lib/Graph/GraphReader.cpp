@@ -229,7 +229,7 @@ void Reader::readParams(const Node &node, const Twine &what, Op &op) {
       int64_t i;
       if (text.find_first_of(".eE") == StringRef::npos &&
           !text.getAsInteger(10, i)) {
-        value = ParamValue::getInt(i);
+        value = ParamValue::ofInt(i);
       } else {
         double d;
         if (text.getAsDouble(d) || !std::isfinite(d)) {
@@ -237,11 +237,11 @@ void Reader::readParams(const Node &node, const Twine &what, Op &op) {
                            "' is out of range for a 64-bit integer or real");
           continue;
         }
-        value = ParamValue::getReal(d);
+        value = ParamValue::ofReal(d);
       }
     } else if (text == "\"inf\"" || text == "\"-inf\"" || text == "\"nan\"") {
       double inf = std::numeric_limits<double>::infinity();
-      value = ParamValue::getReal(text == "\"nan\"" ? std::nan("")
+      value = ParamValue::ofReal(text == "\"nan\"" ? std::nan("")
                                   : text == "\"inf\"" ? inf
                                                       : -inf);
     } else {

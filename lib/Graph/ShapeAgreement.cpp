@@ -112,3 +112,31 @@ std::string graph::checkOutputExtents(const Binding &binding) {
   }
   return "";
 }
+
+bool graph::declaredShapeAgrees(const OperatorAnalysis &analysis,
+                                ArrayRef<Shape> inputShapes,
+                                ArrayRef<int64_t> params,
+                                ArrayRef<int64_t> inferred,
+                                ArrayRef<int64_t> declared, bool opaque) {
+  if (inferred == declared)
+    return true;
+  // A declared extent within the tolerance the strides of the reads that
+  // bound it give is accepted (getExtentTolerance).
+  llvm::Expected<Binding> binding =
+      Binding::create(analysis, inputShapes, params);
+  if (!binding) {
+    llvm::consumeError(binding.takeError());
+    return false;
+  }
+  for (unsigned v = 0, e = inferred.size(); v != e; ++v) {
+    // An opaque body's reads bound what it may read, not what it computes:
+    // any extent whose reads stay in bounds agrees.
+    if (declared[v] == inferred[v] || (opaque && declared[v] < inferred[v]))
+      continue;
+    ExtentTolerance tolerance = getExtentTolerance(*binding, v);
+    if (declared[v] < inferred[v] ? inferred[v] - declared[v] >= tolerance.below
+                                  : declared[v] - inferred[v] >= tolerance.above)
+      return false;
+  }
+  return true;
+}

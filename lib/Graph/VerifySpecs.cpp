@@ -52,10 +52,6 @@ private:
   bool checkOutputRank(const Op &op, const tdl::OpDecl &decl);
   bool checkParams(const Op &op, const tdl::OpDecl &decl);
   const tdl::Instance *instantiate(const Op &op);
-  bool agrees(const analysis::OperatorAnalysis &analysis,
-              ArrayRef<Shape> inputShapes, ArrayRef<int64_t> params,
-              ArrayRef<int64_t> inferred, ArrayRef<int64_t> declared,
-              bool opaque);
   void checkShape(const Op &op, const tdl::OpDecl &decl, bool opaque,
                   ArrayRef<int64_t> params);
   SMLoc outputShapeLoc(const Op &op) const {
@@ -154,33 +150,6 @@ bool SpecVerifier::checkParams(const Op &op, const tdl::OpDecl &decl) {
   return ok;
 }
 
-bool SpecVerifier::agrees(const analysis::OperatorAnalysis &analysis,
-                          ArrayRef<Shape> inputShapes,
-                          ArrayRef<int64_t> params, ArrayRef<int64_t> inferred,
-                          ArrayRef<int64_t> declared, bool opaque) {
-  if (inferred == declared)
-    return true;
-  // A declared extent within the tolerance the strides of the reads that
-  // bound it give is accepted (ShapeAgreement.h).
-  llvm::Expected<analysis::Binding> binding =
-      analysis::Binding::create(analysis, inputShapes, params);
-  if (!binding) {
-    llvm::consumeError(binding.takeError());
-    return false;
-  }
-  for (unsigned v = 0, e = inferred.size(); v != e; ++v) {
-    // An opaque body's reads bound what it may read, not what it computes:
-    // any extent whose reads stay in bounds agrees.
-    if (declared[v] == inferred[v] || (opaque && declared[v] < inferred[v]))
-      continue;
-    ExtentTolerance tolerance = getExtentTolerance(*binding, v);
-    if (declared[v] < inferred[v] ? inferred[v] - declared[v] >= tolerance.below
-                                  : declared[v] - inferred[v] >= tolerance.above)
-      return false;
-  }
-  return true;
-}
-
 void SpecVerifier::checkShape(const Op &op, const tdl::OpDecl &decl,
                               bool opaque,
                               ArrayRef<int64_t> params) {
@@ -200,7 +169,8 @@ void SpecVerifier::checkShape(const Op &op, const tdl::OpDecl &decl,
   llvm::Expected<Shape> inferred =
       analysis::inferOutputShape(analysis, inputShapes, params);
   if (inferred) {
-    if (!agrees(analysis, inputShapes, params, *inferred, out.shape, opaque)) {
+    if (!declaredShapeAgrees(analysis, inputShapes, params, *inferred,
+                             out.shape, opaque)) {
       diags.error(outputShapeLoc(op),
                   prefix(op, decl) + ": output '" + out.name +
                       "' has shape " + formatShape(out.shape) +
@@ -238,11 +208,8 @@ const tdl::Instance *SpecVerifier::instantiate(const Op &op) {
   SmallVector<Shape, 4> inputShapes;
   for (const TensorRef &ref : op.inputs)
     inputShapes.push_back(g.getTensor(ref.index).shape);
-  SmallVector<tdl::NamedParamValue, 4> params;
-  for (const auto &[name, value] : op.params)
-    params.emplace_back(name, value.isReal
-                                  ? tdl::ParamValue::ofReal(value.realValue)
-                                  : tdl::ParamValue::ofInt(value.intValue));
+  SmallVector<tdl::NamedParamValue, 4> params(op.params.begin(),
+                                              op.params.end());
   unsigned outputRank = g.getTensor(op.getOutput()).shape.size();
   auto instance = specs.instantiate(op.type, inputShapes, params, outputRank);
   if (!instance) {

@@ -9,12 +9,12 @@
 //            equals the graph's;
 //   graph    some output dimension is not determined by the inputs (a
 //            fill's shape, nll_loss_backward's class count), or the body is
-//            opaque (its reads give regions, not extents; the graph's
-//            extents must still be within the reads' bound): the graph's
-//            shape is bound, and Binding checks it against the reads;
-//   bounded  the largest extent the reads allow exceeds the graph's (a
+//            opaque (its reads give regions, not extents): the graph's
+//            extents are used and must keep the reads in bounds;
+//   bounded  the reads allow an extent a stride away from the graph's (a
 //            convolution backward whose forward dropped trailing rows: H is
-//            not a function of the inputs), the graph's is within it;
+//            not a function of the inputs), within the tolerance of the
+//            graph verifier's rule (tofu/Graph/ShapeAgreement.h);
 //   mismatch anything else: an error.
 //
 // Distinct instances (type, params, input shapes, output shape) are checked
@@ -28,6 +28,7 @@
 #include "tofu/Analysis/Binding.h"
 #include "tofu/Analysis/OperatorAnalysis.h"
 #include "tofu/Analysis/ShapeInference.h"
+#include "tofu/Graph/ShapeAgreement.h"
 #include "tofu/Support/Shape.h"
 #include "tofu/TDL/Instantiate.h"
 #include "tofu/TDL/Printers.h"
@@ -200,43 +201,39 @@ Result check(llvm::raw_ostream &os, Instantiator &inst,
   // An opaque body lists the regions the op reads, not how its output
   // extents follow from them: the graph's shape is the op's, as long as the
   // reads allow it (no dimension above the bound they give).
-  if (in.isOpaque) {
+  if (in.isOpaque && !inferred) {
+    llvm::consumeError(inferred.takeError());
     r.outcome = Outcome::Graph;
     r.detail = "opaque";
-    if (!inferred) {
-      llvm::consumeError(inferred.takeError());
-      return r;
-    }
-    for (size_t d = 0; d != outShape.size(); ++d)
-      if (outShape[d] > (*inferred)[d]) {
-        r.outcome = Outcome::Mismatch;
-        r.detail = "opaque; the reads allow at most " +
-                   formatShape(*inferred) + ", graph " + formatShape(outShape);
-      }
     return r;
   }
   if (!inferred) {
     std::string msg = oneLine(llvm::toString(inferred.takeError()));
-    if (StringRef(msg).contains("do not determine output dimension")) {
-      r.outcome = Outcome::Graph;
-      r.detail = msg;
-    } else {
+    if (!StringRef(msg).contains("do not determine output dimension")) {
       r.outcome = Outcome::Error;
       r.detail = "shape inference: " + msg;
+      return r;
     }
+    // The graph gives the extents the reads leave open; they must keep
+    // the reads in bounds (the graph verifier's rule).
+    std::string problem = graph::checkOutputExtents(*bound);
+    r.outcome = problem.empty() ? Outcome::Graph : Outcome::Mismatch;
+    r.detail = problem.empty() ? msg : problem;
     return r;
   }
-  if (ArrayRef<int64_t>(*inferred) == outShape) {
+  if (!in.isOpaque && ArrayRef<int64_t>(*inferred) == outShape) {
     r.outcome = Outcome::Exact;
     return r;
   }
-  bool within = true;
-  for (size_t d = 0; d != outShape.size(); ++d)
-    if (outShape[d] > (*inferred)[d])
-      within = false;
-  r.outcome = within ? Outcome::Bounded : Outcome::Mismatch;
-  r.detail = "inferred " + formatShape(*inferred) + ", graph " +
-             formatShape(outShape);
+  // The graph verifier's rule (ShapeAgreement.h): strided reads tolerate
+  // extents a little off the inferred one; an opaque op's may be smaller.
+  bool agrees = graph::declaredShapeAgrees(*an, inputs, in.intParams,
+                                           *inferred, outShape, in.isOpaque);
+  r.outcome = !agrees         ? Outcome::Mismatch
+              : in.isOpaque   ? Outcome::Graph
+                              : Outcome::Bounded;
+  r.detail = (in.isOpaque ? "opaque; the reads allow " : "inferred ") +
+             formatShape(*inferred) + ", graph " + formatShape(outShape);
   return r;
 }
 

@@ -87,13 +87,13 @@ TEST(GraphTest, BytesSaturate) {
 }
 
 TEST(GraphTest, ParamValues) {
-  EXPECT_EQ(ParamValue::getInt(3).getAsInteger(), llvm::Optional<int64_t>(3));
-  EXPECT_EQ(ParamValue::getReal(2.0).getAsInteger(), llvm::Optional<int64_t>(2));
-  EXPECT_FALSE(ParamValue::getReal(0.5).getAsInteger().hasValue());
-  EXPECT_FALSE(ParamValue::getReal(INFINITY).getAsInteger().hasValue());
-  EXPECT_FALSE(ParamValue::getReal(1e300).getAsInteger().hasValue());
-  EXPECT_EQ(ParamValue::getReal(NAN), ParamValue::getReal(NAN));
-  EXPECT_NE(ParamValue::getReal(1.0), ParamValue::getInt(1));
+  EXPECT_EQ(ParamValue::ofInt(3).getAsInteger(), llvm::Optional<int64_t>(3));
+  EXPECT_EQ(ParamValue::ofReal(2.0).getAsInteger(), llvm::Optional<int64_t>(2));
+  EXPECT_FALSE(ParamValue::ofReal(0.5).getAsInteger().hasValue());
+  EXPECT_FALSE(ParamValue::ofReal(INFINITY).getAsInteger().hasValue());
+  EXPECT_FALSE(ParamValue::ofReal(1e300).getAsInteger().hasValue());
+  EXPECT_EQ(ParamValue::ofReal(NAN), ParamValue::ofReal(NAN));
+  EXPECT_NE(ParamValue::ofReal(1.0), ParamValue::ofInt(1));
 }
 
 } // namespace

@@ -18,6 +18,7 @@
 
 #include "tofu/Support/LLVM.h"
 #include "tofu/Support/Shape.h"
+#include "tofu/TDL/ParamValue.h"
 
 #include "llvm/ADT/Optional.h"
 #include "llvm/ADT/StringMap.h"
@@ -57,18 +58,7 @@ inline bool isGraphInputRole(Role role) {
 
 /// One named param value of an op: an integer or a real (JSON `1` vs `1.0`,
 /// `1e-5`; the strings "inf", "-inf" and "nan" are reals).
-struct ParamValue {
-  bool isReal = false;
-  int64_t intValue = 0;
-  double realValue = 0;
-
-  static ParamValue getInt(int64_t v) { return {false, v, double(v)}; }
-  static ParamValue getReal(double v) { return {true, 0, v}; }
-  /// The integer value, if this is an integer or an integral real.
-  llvm::Optional<int64_t> getAsInteger() const;
-  bool operator==(const ParamValue &rhs) const;
-  bool operator!=(const ParamValue &rhs) const { return !(*this == rhs); }
-};
+using tdl::ParamValue;
 
 /// A field the format does not define, kept verbatim: its key and its value
 /// as compact JSON text (`", "` and `": "` separators).

@@ -48,6 +48,16 @@ ExtentTolerance getExtentTolerance(const analysis::Binding &binding,
 /// read it overruns.
 std::string checkOutputExtents(const analysis::Binding &binding);
 
+/// The shape rule where inference determines the whole output: true if
+/// `declared` equals `inferred`, or differs from it in each dimension by
+/// less than that dimension's ExtentTolerance; for an opaque body (whose
+/// reads bound what it may read, not what it computes) any extent up to the
+/// inferred one agrees too.
+bool declaredShapeAgrees(const analysis::OperatorAnalysis &analysis,
+                         ArrayRef<Shape> inputShapes, ArrayRef<int64_t> params,
+                         ArrayRef<int64_t> inferred,
+                         ArrayRef<int64_t> declared, bool opaque);
+
 } // namespace graph
 } // namespace tofu
 

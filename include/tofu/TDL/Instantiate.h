@@ -16,6 +16,7 @@
 
 #include "tofu/Support/Shape.h"
 #include "tofu/TDL/AST.h"
+#include "tofu/TDL/ParamValue.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
@@ -28,18 +29,6 @@ namespace tdl {
 namespace detail {
 struct Use;
 } // namespace detail
-
-/// One param value bound at a use.
-struct ParamValue {
-  bool isReal = false;
-  int64_t intValue = 0;
-  double realValue = 0;
-
-  static ParamValue ofInt(int64_t v) { return {false, v, double(v)}; }
-  static ParamValue ofReal(double v) { return {true, 0, v}; }
-  /// The value as a double, whichever kind it is.
-  double asReal() const { return isReal ? realValue : double(intValue); }
-};
 
 /// A concrete operator: no ellipsis, no guard, dim()/rank() folded, checked
 /// by Sema. Params stay params (by position: values in `params`).
@@ -55,9 +44,6 @@ struct Instance {
   /// True if the body is `opaque`: TDL cannot compute the value.
   bool isOpaque = false;
 };
-
-/// A named param value, as given at a use (a graph's `params`).
-using NamedParamValue = std::pair<std::string, ParamValue>;
 
 /// Picks overloads and makes concrete instances of a checked library. Not
 /// thread-safe; instances live as long as the Instantiator, the library as

@@ -189,8 +189,8 @@ std::vector<int64_t> attrInts(const onnx::NodeProto &node, StringRef name,
               : dflt;
 }
 
-ParamValue I(int64_t v) { return ParamValue::getInt(v); }
-ParamValue R(double v) { return ParamValue::getReal(v); }
+ParamValue I(int64_t v) { return ParamValue::ofInt(v); }
+ParamValue R(double v) { return ParamValue::ofReal(v); }
 
 /// The per-node state: the node, its inputs' and output's infos.
 struct NodeLowering {
