@@ -1,8 +1,8 @@
 //===- Coverage.cpp - tdlc's --coverage ---------------------------------===//
 //
-// For every op of a tofu graph, instantiates the op's type with the op's
-// input shapes, params (ints as ints, other numbers and "inf"/"-inf"/"nan"
-// as reals) and output rank, the way a graph loader does, and then checks
+// For every op of a tofu graph (read and structurally checked by the graph
+// library, tofu/Graph), instantiates the op's type with the op's input
+// shapes, params and output rank, the way the graph verifier does, and checks
 // the instance's output shape against the graph's:
 //
 //   exact    the shape inferred from the inputs (and explicit extents)
@@ -28,20 +28,16 @@
 #include "tofu/Analysis/Binding.h"
 #include "tofu/Analysis/OperatorAnalysis.h"
 #include "tofu/Analysis/ShapeInference.h"
+#include "tofu/Graph/GraphReader.h"
 #include "tofu/Graph/ShapeAgreement.h"
+#include "tofu/Graph/Verifier.h"
+#include "tofu/Support/Diagnostics.h"
 #include "tofu/Support/Shape.h"
 #include "tofu/TDL/Instantiate.h"
 #include "tofu/TDL/Printers.h"
 
-#include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/WithColor.h"
 
-#include <cmath>
-#include <limits>
 #include <map>
 #include <set>
 
@@ -83,48 +79,6 @@ StringRef outcomeName(Outcome o) {
   case Outcome::Error: return "error";
   }
   return "?";
-}
-
-bool readShape(const llvm::json::Value *v, Shape &shape) {
-  const llvm::json::Array *arr = v ? v->getAsArray() : nullptr;
-  if (!arr)
-    return false;
-  shape.clear();
-  for (const llvm::json::Value &e : *arr) {
-    llvm::Optional<int64_t> n = e.getAsInteger();
-    if (!n)
-      return false;
-    shape.push_back(*n);
-  }
-  return true;
-}
-
-bool readParam(const llvm::json::Value &v, ParamValue &out) {
-  if (llvm::Optional<int64_t> i = v.getAsInteger()) {
-    out = ParamValue::ofInt(*i);
-    return true;
-  }
-  if (llvm::Optional<double> d = v.getAsNumber()) {
-    out = ParamValue::ofReal(*d);
-    return true;
-  }
-  if (llvm::Optional<llvm::StringRef> s = v.getAsString()) {
-    double inf = std::numeric_limits<double>::infinity();
-    if (*s == "inf")
-      out = ParamValue::ofReal(inf);
-    else if (*s == "-inf")
-      out = ParamValue::ofReal(-inf);
-    else if (*s == "nan")
-      out = ParamValue::ofReal(std::numeric_limits<double>::quiet_NaN());
-    else
-      return false;
-    return true;
-  }
-  if (llvm::Optional<bool> b = v.getAsBoolean()) {
-    out = ParamValue::ofInt(*b);
-    return true;
-  }
-  return false;
 }
 
 std::string oneLine(std::string s) {
@@ -252,100 +206,40 @@ int tofu::runCoverage(llvm::raw_ostream &os, const Module &library,
   std::map<Outcome, unsigned> totals;
   unsigned numOps = 0;
 
+  // Graphs are read (and their structure checked) by the graph library, so
+  // a malformed file gets the same located diagnostics as in tofu-graph.
+  llvm::SourceMgr graphSrcMgr;
+  DiagnosticEngine graphDiags(graphSrcMgr);
   for (const std::string &path : coverageGraphs) {
-    auto buf = llvm::MemoryBuffer::getFile(path);
-    if (!buf) {
-      llvm::WithColor::error(llvm::errs(), "tdlc")
-          << "cannot read '" << path << "': " << buf.getError().message()
-          << '\n';
+    std::unique_ptr<graph::Graph> g = graph::readGraphFile(path, graphDiags);
+    if (!g || !graph::verifyStructure(*g, graphDiags))
       return 1;
-    }
-    llvm::Expected<llvm::json::Value> doc =
-        llvm::json::parse((*buf)->getBuffer());
-    if (!doc) {
-      llvm::WithColor::error(llvm::errs(), "tdlc")
-          << path << ": " << llvm::toString(doc.takeError()) << '\n';
-      return 1;
-    }
-    const llvm::json::Object *root = doc->getAsObject();
-    const llvm::json::Array *tensors =
-        root ? root->getArray("tensors") : nullptr;
-    const llvm::json::Array *ops = root ? root->getArray("ops") : nullptr;
-    if (!tensors || !ops) {
-      llvm::WithColor::error(llvm::errs(), "tdlc")
-          << path << ": not a tofu graph (no \"tensors\"/\"ops\")\n";
-      return 1;
-    }
-    llvm::StringMap<Shape> shapes;
-    for (const llvm::json::Value &t : *tensors) {
-      const llvm::json::Object *obj = t.getAsObject();
-      Shape shape;
-      if (!obj || !obj->getString("name") ||
-          !readShape(obj->get("shape"), shape)) {
-        llvm::WithColor::error(llvm::errs(), "tdlc")
-            << path << ": malformed tensor entry\n";
-        return 1;
-      }
-      shapes[*obj->getString("name")] = shape;
-    }
     StringRef file = path;
     file = file.drop_front(file.find_last_of('/') + 1);
 
-    for (const llvm::json::Value &o : *ops) {
-      const llvm::json::Object *op = o.getAsObject();
-      const llvm::json::Array *ins = op ? op->getArray("inputs") : nullptr;
-      const llvm::json::Array *outs = op ? op->getArray("outputs") : nullptr;
-      if (!op || !op->getString("type") || !ins || !outs || outs->empty()) {
-        llvm::WithColor::error(llvm::errs(), "tdlc")
-            << path << ": malformed op entry\n";
-        return 1;
-      }
+    for (const graph::Op &op : g->getOps()) {
       ++numOps;
-      StringRef type = *op->getString("type");
-      StringRef opName = op->getString("name").getValueOr("?");
+      StringRef type = op.type;
+      StringRef opName = op.name;
       SmallVector<Shape, 4> inputShapes;
       std::string key = type.str() + "|";
-      bool ok = true;
-      for (const llvm::json::Value &i : *ins) {
-        llvm::Optional<StringRef> n = i.getAsString();
-        auto it = n ? shapes.find(*n) : shapes.end();
-        if (it == shapes.end()) {
-          ok = false;
-          break;
-        }
-        inputShapes.push_back(it->second);
-        key += formatShape(it->second) + ",";
+      for (const graph::TensorRef &ref : op.inputs) {
+        inputShapes.push_back(g->getTensor(ref.index).shape);
+        key += formatShape(inputShapes.back()) + ",";
       }
-      llvm::Optional<StringRef> outName = (*outs)[0].getAsString();
-      auto outIt = outName ? shapes.find(*outName) : shapes.end();
-      if (!ok || outIt == shapes.end()) {
-        llvm::WithColor::error(llvm::errs(), "tdlc")
-            << path << ": op '" << opName << "' names an unknown tensor\n";
-        return 1;
-      }
-      Shape outShape = outIt->second;
+      Shape outShape = g->getTensor(op.getOutput()).shape;
       key += "->" + formatShape(outShape) + "|";
-      SmallVector<NamedParamValue, 8> params;
-      if (const llvm::json::Object *ps = op->getObject("params")) {
-        std::vector<std::string> names;
-        for (const auto &kv : *ps)
-          names.push_back(kv.first.str());
-        std::sort(names.begin(), names.end());
-        for (const std::string &name : names) {
-          ParamValue v;
-          if (!readParam(*ps->get(name), v)) {
-            llvm::WithColor::error(llvm::errs(), "tdlc")
-                << path << ": op '" << opName << "': param '" << name
-                << "' is not a number\n";
-            return 1;
-          }
-          params.push_back({name, v});
-          key += name + "=" +
-                 (v.isReal ? llvm::formatv("{0:e16}", v.realValue).str()
-                           : std::to_string(v.intValue)) +
-                 ",";
-        }
-      }
+      SmallVector<NamedParamValue, 8> params(op.params.begin(),
+                                             op.params.end());
+      llvm::sort(params, [](const NamedParamValue &a, const NamedParamValue &b) {
+        return a.first < b.first;
+      });
+      for (const NamedParamValue &p : params)
+        key += p.first + "=" +
+               (p.second.isReal
+                    ? llvm::formatv("{0:e16}", p.second.realValue).str()
+                    : std::to_string(p.second.intValue)) +
+               ",";
       if (!seenKeys.insert(key).second)
         continue;
 
