@@ -25,7 +25,9 @@ namespace cl = llvm::cl;
 
 namespace {
 
-cl::OptionCategory strategiesCategory("tdlc strategy options (--emit=strategies)");
+cl::OptionCategory strategiesCategory(
+    "tdlc instance options (shapes and params: --emit=strategies, or one "
+    "operator's instance with the other --emit kinds)");
 
 cl::list<std::string> shapes(
     "shape", cl::desc("Shape of an input tensor"),
