@@ -12,11 +12,15 @@ using namespace tofu;
 
 void DiagnosticEngine::report(SMLoc loc, llvm::SourceMgr::DiagKind kind,
                               const Twine &msg) {
-  // A location-less diagnostic is still printed, as `tool: error: msg`. So
-  // is one whose location lies in another SourceMgr's buffers (a checked
-  // instance of an operator keeps the library's locations).
-  if (loc.isValid() && !srcMgr.FindBufferContainingLoc(loc))
-    loc = SMLoc();
+  // A location-less diagnostic is printed as `error: msg` (SourceMgr would
+  // say `<unknown>:0:`). So is one whose location lies in another
+  // SourceMgr's buffers (a checked instance of an operator keeps the
+  // library's locations).
+  if (!loc.isValid() || !srcMgr.FindBufferContainingLoc(loc)) {
+    llvm::SMDiagnostic(StringRef(), kind, msg.str())
+        .print(/*ProgName=*/nullptr, llvm::errs());
+    return;
+  }
   srcMgr.PrintMessage(loc, kind, msg);
 }
 
