@@ -16,9 +16,14 @@ void DiagnosticEngine::report(SMLoc loc, llvm::SourceMgr::DiagKind kind,
   // say `<unknown>:0:`). So is one whose location lies in another
   // SourceMgr's buffers (a checked instance of an operator keeps the
   // library's locations).
+  // A handler installed on the SourceMgr (tests, the Instantiator's
+  // collection of an instance's errors) sees it too.
   if (!loc.isValid() || !srcMgr.FindBufferContainingLoc(loc)) {
-    llvm::SMDiagnostic(StringRef(), kind, msg.str())
-        .print(/*ProgName=*/nullptr, llvm::errs());
+    llvm::SMDiagnostic diag(StringRef(), kind, msg.str());
+    if (llvm::SourceMgr::DiagHandlerTy handler = srcMgr.getDiagHandler())
+      handler(diag, srcMgr.getDiagContext());
+    else
+      diag.print(/*ProgName=*/nullptr, llvm::errs());
     return;
   }
   srcMgr.PrintMessage(loc, kind, msg);

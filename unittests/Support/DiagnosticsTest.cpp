@@ -61,4 +61,26 @@ TEST_F(DiagnosticsTest, StopsAtTheErrorLimitAndDropsTheirNotes) {
   EXPECT_EQ(captured.messages.size(), 3u);
 }
 
+TEST_F(DiagnosticsTest, LocationlessAndForeignDiagnosticsReachTheHandler) {
+  DiagnosticEngine diags(srcMgr);
+  diags.error(SMLoc(), "no location");
+  // A location outside every buffer of this SourceMgr (another file's).
+  std::string other = "elsewhere";
+  diags.warning(SMLoc::getFromPointer(other.data()), "foreign location");
+  EXPECT_EQ(diags.getNumErrors(), 1u);
+  ASSERT_EQ(captured.messages.size(), 2u);
+  // Line -1: nothing points into the buffer.
+  EXPECT_EQ(captured.messages[0], "-1:0: no location");
+  EXPECT_EQ(captured.messages[1], "-1:0: foreign location");
+}
+
+TEST(DiagnosticsPrintTest, LocationlessErrorsPrintWithoutAFileName) {
+  llvm::SourceMgr bare;
+  DiagnosticEngine diags(bare);
+  ::testing::internal::CaptureStderr();
+  diags.error(SMLoc(), "cannot read 'x.json'");
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "error: cannot read 'x.json'\n");
+}
+
 } // namespace
