@@ -14,6 +14,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -57,16 +58,26 @@ llvm::Optional<Descr> parseDescr(StringRef descr) {
   if (descr == "<f8") return Descr{DType::F64, 8};
   if (descr == "<i8") return Descr{DType::I64, 8};
   if (descr == "<i4") return Descr{DType::I32, 4};
+  if (descr == "|i1") return Descr{DType::I8, 1};
   if (descr == "|b1") return Descr{DType::Bool, 1};
   return llvm::None;
 }
 
+/// The dtype a tensor is stored as: .npy has no bf16, and f16 tensors are
+/// computed in double anyway, so both are written as f32.
+DType getStoredDType(DType dtype) {
+  return dtype == DType::F16 || dtype == DType::BF16 ? DType::F32 : dtype;
+}
+
 StringRef getDescr(DType dtype) {
-  switch (dtype) {
+  switch (getStoredDType(dtype)) {
+  case DType::F16:
+  case DType::BF16:
   case DType::F32: return "<f4";
   case DType::F64: return "<f8";
   case DType::I64: return "<i8";
   case DType::I32: return "<i4";
+  case DType::I8: return "|i1";
   case DType::Bool: return "|b1";
   }
   return "<f8";
@@ -89,6 +100,8 @@ bool parseShapeTuple(StringRef text, Shape &shape) {
 
 double decodeElement(const char *p, DType dtype) {
   switch (dtype) {
+  case DType::F16:
+  case DType::BF16: // parseDescr never gives these
   case DType::F32: {
     uint32_t bits = endian::read32le(p);
     float f;
@@ -103,6 +116,7 @@ double decodeElement(const char *p, DType dtype) {
   }
   case DType::I64: return double(int64_t(endian::read64le(p)));
   case DType::I32: return double(int32_t(endian::read32le(p)));
+  case DType::I8: return double(int8_t(*p));
   case DType::Bool: return *p ? 1.0 : 0.0;
   }
   return 0;
@@ -121,7 +135,9 @@ int64_t toInteger(double v) {
 
 void encodeElement(std::string &out, double v, DType dtype) {
   char buf[8];
-  switch (dtype) {
+  switch (getStoredDType(dtype)) {
+  case DType::F16:
+  case DType::BF16:
   case DType::F32: {
     float f = float(v);
     uint32_t bits;
@@ -144,6 +160,9 @@ void encodeElement(std::string &out, double v, DType dtype) {
   case DType::I32:
     endian::write32le(buf, uint32_t(int32_t(toInteger(v))));
     out.append(buf, 4);
+    return;
+  case DType::I8:
+    out.push_back(char(int8_t(std::max<int64_t>(-128, std::min<int64_t>(127, toInteger(v))))));
     return;
   case DType::Bool:
     out.push_back(v != 0 ? 1 : 0);

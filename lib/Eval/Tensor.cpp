@@ -1,42 +1,16 @@
 //===- Tensor.cpp - Concrete tensors for the TDL evaluator ----------------===//
 //
-// This file implements Tensor and the dtype names.
+// This file implements Tensor.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Eval/Tensor.h"
 
-#include "llvm/ADT/StringSwitch.h"
 
 #include <cassert>
 
 using namespace tofu;
 using namespace tofu::eval;
-
-StringRef eval::getDTypeName(DType dtype) {
-  switch (dtype) {
-  case DType::F32: return "f32";
-  case DType::F64: return "f64";
-  case DType::I64: return "i64";
-  case DType::I32: return "i32";
-  case DType::Bool: return "bool";
-  }
-  return "?";
-}
-
-llvm::Optional<DType> eval::lookupDType(StringRef name) {
-  return llvm::StringSwitch<llvm::Optional<DType>>(name)
-      .Case("f32", DType::F32)
-      .Case("f64", DType::F64)
-      .Case("i64", DType::I64)
-      .Case("i32", DType::I32)
-      .Case("bool", DType::Bool)
-      .Default(llvm::None);
-}
-
-bool eval::isFloatingPoint(DType dtype) {
-  return dtype == DType::F32 || dtype == DType::F64;
-}
 
 Tensor::Tensor(DType dtype, ArrayRef<int64_t> shape)
     : dtype(dtype), shape(shape.begin(), shape.end()), strides(shape.size()),

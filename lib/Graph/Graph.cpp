@@ -15,34 +15,6 @@
 using namespace tofu;
 using namespace tofu::graph;
 
-StringRef graph::getDTypeName(DType type) {
-  switch (type) {
-#define TOFU_DTYPE(Id, Name, Bytes)                                            \
-  case DType::Id:                                                              \
-    return Name;
-#include "tofu/Graph/DTypes.def"
-  }
-  return "?";
-}
-
-unsigned graph::getDTypeSize(DType type) {
-  switch (type) {
-#define TOFU_DTYPE(Id, Name, Bytes)                                            \
-  case DType::Id:                                                              \
-    return Bytes;
-#include "tofu/Graph/DTypes.def"
-  }
-  return 0;
-}
-
-llvm::Optional<DType> graph::lookupDType(StringRef name) {
-#define TOFU_DTYPE(Id, Name, Bytes)                                            \
-  if (name == Name)                                                            \
-    return DType::Id;
-#include "tofu/Graph/DTypes.def"
-  return llvm::None;
-}
-
 StringRef graph::getRoleName(Role role) {
   switch (role) {
   case Role::Input:

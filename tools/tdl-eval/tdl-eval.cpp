@@ -62,7 +62,8 @@ cl::opt<std::string> outShape(
 
 cl::opt<std::string> outType(
     "out-dtype",
-    cl::desc("dtype of the output file: f32, f64, i64, i32 or bool (default: "
+    cl::desc("dtype of the output: f32, f64, i64, i32, i8, bool, or f16 and "
+             "bf16 (written as f32) (default: "
              "i64 for an integer body, else f32 if an input is f32, else "
              "f64)"),
     cl::value_desc("DTYPE"), cl::cat(evalCategory));
@@ -222,9 +223,9 @@ ExitStatus inferShape(const Instance &inst, const Inputs &in, Shape &shape) {
 
 /// The --out-dtype, or the default for the body's type and the inputs.
 ExitStatus resolveOutputType(const Inputs &in, bool realBody,
-                             eval::DType &dtype) {
+                             DType &dtype) {
   if (!outType.empty()) {
-    llvm::Optional<eval::DType> parsed = eval::lookupDType(outType);
+    llvm::Optional<DType> parsed = lookupDType(outType);
     if (!parsed) {
       error() << "--out-dtype: unknown dtype '" << outType << "'\n";
       return BadUsage;
@@ -232,10 +233,10 @@ ExitStatus resolveOutputType(const Inputs &in, bool realBody,
     dtype = *parsed;
     return Success;
   }
-  dtype = realBody ? eval::DType::F64 : eval::DType::I64;
+  dtype = realBody ? DType::F64 : DType::I64;
   for (const eval::Tensor &t : in.tensors)
-    if (realBody && t.getDType() == eval::DType::F32)
-      dtype = eval::DType::F32;
+    if (realBody && t.getDType() == DType::F32)
+      dtype = DType::F32;
   return Success;
 }
 
@@ -285,7 +286,7 @@ ExitStatus evaluateOp(const Module &library, const OpDecl &first) {
     return BadInput;
   }
   double compileMillis = millisSince(start);
-  eval::DType dtype;
+  DType dtype;
   if (ExitStatus s = resolveOutputType(in, compiled->hasRealBody(), dtype))
     return s;
   eval::Tensor output(dtype, shape);

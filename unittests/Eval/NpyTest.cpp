@@ -11,7 +11,8 @@ namespace {
 
 TEST(NpyTest, RoundTripsEveryDType) {
   for (DType dtype :
-       {DType::F32, DType::F64, DType::I64, DType::I32, DType::Bool}) {
+       {DType::F32, DType::F64, DType::I64, DType::I32, DType::I8,
+        DType::Bool}) {
     Tensor t(dtype, {2, 3});
     for (int i = 0; i != 6; ++i)
       t.getData()[i] = dtype == DType::Bool ? i % 2 : i - 2;
@@ -19,7 +20,7 @@ TEST(NpyTest, RoundTripsEveryDType) {
     EXPECT_EQ(bytes.find('\n') + 1, bytes.size() - 6 * [&] {
       switch (dtype) {
       case DType::F32: case DType::I32: return 4;
-      case DType::Bool: return 1;
+      case DType::Bool: case DType::I8: return 1;
       default: return 8;
       }
     }());
@@ -28,6 +29,18 @@ TEST(NpyTest, RoundTripsEveryDType) {
     ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
     EXPECT_EQ(back->getDType(), dtype);
     EXPECT_EQ(back->getShape(), t.getShape());
+    EXPECT_EQ(back->getData(), t.getData());
+  }
+}
+
+TEST(NpyTest, StoresHalfPrecisionAsF32) {
+  for (DType dtype : {DType::F16, DType::BF16}) {
+    Tensor t(dtype, {2});
+    t.getData()[0] = 0.5;
+    t.getData()[1] = -3;
+    llvm::Expected<Tensor> back = parseNpy(formatNpy(t), "t.npy");
+    ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+    EXPECT_EQ(back->getDType(), DType::F32);
     EXPECT_EQ(back->getData(), t.getData());
   }
 }

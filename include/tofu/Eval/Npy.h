@@ -7,8 +7,9 @@
 // `{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }` padded with
 // spaces and a newline to a multiple of 64 bytes, then the raw
 // little-endian elements in C order. Written: f32 (`<f4`), f64 (`<f8`), i64
-// (`<i8`), i32 (`<i4`) and bool (`|b1`); read: the same, version 1.0 or
-// 2.0 (uint32 header length). Fortran order and other dtypes are errors.
+// (`<i8`), i32 (`<i4`), i8 (`|i1`) and bool (`|b1`), with f16 and bf16
+// tensors stored as f32; read: the same, version 1.0 or 2.0 (uint32 header
+// length). Fortran order and other dtypes are errors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,7 +30,8 @@ llvm::Expected<Tensor> parseNpy(StringRef bytes, StringRef name);
 /// Reads the .npy file at `path`.
 llvm::Expected<Tensor> readNpy(StringRef path);
 
-/// Encodes `tensor` as .npy bytes, rounding each element to its dtype.
+/// Encodes `tensor` as .npy bytes, rounding each element to its dtype
+/// (f16 and bf16 tensors are stored as f32: .npy has no bf16).
 std::string formatNpy(const Tensor &tensor);
 /// Writes `tensor` to the .npy file at `path` ("-" for standard output).
 llvm::Error writeNpy(StringRef path, const Tensor &tensor);

@@ -12,6 +12,7 @@
 #ifndef TOFU_EVAL_TENSOR_H
 #define TOFU_EVAL_TENSOR_H
 
+#include "tofu/Support/DType.h"
 #include "tofu/Support/Shape.h"
 
 #include "llvm/ADT/Optional.h"
@@ -20,16 +21,6 @@
 
 namespace tofu {
 namespace eval {
-
-/// The element type a tensor stands for.
-enum class DType { F32, F64, I64, I32, Bool };
-
-/// Returns "f32", "f64", "i64", "i32" or "bool" (the tofu-graph spelling).
-StringRef getDTypeName(DType dtype);
-/// Parses a dtype name; None if `name` is not one.
-llvm::Optional<DType> lookupDType(StringRef name);
-/// True for f32 and f64.
-bool isFloatingPoint(DType dtype);
 
 /// A dense row-major tensor whose elements are stored as doubles.
 class Tensor {

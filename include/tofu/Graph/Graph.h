@@ -16,6 +16,7 @@
 #ifndef TOFU_GRAPH_GRAPH_H
 #define TOFU_GRAPH_GRAPH_H
 
+#include "tofu/Support/DType.h"
 #include "tofu/Support/LLVM.h"
 #include "tofu/Support/Shape.h"
 #include "tofu/TDL/ParamValue.h"
@@ -29,19 +30,6 @@
 
 namespace tofu {
 namespace graph {
-
-/// The element type of a tensor (DTypes.def).
-enum class DType {
-#define TOFU_DTYPE(Id, Name, Bytes) Id,
-#include "tofu/Graph/DTypes.def"
-};
-
-/// "f32", "i64", ...
-StringRef getDTypeName(DType type);
-/// Bytes per element.
-unsigned getDTypeSize(DType type);
-/// Parses a dtype spelling; None if `name` is not one.
-llvm::Optional<DType> lookupDType(StringRef name);
 
 /// The role of a tensor in the training step. `Other` is free text, kept in
 /// Tensor::getRoleName().
