@@ -1,6 +1,7 @@
 //===- ParamValue.cpp - A param value bound at a use ----------------------===//
 //
-// This file implements the comparisons and conversions of ParamValue.
+// This file implements the parsing, comparisons and conversions of
+// ParamValue.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +10,16 @@
 #include <cmath>
 
 using namespace tofu::tdl;
+
+llvm::Optional<ParamValue> ParamValue::parse(llvm::StringRef text) {
+  int64_t integer;
+  if (!text.getAsInteger(10, integer))
+    return ofInt(integer);
+  double real;
+  if (!text.getAsDouble(real))
+    return ofReal(real);
+  return llvm::None;
+}
 
 llvm::Optional<int64_t> ParamValue::getAsInteger() const {
   if (!isReal)

@@ -166,17 +166,12 @@ ExitStatus parseParams(SmallVectorImpl<NamedParamValue> &params) {
     auto assignment = parseAssignment("param", arg);
     if (!assignment)
       return BadUsage;
-    int64_t intValue;
-    double realValue;
-    if (!assignment->second.getAsInteger(10, intValue))
-      params.push_back({assignment->first.str(), ParamValue::ofInt(intValue)});
-    else if (!assignment->second.getAsDouble(realValue))
-      params.push_back(
-          {assignment->first.str(), ParamValue::ofReal(realValue)});
-    else {
+    llvm::Optional<ParamValue> value = ParamValue::parse(assignment->second);
+    if (!value) {
       error() << "--param: '" << assignment->second << "' is not a number\n";
       return BadUsage;
     }
+    params.push_back({assignment->first.str(), *value});
   }
   return Success;
 }

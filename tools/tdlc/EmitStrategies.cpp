@@ -146,16 +146,12 @@ bool parseNamedParams(ConcreteArgs &args) {
     StringRef name, value;
     if (!splitAssignment("param", arg, name, value))
       return false;
-    int64_t integer;
-    double real;
-    if (!value.getAsInteger(10, integer)) {
-      args.named.push_back({name.str(), ParamValue::ofInt(integer)});
-    } else if (!value.getAsDouble(real)) {
-      args.named.push_back({name.str(), ParamValue::ofReal(real)});
-    } else {
+    llvm::Optional<ParamValue> parsed = ParamValue::parse(value);
+    if (!parsed) {
       usageError() << "--param: '" << value << "' is not a number\n";
       return false;
     }
+    args.named.push_back({name.str(), *parsed});
   }
   return true;
 }

@@ -11,6 +11,7 @@
 #define TOFU_TDL_PARAMVALUE_H
 
 #include "llvm/ADT/Optional.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 #include <string>
@@ -27,6 +28,9 @@ struct ParamValue {
 
   static ParamValue ofInt(int64_t v) { return {false, v, double(v)}; }
   static ParamValue ofReal(double v) { return {true, 0, v}; }
+  /// Parses a command-line value: an integer if `text` is one, else a real;
+  /// None if it is neither.
+  static llvm::Optional<ParamValue> parse(llvm::StringRef text);
   /// The value as a double, whichever kind it is.
   double asReal() const { return isReal ? realValue : double(intValue); }
   /// The integer value, if this is an integer or an integral real.
