@@ -63,14 +63,10 @@ llvm::Optional<Descr> parseDescr(StringRef descr) {
   return llvm::None;
 }
 
-/// The dtype a tensor is stored as: .npy has no bf16, and f16 tensors are
-/// computed in double anyway, so both are written as f32.
-DType getStoredDType(DType dtype) {
-  return dtype == DType::F16 || dtype == DType::BF16 ? DType::F32 : dtype;
-}
-
+/// .npy has no bf16, and f16 tensors are computed in double anyway: both
+/// are stored as f32.
 StringRef getDescr(DType dtype) {
-  switch (getStoredDType(dtype)) {
+  switch (dtype) {
   case DType::F16:
   case DType::BF16:
   case DType::F32: return "<f4";
@@ -135,7 +131,7 @@ int64_t toInteger(double v) {
 
 void encodeElement(std::string &out, double v, DType dtype) {
   char buf[8];
-  switch (getStoredDType(dtype)) {
+  switch (dtype) {
   case DType::F16:
   case DType::BF16:
   case DType::F32: {
@@ -197,7 +193,7 @@ llvm::Expected<Tensor> eval::parseNpy(StringRef bytes, StringRef name) {
   llvm::Optional<Descr> descr = parseDescr(*descrText);
   if (!descr)
     return npyError(name, "unsupported dtype '" + *descrText +
-                              "' (f32, f64, i64, i32 and bool are)");
+                              "' (f32, f64, i64, i32, i8 and bool are)");
   if (*order != "False")
     return npyError(name, "Fortran-order arrays are not supported");
   Shape shape;

@@ -136,7 +136,6 @@ Instantiator::resolve(const Use &use) {
     }
     for (const ParamValue &value : instance->params)
       instance->intParams.push_back(value.isReal ? 0 : value.intValue);
-    instance->isOpaque = instance->op->isOpaque();
     return instance;
   }
   return noMatch(use, overloads, reasons);

@@ -9,7 +9,6 @@
 
 #include "InstantiateImpl.h"
 
-#include <cmath>
 
 using namespace tofu;
 using namespace tofu::tdl;
@@ -52,12 +51,11 @@ std::string matchParams(const OpDecl &op, ArrayRef<NamedParamValue> given,
       slot = ParamValue::ofReal(value.asReal());
       continue;
     }
-    if (value.isReal && (value.realValue != std::floor(value.realValue) ||
-                         std::fabs(value.realValue) > 9.0e15))
+    llvm::Optional<int64_t> integer = value.getAsInteger();
+    if (!integer)
       return "int param '" + name + "' was given the non-integral value " +
              std::to_string(value.realValue);
-    slot = ParamValue::ofInt(value.isReal ? int64_t(value.realValue)
-                                          : value.intValue);
+    slot = ParamValue::ofInt(*integer);
   }
   return "";
 }

@@ -155,7 +155,7 @@ Result check(llvm::raw_ostream &os, Instantiator &inst,
   // An opaque body lists the regions the op reads, not how its output
   // extents follow from them: the graph's shape is the op's, as long as the
   // reads allow it (no dimension above the bound they give).
-  if (in.isOpaque && !inferred) {
+  if (in.op->isOpaque() && !inferred) {
     llvm::consumeError(inferred.takeError());
     r.outcome = Outcome::Graph;
     r.detail = "opaque";
@@ -175,18 +175,18 @@ Result check(llvm::raw_ostream &os, Instantiator &inst,
     r.detail = problem.empty() ? msg : problem;
     return r;
   }
-  if (!in.isOpaque && ArrayRef<int64_t>(*inferred) == outShape) {
+  if (!in.op->isOpaque() && ArrayRef<int64_t>(*inferred) == outShape) {
     r.outcome = Outcome::Exact;
     return r;
   }
   // The graph verifier's rule (ShapeAgreement.h): strided reads tolerate
   // extents a little off the inferred one; an opaque op's may be smaller.
   bool agrees = graph::declaredShapeAgrees(*an, inputs, in.intParams,
-                                           *inferred, outShape, in.isOpaque);
+                                           *inferred, outShape, in.op->isOpaque());
   r.outcome = !agrees         ? Outcome::Mismatch
-              : in.isOpaque   ? Outcome::Graph
+              : in.op->isOpaque()   ? Outcome::Graph
                               : Outcome::Bounded;
-  r.detail = (in.isOpaque ? "opaque; the reads allow " : "inferred ") +
+  r.detail = (in.op->isOpaque() ? "opaque; the reads allow " : "inferred ") +
              formatShape(*inferred) + ", graph " + formatShape(outShape);
   return r;
 }

@@ -74,7 +74,7 @@ TEST(NpyTest, RejectsMalformedFiles) {
   std::string u8 = bytes;
   u8.replace(u8.find("<f4"), 3, "|u1");
   EXPECT_EQ(error(u8), "'x.npy': unsupported dtype '|u1' (f32, f64, i64, "
-                       "i32 and bool are)");
+                       "i32, i8 and bool are)");
 }
 
 } // namespace

@@ -163,7 +163,7 @@ TEST_F(InstantiateTest, OpaqueNeedsOutputRank) {
   NamedParamValue p{"p", ParamValue::ofReal(0.5)};
   const Instance *bern = get("bernoulli", {}, {p}, 2u);
   ASSERT_TRUE(bern);
-  EXPECT_TRUE(bern->isOpaque);
+  EXPECT_TRUE(bern->op->isOpaque());
   EXPECT_EQ(bern->op->getOutputRank(), 2u);
   EXPECT_NE(error("bernoulli", {}, {p}).find("the length of '...i' is unknown"),
             std::string::npos);

@@ -3,9 +3,9 @@
 // This file declares JSONLocations, a light scan of a JSON text that
 // llvm::json::parse has accepted, recording where every value (and every
 // object member's key) starts and ends, in document order. llvm::json keeps
-// no locations; the graph reader walks a parsed llvm::json::Value and this
-// tree side by side, so that every diagnostic can point at the exact
-// line:column of the offending value. The scan also keeps the raw text of
+// no locations, so the graph reader walks this tree (llvm::json::parse only
+// validates the text and locates syntax errors), and every diagnostic can
+// point at the exact line:column of the offending value. The scan also keeps the raw text of
 // each value, which tells an integer literal (`1`) from a real (`1.0`).
 //
 //===----------------------------------------------------------------------===//

@@ -41,8 +41,6 @@ struct Instance {
   SmallVector<ParamValue, 4> params;
   /// The same, as integers (reals as 0), for analysis::Binding.
   SmallVector<int64_t, 4> intParams;
-  /// True if the body is `opaque`: TDL cannot compute the value.
-  bool isOpaque = false;
 };
 
 /// Picks overloads and makes concrete instances of a checked library. Not

@@ -18,8 +18,7 @@ from torch.nn.utils.stateless import functional_call
 
 from tofu_export import cli, models, naming, optim, step
 
-DTYPES = {"f32": torch.float32, "f64": torch.float64, "i64": torch.int64,
-          "i32": torch.int32, "bool": torch.bool, "f16": torch.float16}
+DTYPES = models.DTYPE_NAMES  # tofu-graph dtype -> torch dtype
 
 
 def list_param(params, name):
