@@ -16,6 +16,8 @@ using namespace tofu;
 using namespace tofu::analysis;
 using namespace tofu::tdl;
 
+char UndeterminedShapeError::ID;
+
 namespace {
 
 /// Extents beyond this are taken as "not bounded by this read".
@@ -111,11 +113,12 @@ llvm::Expected<int64_t> DimInference::infer() {
     }
   if (best)
     return *best;
-  return shapeError(
-      analysis, "the reads do not determine output dimension " + Twine(var) +
-                    " ('" + analysis.getOp().getIndexVars()[var]->getName() +
-                    "'): no tensor index bounds it; give the output shape "
-                    "explicitly");
+  return llvm::make_error<UndeterminedShapeError>(
+      ("operator '" + analysis.getOp().getName() +
+       "': the reads do not determine output dimension " + Twine(var) + " ('" +
+       analysis.getOp().getIndexVars()[var]->getName() +
+       "'): no tensor index bounds it; give the output shape explicitly")
+          .str());
 }
 
 llvm::Expected<Shape> analysis::inferOutputShape(const OperatorAnalysis &analysis,

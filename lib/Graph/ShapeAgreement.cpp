@@ -11,6 +11,7 @@
 
 #include "tofu/Graph/ShapeAgreement.h"
 #include "tofu/Analysis/Regions.h"
+#include "tofu/Analysis/ShapeInference.h"
 #include "tofu/TDL/Printers.h"
 
 #include <algorithm>
@@ -139,4 +140,42 @@ bool graph::declaredShapeAgrees(const OperatorAnalysis &analysis,
       return false;
   }
   return true;
+}
+
+graph::ShapeVerdict graph::judgeOutputShape(const OperatorAnalysis &analysis,
+                                            ArrayRef<Shape> inputShapes,
+                                            ArrayRef<int64_t> params,
+                                            ArrayRef<int64_t> declared, bool opaque) {
+  using Kind = ShapeVerdict::Kind;
+  llvm::Expected<Shape> inferred =
+      inferOutputShape(analysis, inputShapes, params);
+  if (inferred) {
+    if (ArrayRef<int64_t>(*inferred) == declared)
+      return {Kind::Exact, ""};
+    if (declaredShapeAgrees(analysis, inputShapes, params, *inferred,
+                            declared, opaque))
+      return {Kind::Tolerated, formatShape(*inferred)};
+    return {Kind::Mismatch, "the operator gives " + formatShape(*inferred)};
+  }
+  // Not every output dimension is determined (or the inputs do not fit):
+  // the declared shape must at least bind with the inputs.
+  bool undetermined = false;
+  std::string why;
+  llvm::handleAllErrors(
+      inferred.takeError(),
+      [&](const UndeterminedShapeError &e) {
+        undetermined = true;
+        why = e.message();
+      },
+      [&](const llvm::ErrorInfoBase &e) { why = e.message(); });
+  llvm::Expected<Binding> binding =
+      Binding::create(analysis, inputShapes, declared, params);
+  if (!binding)
+    return {Kind::Invalid, llvm::toString(binding.takeError())};
+  if (!undetermined)
+    return {Kind::Invalid, why};
+  std::string problem = checkOutputExtents(*binding);
+  if (!problem.empty())
+    return {Kind::Mismatch, problem};
+  return {Kind::Undetermined, why};
 }

@@ -61,7 +61,9 @@ private:
   /// An analysis error's message without its "operator 'NAME': " lead,
   /// which prefix() already says.
   std::string stripOperator(llvm::Error err, const tdl::OpDecl &decl) const {
-    std::string msg = llvm::toString(std::move(err));
+    return stripOperator(llvm::toString(std::move(err)), decl);
+  }
+  std::string stripOperator(std::string msg, const tdl::OpDecl &decl) const {
     std::string lead = "operator '" + decl.getName().str() + "': ";
     if (StringRef(msg).startswith(lead))
       msg.erase(0, lead.size());
@@ -166,41 +168,24 @@ void SpecVerifier::checkShape(const Op &op, const tdl::OpDecl &decl,
     inputShapes.push_back(g.getTensor(ref.index).shape);
   const Tensor &out = g.getTensor(op.getOutput());
 
-  llvm::Expected<Shape> inferred =
-      analysis::inferOutputShape(analysis, inputShapes, params);
-  if (inferred) {
-    if (!declaredShapeAgrees(analysis, inputShapes, params, *inferred,
-                             out.shape, opaque)) {
-      diags.error(outputShapeLoc(op),
-                  prefix(op, decl) + ": output '" + out.name +
-                      "' has shape " + formatShape(out.shape) +
-                      ", but the operator gives " + formatShape(*inferred));
-      diags.note(op.loc, "op '" + op.name + "' is here");
-    }
+  ShapeVerdict verdict =
+      judgeOutputShape(analysis, inputShapes, params, out.shape, opaque);
+  switch (verdict.kind) {
+  case ShapeVerdict::Kind::Exact:
+  case ShapeVerdict::Kind::Tolerated:
+  case ShapeVerdict::Kind::Undetermined:
     return;
-  }
-  // Not every output dimension is determined (or the inputs do not fit):
-  // the declared shape must at least bind with the inputs.
-  std::string why = stripOperator(inferred.takeError(), decl);
-  bool undetermined = StringRef(why).contains("do not determine");
-  llvm::Expected<analysis::Binding> binding =
-      analysis::Binding::create(analysis, inputShapes, out.shape, params);
-  if (!binding) {
+  case ShapeVerdict::Kind::Invalid:
     diags.error(op.loc, prefix(op, decl) + ": " +
-                            stripOperator(binding.takeError(), decl));
+                            stripOperator(verdict.detail, decl));
     return;
-  }
-  if (!undetermined) {
-    diags.error(op.loc, prefix(op, decl) + ": " + why);
-    return;
-  }
-  std::string problem = checkOutputExtents(*binding);
-  if (!problem.empty()) {
+  case ShapeVerdict::Kind::Mismatch:
     diags.error(outputShapeLoc(op), prefix(op, decl) + ": output '" +
                                         out.name + "' has shape " +
                                         formatShape(out.shape) + ", but " +
-                                        problem);
+                                        verdict.detail);
     diags.note(op.loc, "op '" + op.name + "' is here");
+    return;
   }
 }
 

@@ -110,8 +110,7 @@ struct Result {
 
 /// Checks one distinct instance.
 Result check(llvm::raw_ostream &os, Instantiator &inst,
-             const Module &library, const llvm::SourceMgr &srcMgr,
-             StringRef type,
+             const llvm::SourceMgr &srcMgr, StringRef type,
              ArrayRef<Shape> inputs, ArrayRef<NamedParamValue> params,
              ArrayRef<int64_t> outShape) {
   Result r{Outcome::Error, "", ""};
@@ -123,16 +122,10 @@ Result check(llvm::raw_ostream &os, Instantiator &inst,
     return r;
   }
   const Instance &in = **instance;
-  r.overload = where(in.generic ? in.generic : in.op, srcMgr);
+  r.overload = where(in.generic, srcMgr);
   if (coverageIR) {
     os << "instance of " << type << " [" << r.overload << "]:\n";
     printIR(os, *in.op);
-  }
-  if (in.op->getOutputRank() != outShape.size()) {
-    r.outcome = Outcome::Mismatch;
-    r.detail = "output rank " + std::to_string(in.op->getOutputRank()) +
-               ", graph's " + std::to_string(outShape.size());
-    return r;
   }
   llvm::Expected<analysis::OperatorAnalysis> an =
       analysis::OperatorAnalysis::analyze(*in.op);
@@ -141,53 +134,34 @@ Result check(llvm::raw_ostream &os, Instantiator &inst,
     r.detail = "analysis: " + oneLine(llvm::toString(an.takeError()));
     return r;
   }
-  // The graph's shape must bind (reduction extents agree and so on).
-  llvm::Expected<analysis::Binding> bound =
-      analysis::Binding::create(*an, inputs, outShape, in.intParams);
-  if (!bound) {
-    r.outcome = Outcome::Error;
-    r.detail = "binding the graph's shape: " +
-               oneLine(llvm::toString(bound.takeError()));
-    return r;
-  }
-  llvm::Expected<Shape> inferred =
-      analysis::inferOutputShape(*an, inputs, in.intParams);
-  // An opaque body lists the regions the op reads, not how its output
-  // extents follow from them: the graph's shape is the op's, as long as the
-  // reads allow it (no dimension above the bound they give).
-  if (in.op->isOpaque() && !inferred) {
-    llvm::consumeError(inferred.takeError());
+  // The graph verifier's shape rule (tofu/Graph/ShapeAgreement.h). An
+  // opaque body's reads bound what it may read, not its extents: whatever
+  // they allow is the graph's shape.
+  bool opaque = in.op->isOpaque();
+  graph::ShapeVerdict verdict =
+      graph::judgeOutputShape(*an, inputs, in.intParams, outShape, opaque);
+  switch (verdict.kind) {
+  case graph::ShapeVerdict::Kind::Exact:
+    r.outcome = opaque ? Outcome::Graph : Outcome::Exact;
+    break;
+  case graph::ShapeVerdict::Kind::Tolerated:
+    r.outcome = opaque ? Outcome::Graph : Outcome::Bounded;
+    r.detail = "inferred " + verdict.detail + ", graph " +
+               formatShape(outShape);
+    break;
+  case graph::ShapeVerdict::Kind::Undetermined:
     r.outcome = Outcome::Graph;
-    r.detail = "opaque";
-    return r;
+    r.detail = oneLine(verdict.detail);
+    break;
+  case graph::ShapeVerdict::Kind::Mismatch:
+    r.outcome = Outcome::Mismatch;
+    r.detail = verdict.detail + ", graph " + formatShape(outShape);
+    break;
+  case graph::ShapeVerdict::Kind::Invalid:
+    r.outcome = Outcome::Error;
+    r.detail = oneLine(verdict.detail);
+    break;
   }
-  if (!inferred) {
-    std::string msg = oneLine(llvm::toString(inferred.takeError()));
-    if (!StringRef(msg).contains("do not determine output dimension")) {
-      r.outcome = Outcome::Error;
-      r.detail = "shape inference: " + msg;
-      return r;
-    }
-    // The graph gives the extents the reads leave open; they must keep
-    // the reads in bounds (the graph verifier's rule).
-    std::string problem = graph::checkOutputExtents(*bound);
-    r.outcome = problem.empty() ? Outcome::Graph : Outcome::Mismatch;
-    r.detail = problem.empty() ? msg : problem;
-    return r;
-  }
-  if (!in.op->isOpaque() && ArrayRef<int64_t>(*inferred) == outShape) {
-    r.outcome = Outcome::Exact;
-    return r;
-  }
-  // The graph verifier's rule (ShapeAgreement.h): strided reads tolerate
-  // extents a little off the inferred one; an opaque op's may be smaller.
-  bool agrees = graph::declaredShapeAgrees(*an, inputs, in.intParams,
-                                           *inferred, outShape, in.op->isOpaque());
-  r.outcome = !agrees         ? Outcome::Mismatch
-              : in.op->isOpaque()   ? Outcome::Graph
-                              : Outcome::Bounded;
-  r.detail = (in.op->isOpaque() ? "opaque; the reads allow " : "inferred ") +
-             formatShape(*inferred) + ", graph " + formatShape(outShape);
   return r;
 }
 
@@ -247,7 +221,7 @@ int tofu::runCoverage(llvm::raw_ostream &os, const Module &library,
       if (library.lookupOverloads(type).empty())
         r = Result{Outcome::NoOverload, "no spec for op type '" + type.str() + "'", ""};
       else
-        r = check(os, inst, library, srcMgr, type, inputShapes, params,
+        r = check(os, inst, srcMgr, type, inputShapes, params,
                   outShape);
       ++perType[type.str()][r.outcome];
       ++totals[r.outcome];

@@ -97,4 +97,24 @@ TEST(ShapeInferenceTest, SaysWhenTheReadsDoNotDetermineTheShape) {
   EXPECT_EQ(error, "operator 'conv1d': expects 2 input tensors, got 1");
 }
 
+TEST(ShapeInferenceTest, UndeterminedDimensionsHaveTheirOwnErrorType) {
+  tdl::ParsedSource parsed(source);
+  auto isUndetermined = [&](StringRef name, ArrayRef<Shape> inputs) {
+    llvm::Expected<Shape> shape = inferOutputShape(parsed.op(name), inputs, {});
+    if (shape)
+      return false;
+    bool undetermined = false;
+    llvm::handleAllErrors(
+        shape.takeError(),
+        [&](const UndeterminedShapeError &) { undetermined = true; },
+        [](const llvm::ErrorInfoBase &) {});
+    return undetermined;
+  };
+  EXPECT_TRUE(isUndetermined("outer", {{5}}));
+  EXPECT_TRUE(isUndetermined("fill", {{5}}));
+  // Reads out of bounds at every extent, or a wrong input count: other errors.
+  EXPECT_FALSE(isUndetermined("conv1d", {{4, 6, 2}, {6, 8, 3}}));
+  EXPECT_FALSE(isUndetermined("conv1d", {{4, 6, 20}}));
+}
+
 } // namespace

@@ -22,13 +22,34 @@
 
 #include "llvm/Support/Error.h"
 
+#include <string>
+
 namespace tofu {
 namespace analysis {
 
+/// The error of inferOutputShape when the reads bound no extent of some
+/// output dimension: a caller that knows the shape from elsewhere (a graph)
+/// can still use it. Its message names the operator and the dimension.
+class UndeterminedShapeError
+    : public llvm::ErrorInfo<UndeterminedShapeError> {
+public:
+  static char ID;
+  explicit UndeterminedShapeError(std::string message)
+      : text(std::move(message)) {}
+  void log(llvm::raw_ostream &os) const override { os << text; }
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
+
+private:
+  std::string text;
+};
+
 /// Infers the output shape of an analysed operator from its input shapes
 /// (by tensor position) and params (by position). Fails with a message
-/// naming the operator when the shapes do not fit the operator or the
-/// reads do not determine an output dimension.
+/// naming the operator when the shapes do not fit the operator, or with an
+/// UndeterminedShapeError when the reads do not determine an output
+/// dimension.
 llvm::Expected<Shape> inferOutputShape(const OperatorAnalysis &analysis,
                                        ArrayRef<Shape> inputShapes,
                                        ArrayRef<int64_t> params);

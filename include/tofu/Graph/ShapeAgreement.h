@@ -58,6 +58,36 @@ bool declaredShapeAgrees(const analysis::OperatorAnalysis &analysis,
                          ArrayRef<int64_t> inferred,
                          ArrayRef<int64_t> declared, bool opaque);
 
+/// How a declared output shape (a graph's) relates to its operator.
+struct ShapeVerdict {
+  enum class Kind {
+    /// Inference determines the shape, and it is the declared one.
+    Exact,
+    /// Inference determines it, and the declared one is within the
+    /// tolerance of declaredShapeAgrees.
+    Tolerated,
+    /// The reads leave some extent open; the declared extents bind and
+    /// keep the reads in bounds (checkOutputExtents).
+    Undetermined,
+    /// The declared shape contradicts the operator.
+    Mismatch,
+    /// The inputs or the declared shape do not fit the operator at all.
+    Invalid,
+  };
+  Kind kind;
+  /// Mismatch: what the operator gives instead ("the operator gives 4x3",
+  /// or the read a dimension overruns); Invalid: the error message (it
+  /// names the operator); Tolerated: the inferred shape.
+  std::string detail;
+};
+
+/// The shape rule of the graph verifier (docs/GraphFormat.md): judges the
+/// declared output shape of one use of `analysis`'s operator.
+ShapeVerdict judgeOutputShape(const analysis::OperatorAnalysis &analysis,
+                              ArrayRef<Shape> inputShapes,
+                              ArrayRef<int64_t> params,
+                              ArrayRef<int64_t> declared, bool opaque);
+
 } // namespace graph
 } // namespace tofu
 
