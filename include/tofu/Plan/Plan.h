@@ -1,0 +1,108 @@
+//===- Plan.h - The partition plan IR ---------------------------*- C++ -*-===//
+//
+// This file declares the plan IR, the contract between the planner and the
+// runtime (docs/PlanFormat.md): K workers factored into levels, for every
+// op of the graph one step per level (split or reduce an index variable of
+// its TDL operator, or replicate), and for every tensor the region each
+// worker stores. It also carries the numbers the cost model assigns to the
+// plan (docs/CostModel.md), so that emitters print them without
+// recomputing. The IR is plain data: it knows nothing of the search.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_PLAN_PLAN_H
+#define TOFU_PLAN_PLAN_H
+
+#include "tofu/Analysis/Regions.h"
+#include "tofu/Support/LLVM.h"
+
+#include "llvm/ADT/Optional.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tofu {
+namespace plan {
+
+using analysis::Range;
+using analysis::Region;
+
+/// What an op does at one level of the worker hierarchy.
+struct Step {
+  enum class Kind { Split, Reduce, Replicate };
+  Kind kind = Kind::Replicate;
+  /// The index variable split or reduced (empty for Replicate).
+  std::string var;
+
+  static Step split(StringRef var) { return {Kind::Split, var.str()}; }
+  static Step reduce(StringRef var) { return {Kind::Reduce, var.str()}; }
+  static Step replicate() { return {Kind::Replicate, ""}; }
+  bool operator==(const Step &rhs) const {
+    return kind == rhs.kind && var == rhs.var;
+  }
+};
+
+/// "split:V", "reduce:V" or "replicate".
+std::string formatStep(const Step &step);
+/// Parses formatStep's spelling; None if malformed.
+llvm::Optional<Step> parseStep(StringRef text);
+
+/// Bytes the cost model charges to one op (fetches of its inputs and the
+/// delivery of its output), for reports.
+struct OpCost {
+  int64_t fetchBytes = 0;
+  int64_t produceBytes = 0;
+  int64_t total() const { return fetchBytes + produceBytes; }
+};
+
+/// The plan of one op: its name and one step per level, outermost first.
+struct OpPlan {
+  std::string name;
+  SmallVector<Step, 4> steps;
+  /// Filled by the planner (not part of plan JSON).
+  OpCost cost;
+};
+
+/// Where one tensor lives: per worker, the region it stores (None: nothing).
+struct TensorPlan {
+  std::string name;
+  std::vector<llvm::Optional<Region>> regions;
+};
+
+/// A whole plan.
+struct Plan {
+  unsigned workers = 1;
+  /// Level factors, outermost first; their product is `workers`.
+  SmallVector<unsigned, 4> levels;
+  /// One per graph op, in graph order.
+  std::vector<OpPlan> ops;
+  /// One per graph tensor, in graph order.
+  std::vector<TensorPlan> tensors;
+
+  /// The cost model's numbers (docs/CostModel.md), filled by the planner.
+  int64_t commBytes = 0;
+  std::vector<int64_t> residentBytesPerWorker;
+  std::vector<int64_t> peakBytesPerWorker;
+};
+
+/// The number of workers of `levels` (1 for none).
+unsigned getNumWorkers(ArrayRef<unsigned> levels);
+/// Worker `w`'s digit at each level (`w = ((c1 * f2 + c2) * f3 + c3) ...`).
+void getWorkerDigits(ArrayRef<unsigned> levels, unsigned w,
+                     SmallVectorImpl<unsigned> &digits);
+/// Part `c` of `f` of range `r` (sizes differ by at most one, larger parts
+/// first; a part may be empty).
+Range getPart(Range r, unsigned f, unsigned c);
+
+/// Elements of a region (0 if any range is empty; 1 for a scalar).
+int64_t getVolume(ArrayRef<Range> region);
+/// Elements of the intersection of two regions of the same rank.
+int64_t getIntersectionVolume(ArrayRef<Range> a, ArrayRef<Range> b);
+/// Elements of the union of regions of the same rank `rank`.
+int64_t getUnionVolume(ArrayRef<Region> regions, unsigned rank);
+
+} // namespace plan
+} // namespace tofu
+
+#endif // TOFU_PLAN_PLAN_H

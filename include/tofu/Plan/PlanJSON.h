@@ -1,0 +1,31 @@
+//===- PlanJSON.h - Plan JSON files -----------------------------*- C++ -*-===//
+//
+// This file declares the reader and writer of plan JSON (docs/PlanFormat.md):
+// `{"format": "tofu-plan", "version": 1, "workers", "levels", "comm_bytes",
+// "resident_bytes_per_worker", "peak_bytes_per_worker", "ops": [{"name",
+// "steps"}], "tensors": [{"name", "workers": [{"region"}]}]}`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_PLAN_PLANJSON_H
+#define TOFU_PLAN_PLANJSON_H
+
+#include "tofu/Plan/Plan.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace tofu {
+namespace plan {
+
+/// Writes `p` as one JSON document.
+void writePlanJSON(llvm::raw_ostream &os, const Plan &p);
+
+/// Parses plan JSON; the error says what is malformed and where (a JSON
+/// path such as `tensors[3].workers[1].region`).
+llvm::Expected<Plan> readPlanJSON(StringRef text);
+
+} // namespace plan
+} // namespace tofu
+
+#endif // TOFU_PLAN_PLANJSON_H

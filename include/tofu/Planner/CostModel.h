@@ -1,0 +1,65 @@
+//===- CostModel.h - What a plan moves and holds ----------------*- C++ -*-===//
+//
+// This file declares the cost model of docs/CostModel.md, in two layers:
+// the three terms of comm_bytes over per-worker regions (fetch, produce,
+// next step), which the searches call on candidate decisions, and
+// evaluatePlan, which applies them to a whole plan and adds the resident
+// and liveness-based peak bytes per worker. The search, the verifier and
+// the reports all use these functions, so a plan is judged one way.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_PLANNER_COSTMODEL_H
+#define TOFU_PLANNER_COSTMODEL_H
+
+#include "tofu/Planner/PlanningProblem.h"
+
+#include "llvm/Support/Error.h"
+
+namespace tofu {
+namespace planner {
+
+/// A worker's stored region of a tensor; null when it stores nothing.
+using HeldRegion = const analysis::Region *;
+
+/// Fetch: the elements of `read` not in `held`.
+int64_t countFetched(ArrayRef<analysis::Range> read, HeldRegion held);
+
+/// Produce: the element transfers that deliver an op's output from the
+/// regions the workers computed (`computed[w]`, partial values if
+/// `partial`) to the regions they store (`held[w]`), over a tensor of rank
+/// `rank`.
+int64_t countProduced(ArrayRef<analysis::Region> computed,
+                      ArrayRef<HeldRegion> held, bool partial, unsigned rank);
+
+/// Next step: the elements each worker must receive so that a parameter
+/// stored as `param` is found there after its update stored as `updated`.
+int64_t countNextStep(ArrayRef<HeldRegion> param, ArrayRef<HeldRegion> updated);
+
+/// Everything the cost model says of one plan.
+struct CostReport {
+  int64_t commBytes = 0;
+  /// Per op (graph order): fetch and produce bytes.
+  std::vector<plan::OpCost> ops;
+  /// Per tensor: next-step bytes charged to an updated tensor (0 for others).
+  std::vector<int64_t> nextStepBytes;
+  std::vector<int64_t> residentBytesPerWorker;
+  std::vector<int64_t> peakBytesPerWorker;
+  /// Per worker, the largest fetch and partial-output buffers of any op:
+  /// a peak estimate may not exceed resident bytes plus this.
+  std::vector<int64_t> largestBuffersPerWorker;
+};
+
+/// Evaluates `p` against `problem`. The plan must name the graph's ops and
+/// tensors in graph order with one step per level and one region (or none)
+/// per worker; an error says where it does not.
+llvm::Expected<CostReport> evaluatePlan(const PlanningProblem &problem,
+                                        const plan::Plan &p);
+
+/// Copies the report's numbers into the plan.
+void recordCosts(const CostReport &report, plan::Plan &p);
+
+} // namespace planner
+} // namespace tofu
+
+#endif // TOFU_PLANNER_COSTMODEL_H

@@ -1,0 +1,80 @@
+//===- Search.h - The partition searches and baselines ----------*- C++ -*-===//
+//
+// This file declares the algorithms that turn a PlanningProblem into an
+// Assignment for a given factoring of K into levels, one per file:
+//  - searchRecursive (RecursiveSearch.cpp): Tofu's recursion, one level at
+//    a time, outermost first, each level solved exactly by elimination on
+//    the first group of workers of the levels above;
+//  - searchExact (ExactSearch.cpp): every level at once, over every worker,
+//    the true optimum of the cost model for that factoring;
+//  - the baselines of docs/CostModel.md (Baselines.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_PLANNER_SEARCH_H
+#define TOFU_PLANNER_SEARCH_H
+
+#include "tofu/Planner/Assignment.h"
+#include "tofu/Planner/Coarsening.h"
+
+#include "llvm/Support/Error.h"
+
+#include <functional>
+
+namespace tofu {
+namespace planner {
+
+/// Settings shared by the searches.
+struct SearchSettings {
+  /// Tensors may be replicated (memory-budgeted plans).
+  bool replicateTensors = false;
+  /// Price per stored byte of the most loaded measured worker.
+  double bytePrice = 0;
+  /// Largest elimination table (entries).
+  uint64_t maxTableEntries = uint64_t(1) << 16;
+  /// Beyond that, fix decisions greedily instead of failing (never for the
+  /// exact search).
+  bool allowConditioning = true;
+  /// Repeated structure shares decisions (recursive search only; null:
+  /// every op and tensor decides on its own).
+  const Coarsening *coarsening = nullptr;
+  /// Called before each level is solved (level, number of levels).
+  std::function<void(unsigned, unsigned)> onLevel;
+};
+
+/// What a search did, for reports.
+struct SearchStats {
+  unsigned decisions = 0;
+  uint64_t largestTable = 0;
+  /// Decisions fixed greedily (0: every level was solved exactly).
+  unsigned conditioned = 0;
+};
+
+/// Tofu's recursive search over `levels`.
+llvm::Expected<Assignment> searchRecursive(const PlanningProblem &problem,
+                                           ArrayRef<unsigned> levels,
+                                           const SearchSettings &settings,
+                                           SearchStats &stats);
+
+/// The exact optimum over `levels`; an error when the graph is too large.
+llvm::Expected<Assignment> searchExact(const PlanningProblem &problem,
+                                       ArrayRef<unsigned> levels,
+                                       const SearchSettings &settings,
+                                       SearchStats &stats);
+
+/// The data-parallel baseline for K workers (docs/CostModel.md).
+Assignment makeDataParallel(const PlanningProblem &problem, unsigned k);
+/// The replicate baseline: every tensor and op whole on every worker.
+Assignment makeReplicated(const PlanningProblem &problem, unsigned k);
+
+/// The prime factors of `k`, largest first.
+SmallVector<unsigned, 4> getPrimeFactors(unsigned k);
+/// The factorings of `k` the searches try: the distinct orders of its prime
+/// factors (at most `maxOrders`) and, for k <= 16, one k-way level.
+std::vector<SmallVector<unsigned, 4>> getLevelCandidates(unsigned k,
+                                                         unsigned maxOrders = 6);
+
+} // namespace planner
+} // namespace tofu
+
+#endif // TOFU_PLANNER_SEARCH_H

@@ -1,0 +1,114 @@
+//===- SearchSpace.h - Decisions and their cost tables -----------*- C++ -*-===//
+//
+// This file declares SearchSpace: the factor graph (Elimination.h) of one
+// search problem. It decides some levels of every op and tensor, given the
+// decisions of the levels before them, and measures the cost model's terms
+// over a set of workers, scaled by a weight:
+//  - the recursive search decides one level at a time and measures the
+//    workers of the first group of the levels above (its cost times the
+//    number of groups);
+//  - the exact search decides every level at once over every worker.
+// Each op decision is a tuple of steps (one per decided level), each tensor
+// decision a tuple of dimensions; the tables are the fetch, produce and
+// next-step terms of docs/CostModel.md, plus an optional price per stored
+// byte (the memory budget's Lagrange multiplier).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_PLANNER_SEARCHSPACE_H
+#define TOFU_PLANNER_SEARCHSPACE_H
+
+#include "tofu/Planner/Assignment.h"
+#include "tofu/Planner/Coarsening.h"
+#include "tofu/Planner/Elimination.h"
+#include "tofu/Planner/Search.h"
+
+namespace tofu {
+namespace planner {
+
+/// What one search decides, and how it measures.
+struct SearchFrame {
+  /// The levels of the plan so far, outermost first (decided ones included).
+  SmallVector<unsigned, 4> levels;
+  /// Levels before this one are fixed by `prior`; from it on they are
+  /// decided here.
+  unsigned firstFree = 0;
+  /// Decisions of the fixed levels (may have more levels than needed).
+  const Assignment *prior = nullptr;
+  /// The workers measured, as digits (one per level of `levels`).
+  std::vector<SmallVector<unsigned, 4>> workers;
+  /// Each measured cost is multiplied by this.
+  double weight = 1;
+  /// Tensors may be replicated at a level (memory-budgeted plans).
+  bool replicateTensors = false;
+  /// Price per byte a measured worker stores (the memory multiplier).
+  double bytePrice = 0;
+  /// Ops and tensors of one class take one decision (null: each its own).
+  const Coarsening *coarsening = nullptr;
+};
+
+/// Every worker of `levels`: all digit tuples, worker order.
+std::vector<SmallVector<unsigned, 4>> getAllWorkers(ArrayRef<unsigned> levels);
+
+/// The factor graph of one search and the translation of its optimum back
+/// into decisions.
+class SearchSpace {
+public:
+  SearchSpace(const PlanningProblem &problem, SearchFrame frame);
+
+  /// Builds the decisions and every cost table. Returns false if a domain
+  /// is too large for the factor graph (more than 65535 tuples).
+  bool build();
+  FactorGraph &getFactorGraph() { return graph; }
+  /// Writes the decided levels of `choice` into `out` (sized by the caller
+  /// for `frame.levels`).
+  void apply(ArrayRef<unsigned> choice, Assignment &out) const;
+
+  unsigned getNumDecisions() const { return graph.getNumVariables(); }
+
+private:
+  void buildOpDomain(unsigned i);
+  void buildTensorDomain(unsigned t);
+  void computeOpRegions(unsigned i);
+  void computeTensorRegions(unsigned t);
+  unsigned getTensorVar(unsigned t);
+  unsigned getOpVar(unsigned i);
+  /// The fetch and produce tables of op `i`, each with the decision of the
+  /// tensor it is over.
+  using OpTables = std::vector<std::pair<unsigned, std::vector<double>>>;
+  OpTables computeOpTables(unsigned i);
+  std::vector<double> computeNextStepTable(unsigned t);
+  void addStoragePrices(unsigned t);
+  /// Adds `table` (op or tensor decision `a` by tensor decision `b`) `times`
+  /// times.
+  void addTable(unsigned a, unsigned b, std::vector<double> table,
+                unsigned times);
+
+  const PlanningProblem &problem;
+  SearchFrame frame;
+  FactorGraph graph;
+  /// Full step / dimension tuples (every level of the frame) per decision.
+  std::vector<std::vector<SmallVector<uint8_t, 4>>> opDomains, tensorDomains;
+  std::vector<unsigned> opVars, tensorVars;
+  /// Decision of each (class, decisions of the fixed levels).
+  std::map<std::pair<unsigned, SmallVector<uint8_t, 4>>, unsigned> opVarOf,
+      tensorVarOf;
+  /// [op][config][worker] and [tensor][config][worker].
+  std::vector<std::vector<std::vector<analysis::WorkerRegions>>> opRegions;
+  std::vector<std::vector<std::vector<analysis::Region>>> tensorRegions;
+};
+
+/// Solves `frame` by elimination with the search settings and writes its
+/// decisions into `assignment`; an error when the factor graph is too large.
+llvm::Error solveFrame(const PlanningProblem &problem, SearchFrame frame,
+                       const SearchSettings &settings, Assignment &assignment,
+                       SearchStats &stats);
+
+/// An assignment for `levels` with no decision yet.
+Assignment makeUndecided(const PlanningProblem &problem,
+                         ArrayRef<unsigned> levels);
+
+} // namespace planner
+} // namespace tofu
+
+#endif // TOFU_PLANNER_SEARCHSPACE_H

@@ -1,0 +1,117 @@
+//===- Plan.cpp - The partition plan IR -----------------------------------===//
+//
+// This file implements the small pieces of arithmetic every user of a plan
+// needs: step spellings, worker digits, the even split of a range, and the
+// volumes of regions, their intersections and unions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Plan/Plan.h"
+
+#include <algorithm>
+
+using namespace tofu;
+using namespace tofu::plan;
+
+std::string plan::formatStep(const Step &step) {
+  switch (step.kind) {
+  case Step::Kind::Split:
+    return "split:" + step.var;
+  case Step::Kind::Reduce:
+    return "reduce:" + step.var;
+  case Step::Kind::Replicate:
+    return "replicate";
+  }
+  return "";
+}
+
+llvm::Optional<Step> plan::parseStep(StringRef text) {
+  if (text == "replicate")
+    return Step::replicate();
+  auto [kind, var] = text.split(':');
+  if (var.empty() || !text.contains(':'))
+    return llvm::None;
+  if (kind == "split")
+    return Step::split(var);
+  if (kind == "reduce")
+    return Step::reduce(var);
+  return llvm::None;
+}
+
+unsigned plan::getNumWorkers(ArrayRef<unsigned> levels) {
+  unsigned k = 1;
+  for (unsigned f : levels)
+    k *= f;
+  return k;
+}
+
+void plan::getWorkerDigits(ArrayRef<unsigned> levels, unsigned w,
+                           SmallVectorImpl<unsigned> &digits) {
+  digits.resize(levels.size());
+  for (unsigned l = levels.size(); l-- != 0;) {
+    digits[l] = w % levels[l];
+    w /= levels[l];
+  }
+}
+
+Range plan::getPart(Range r, unsigned f, unsigned c) {
+  int64_t extent = r.size();
+  int64_t q = extent / f, rem = extent % f;
+  int64_t lo = r.lo + c * q + std::min<int64_t>(c, rem);
+  int64_t hi = r.lo + (c + 1) * q + std::min<int64_t>(c + 1, rem);
+  return Range{lo, hi};
+}
+
+int64_t plan::getVolume(ArrayRef<Range> region) {
+  int64_t v = 1;
+  for (const Range &r : region)
+    v *= r.size();
+  return v;
+}
+
+int64_t plan::getIntersectionVolume(ArrayRef<Range> a, ArrayRef<Range> b) {
+  int64_t v = 1;
+  for (unsigned d = 0, e = a.size(); d != e && v; ++d) {
+    int64_t lo = std::max(a[d].lo, b[d].lo), hi = std::min(a[d].hi, b[d].hi);
+    v *= hi > lo ? hi - lo : 0;
+  }
+  return v;
+}
+
+/// The union volume of `regions[ids]` over dimensions [dim, rank): a sweep
+/// over the breakpoints of dimension `dim`, recursing on each slab.
+static int64_t unionVolumeFrom(ArrayRef<Region> regions,
+                               ArrayRef<unsigned> ids, unsigned dim,
+                               unsigned rank) {
+  if (ids.empty())
+    return 0;
+  if (dim == rank)
+    return 1;
+  SmallVector<int64_t, 16> cuts;
+  for (unsigned i : ids) {
+    cuts.push_back(regions[i][dim].lo);
+    cuts.push_back(regions[i][dim].hi);
+  }
+  llvm::sort(cuts);
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  int64_t total = 0;
+  SmallVector<unsigned, 16> active;
+  for (unsigned c = 0; c + 1 < cuts.size(); ++c) {
+    active.clear();
+    for (unsigned i : ids)
+      if (regions[i][dim].lo <= cuts[c] && cuts[c + 1] <= regions[i][dim].hi)
+        active.push_back(i);
+    if (!active.empty())
+      total += (cuts[c + 1] - cuts[c]) *
+               unionVolumeFrom(regions, active, dim + 1, rank);
+  }
+  return total;
+}
+
+int64_t plan::getUnionVolume(ArrayRef<Region> regions, unsigned rank) {
+  SmallVector<unsigned, 16> ids;
+  for (unsigned i = 0, e = regions.size(); i != e; ++i)
+    if (getVolume(regions[i]) != 0)
+      ids.push_back(i);
+  return unionVolumeFrom(regions, ids, 0, rank);
+}

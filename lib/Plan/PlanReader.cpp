@@ -1,0 +1,183 @@
+//===- PlanReader.cpp - Read plan JSON ------------------------------------===//
+//
+// This file implements reading plan JSON into the plan IR. Every error
+// names the JSON path of the offending value.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Plan/PlanJSON.h"
+
+#include "llvm/Support/JSON.h"
+
+using namespace tofu;
+using namespace tofu::plan;
+namespace json = llvm::json;
+
+namespace {
+
+llvm::Error malformed(const Twine &path, const Twine &what) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "plan: " + path + ": " + what);
+}
+
+llvm::Expected<const json::Array *> getArray(const json::Object &obj,
+                                             StringRef key,
+                                             const Twine &path) {
+  const json::Array *array = obj.getArray(key);
+  if (!array)
+    return malformed(path.isTriviallyEmpty() ? Twine(key) : path + "." + key,
+                     "expected an array");
+  return array;
+}
+
+llvm::Expected<int64_t> getInteger(const json::Value &v, const Twine &path) {
+  if (auto n = v.getAsInteger())
+    return *n;
+  return malformed(path, "expected an integer");
+}
+
+llvm::Error readNumbers(const json::Object &obj, StringRef key,
+                        std::vector<int64_t> &out) {
+  const json::Value *v = obj.get(key);
+  const json::Array *array = v ? v->getAsArray() : nullptr;
+  if (!array)
+    return malformed(key, "expected an array of integers");
+  for (unsigned i = 0, e = array->size(); i != e; ++i) {
+    auto n = getInteger((*array)[i], key + "[" + Twine(i) + "]");
+    if (!n)
+      return n.takeError();
+    out.push_back(*n);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<llvm::Optional<Region>> readRegion(const json::Value *v,
+                                                  const Twine &path) {
+  if (!v)
+    return malformed(path, "missing 'region'");
+  if (v->getAsNull())
+    return llvm::Optional<Region>();
+  const json::Array *dims = v->getAsArray();
+  if (!dims)
+    return malformed(path, "expected null or an array of [lo, hi] pairs");
+  Region region;
+  for (unsigned d = 0, e = dims->size(); d != e; ++d) {
+    const json::Array *pair = (*dims)[d].getAsArray();
+    std::string dimPath = (path + "[" + Twine(d) + "]").str();
+    if (!pair || pair->size() != 2)
+      return malformed(dimPath, "expected [lo, hi]");
+    auto lo = getInteger((*pair)[0], dimPath);
+    if (!lo)
+      return lo.takeError();
+    auto hi = getInteger((*pair)[1], dimPath);
+    if (!hi)
+      return hi.takeError();
+    region.push_back(Range{*lo, *hi});
+  }
+  return llvm::Optional<Region>(std::move(region));
+}
+
+llvm::Error readOps(const json::Array &ops, Plan &p) {
+  for (unsigned i = 0, e = ops.size(); i != e; ++i) {
+    std::string path = "ops[" + std::to_string(i) + "]";
+    const json::Object *obj = ops[i].getAsObject();
+    if (!obj)
+      return malformed(path, "expected an object");
+    OpPlan op;
+    if (auto name = obj->getString("name"))
+      op.name = name->str();
+    else
+      return malformed(path + ".name", "expected a string");
+    auto steps = getArray(*obj, "steps", path);
+    if (!steps)
+      return steps.takeError();
+    for (unsigned l = 0, n = (*steps)->size(); l != n; ++l) {
+      auto text = (**steps)[l].getAsString();
+      llvm::Optional<Step> step = text ? parseStep(*text) : llvm::None;
+      if (!step)
+        return malformed(path + ".steps[" + Twine(l) + "]",
+                         "expected \"split:VAR\", \"reduce:VAR\" or "
+                         "\"replicate\"");
+      op.steps.push_back(std::move(*step));
+    }
+    p.ops.push_back(std::move(op));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error readTensors(const json::Array &tensors, Plan &p) {
+  for (unsigned t = 0, e = tensors.size(); t != e; ++t) {
+    std::string path = "tensors[" + std::to_string(t) + "]";
+    const json::Object *obj = tensors[t].getAsObject();
+    if (!obj)
+      return malformed(path, "expected an object");
+    TensorPlan tensor;
+    if (auto name = obj->getString("name"))
+      tensor.name = name->str();
+    else
+      return malformed(path + ".name", "expected a string");
+    auto workers = getArray(*obj, "workers", path);
+    if (!workers)
+      return workers.takeError();
+    for (unsigned w = 0, n = (*workers)->size(); w != n; ++w) {
+      std::string workerPath = path + ".workers[" + std::to_string(w) + "]";
+      const json::Object *worker = (**workers)[w].getAsObject();
+      if (!worker)
+        return malformed(workerPath, "expected an object");
+      auto region = readRegion(worker->get("region"), workerPath + ".region");
+      if (!region)
+        return region.takeError();
+      tensor.regions.push_back(std::move(*region));
+    }
+    p.tensors.push_back(std::move(tensor));
+  }
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<Plan> plan::readPlanJSON(StringRef text) {
+  auto doc = json::parse(text);
+  if (!doc)
+    return malformed("document", llvm::toString(doc.takeError()));
+  const json::Object *root = doc->getAsObject();
+  if (!root || root->getString("format") != llvm::Optional<StringRef>("tofu-plan"))
+    return malformed("format", "not a tofu-plan document (expected "
+                               "\"format\": \"tofu-plan\")");
+  if (root->getInteger("version") != llvm::Optional<int64_t>(1))
+    return malformed("version", "unsupported version (expected 1)");
+  Plan p;
+  auto workers = root->getInteger("workers");
+  if (!workers || *workers < 1)
+    return malformed("workers", "expected a positive integer");
+  p.workers = *workers;
+  std::vector<int64_t> levels;
+  if (llvm::Error err = readNumbers(*root, "levels", levels))
+    return std::move(err);
+  for (int64_t f : levels) {
+    if (f < 2 || f > (1 << 20))
+      return malformed("levels", "each factor must be at least 2");
+    p.levels.push_back(f);
+  }
+  if (auto comm = root->getInteger("comm_bytes"))
+    p.commBytes = *comm;
+  else
+    return malformed("comm_bytes", "expected an integer");
+  if (llvm::Error err =
+          readNumbers(*root, "resident_bytes_per_worker", p.residentBytesPerWorker))
+    return std::move(err);
+  if (llvm::Error err =
+          readNumbers(*root, "peak_bytes_per_worker", p.peakBytesPerWorker))
+    return std::move(err);
+  auto ops = getArray(*root, "ops", Twine());
+  if (!ops)
+    return ops.takeError();
+  if (llvm::Error err = readOps(**ops, p))
+    return std::move(err);
+  auto tensors = getArray(*root, "tensors", Twine());
+  if (!tensors)
+    return tensors.takeError();
+  if (llvm::Error err = readTensors(**tensors, p))
+    return std::move(err);
+  return p;
+}

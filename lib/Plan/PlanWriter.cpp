@@ -1,0 +1,74 @@
+//===- PlanWriter.cpp - Write plan JSON -----------------------------------===//
+//
+// This file implements writing a plan as JSON, streamed (a plan of a large
+// graph for many workers has a region per tensor and worker), one op or
+// tensor per line.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Plan/PlanJSON.h"
+
+#include "llvm/Support/JSON.h"
+
+using namespace tofu;
+using namespace tofu::plan;
+
+static void writeNumbers(llvm::json::OStream &j, ArrayRef<int64_t> values) {
+  j.array([&] {
+    for (int64_t v : values)
+      j.value(v);
+  });
+}
+
+static void writeRegion(llvm::raw_ostream &os,
+                        const llvm::Optional<Region> &region) {
+  if (!region) {
+    os << "null";
+    return;
+  }
+  os << '[';
+  for (unsigned d = 0, e = region->size(); d != e; ++d)
+    os << (d ? "," : "") << '[' << (*region)[d].lo << ',' << (*region)[d].hi
+       << ']';
+  os << ']';
+}
+
+void plan::writePlanJSON(llvm::raw_ostream &os, const Plan &p) {
+  os << "{\"format\": \"tofu-plan\", \"version\": 1, \"workers\": "
+     << p.workers << ",\n \"levels\": [";
+  for (unsigned l = 0, e = p.levels.size(); l != e; ++l)
+    os << (l ? ", " : "") << p.levels[l];
+  os << "],\n \"comm_bytes\": " << p.commBytes << ",\n";
+  {
+    os << " \"resident_bytes_per_worker\": ";
+    llvm::json::OStream j(os);
+    writeNumbers(j, p.residentBytesPerWorker);
+  }
+  {
+    os << ",\n \"peak_bytes_per_worker\": ";
+    llvm::json::OStream j(os);
+    writeNumbers(j, p.peakBytesPerWorker);
+  }
+  os << ",\n \"ops\": [";
+  for (unsigned i = 0, e = p.ops.size(); i != e; ++i) {
+    os << (i ? ",\n  " : "\n  ") << "{\"name\": ";
+    llvm::json::OStream(os).value(p.ops[i].name);
+    os << ", \"steps\": [";
+    for (unsigned l = 0, n = p.ops[i].steps.size(); l != n; ++l)
+      os << (l ? ", " : "") << '"' << formatStep(p.ops[i].steps[l]) << '"';
+    os << "]}";
+  }
+  os << "],\n \"tensors\": [";
+  for (unsigned t = 0, e = p.tensors.size(); t != e; ++t) {
+    os << (t ? ",\n  " : "\n  ") << "{\"name\": ";
+    llvm::json::OStream(os).value(p.tensors[t].name);
+    os << ", \"workers\": [";
+    for (unsigned w = 0, n = p.tensors[t].regions.size(); w != n; ++w) {
+      os << (w ? ", " : "") << "{\"region\": ";
+      writeRegion(os, p.tensors[t].regions[w]);
+      os << '}';
+    }
+    os << "]}";
+  }
+  os << "]}\n";
+}

@@ -1,0 +1,107 @@
+//===- Baselines.cpp - Data-parallel and replicated plans -----------------===//
+//
+// This file implements the baselines of docs/CostModel.md. Data
+// parallelism follows the batch dimension: dimension 0 of every `input`
+// tensor, then through each op in graph order: the op's batch variable is
+// the first variable that alone indexes an input's batch dimension; when it
+// is an output variable the output carries the batch in that dimension,
+// when it is a reduction variable (a weight gradient) the op reduces over
+// it and the output has no batch dimension.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Planner/Search.h"
+
+using namespace tofu;
+using namespace tofu::planner;
+
+/// The variable of `op` that alone indexes the batch dimension of one of its
+/// inputs, or -1.
+static int findBatchVar(const ProblemOp &op, ArrayRef<int> batchDims) {
+  for (const analysis::ReadAnalysis &read : op.analysis->getReads()) {
+    int dim = batchDims[op.inputs[read.tensor]];
+    if (dim >= 0 && unsigned(dim) < read.dims.size() &&
+        read.dims[dim].loneVar >= 0)
+      return read.dims[dim].loneVar;
+  }
+  return -1;
+}
+
+/// The step index of `op` that splits or reduces `var`, else replicate.
+static unsigned findStep(const ProblemOp &op, int var) {
+  for (unsigned s = 0, e = op.strategies.size(); s != e; ++s)
+    if (int(op.strategies[s].var) == var)
+      return s;
+  return op.getReplicateStep();
+}
+
+Assignment planner::makeDataParallel(const PlanningProblem &problem,
+                                     unsigned k) {
+  const graph::Graph &g = problem.getGraph();
+  std::vector<int> batchDims(g.getNumTensors(), -1);
+  for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t)
+    if (g.getTensor(t).role == graph::Role::Input && problem.getTensor(t).rank)
+      batchDims[t] = 0;
+  Assignment a;
+  a.levels = getPrimeFactors(k);
+  unsigned numLevels = a.levels.size();
+  for (const ProblemOp &op : problem.getOps()) {
+    int var = findBatchVar(op, batchDims);
+    unsigned step = findStep(op, var);
+    a.opSteps.emplace_back(numLevels, step);
+    if (var >= 0 && unsigned(var) < op.analysis->getOutputRank() &&
+        step != op.getReplicateStep())
+      batchDims[op.output] = var;
+  }
+  for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
+    unsigned dim = batchDims[t] >= 0 ? batchDims[t] : problem.getTensor(t).rank;
+    a.tensorDims.emplace_back(numLevels, dim);
+  }
+  return a;
+}
+
+Assignment planner::makeReplicated(const PlanningProblem &problem, unsigned k) {
+  Assignment a;
+  a.levels = getPrimeFactors(k);
+  unsigned numLevels = a.levels.size();
+  for (const ProblemOp &op : problem.getOps())
+    a.opSteps.emplace_back(numLevels, op.getReplicateStep());
+  for (const ProblemTensor &t : problem.getTensors())
+    a.tensorDims.emplace_back(numLevels, t.rank);
+  return a;
+}
+
+SmallVector<unsigned, 4> planner::getPrimeFactors(unsigned k) {
+  SmallVector<unsigned, 4> factors;
+  for (unsigned p = 2; p * p <= k; ++p)
+    while (k % p == 0) {
+      factors.push_back(p);
+      k /= p;
+    }
+  if (k > 1)
+    factors.push_back(k);
+  std::sort(factors.rbegin(), factors.rend());
+  return factors;
+}
+
+std::vector<SmallVector<unsigned, 4>>
+planner::getLevelCandidates(unsigned k, unsigned maxOrders) {
+  std::vector<SmallVector<unsigned, 4>> candidates;
+  if (k <= 1)
+    return {SmallVector<unsigned, 4>()};
+  SmallVector<unsigned, 4> order = getPrimeFactors(k);
+  std::sort(order.begin(), order.end());
+  std::vector<SmallVector<unsigned, 4>> orders;
+  do
+    orders.push_back(order);
+  while (std::next_permutation(order.begin(), order.end()));
+  // Largest factor first is the order of the data-parallel baseline and
+  // the one Theorem 1 favours: try it first.
+  std::reverse(orders.begin(), orders.end());
+  for (unsigned i = 0, e = std::min<size_t>(orders.size(), maxOrders); i != e;
+       ++i)
+    candidates.push_back(orders[i]);
+  if (k <= 16 && candidates.front().size() > 1)
+    candidates.push_back({k});
+  return candidates;
+}

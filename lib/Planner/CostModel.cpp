@@ -1,0 +1,295 @@
+//===- CostModel.cpp - What a plan moves and holds ------------------------===//
+//
+// This file implements the three comm_bytes terms of docs/CostModel.md and
+// the evaluation of a whole plan, with the resident bytes and the
+// liveness-based peak estimate per worker.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Planner/CostModel.h"
+#include "tofu/Planner/Assignment.h"
+
+#include <algorithm>
+
+using namespace tofu;
+using namespace tofu::planner;
+using analysis::Range;
+using analysis::Region;
+
+int64_t planner::countFetched(ArrayRef<Range> read, HeldRegion held) {
+  int64_t need = plan::getVolume(read);
+  if (!need || !held)
+    return need;
+  return need - plan::getIntersectionVolume(read, *held);
+}
+
+static Region intersect(ArrayRef<Range> a, ArrayRef<Range> b) {
+  Region r(a.size());
+  for (unsigned d = 0, e = a.size(); d != e; ++d)
+    r[d] = Range{std::max(a[d].lo, b[d].lo), std::min(a[d].hi, b[d].hi)};
+  return r;
+}
+
+int64_t planner::countProduced(ArrayRef<Region> computed,
+                               ArrayRef<HeldRegion> held, bool partial,
+                               unsigned rank) {
+  int64_t heldTotal = 0, heldAndComputed = 0;
+  for (unsigned w = 0, e = computed.size(); w != e; ++w) {
+    if (!held[w])
+      continue;
+    heldTotal += plan::getVolume(*held[w]);
+    heldAndComputed += plan::getIntersectionVolume(*held[w], computed[w]);
+  }
+  if (!partial)
+    return heldTotal - heldAndComputed;
+  // Per element e: (|S(e)| - 1) + |D(e)| - [D(e) and S(e) meet].
+  int64_t computedTotal = 0;
+  SmallVector<Region, 8> meets;
+  for (unsigned w = 0, e = computed.size(); w != e; ++w) {
+    computedTotal += plan::getVolume(computed[w]);
+    if (held[w])
+      meets.push_back(intersect(*held[w], computed[w]));
+  }
+  return computedTotal - plan::getUnionVolume(computed, rank) + heldTotal -
+         plan::getUnionVolume(meets, rank);
+}
+
+int64_t planner::countNextStep(ArrayRef<HeldRegion> param,
+                               ArrayRef<HeldRegion> updated) {
+  int64_t total = 0;
+  for (unsigned w = 0, e = param.size(); w != e; ++w) {
+    if (!param[w])
+      continue;
+    total += plan::getVolume(*param[w]);
+    if (updated[w])
+      total -= plan::getIntersectionVolume(*param[w], *updated[w]);
+  }
+  return total;
+}
+
+static llvm::Error planError(const Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+/// Checks that `p` lines up with the problem's graph, op by op and tensor
+/// by tensor, and resolves every op's steps.
+static llvm::Error checkShape(const PlanningProblem &problem,
+                              const plan::Plan &p,
+                              std::vector<SmallVector<uint8_t, 4>> &steps) {
+  const graph::Graph &g = problem.getGraph();
+  if (plan::getNumWorkers(p.levels) != p.workers)
+    return planError("levels multiply to " +
+                     Twine(plan::getNumWorkers(p.levels)) + ", not " +
+                     Twine(p.workers) + " workers");
+  for (unsigned f : p.levels)
+    if (f < 2)
+      return planError("a level factor is " + Twine(f) + " (each must be >= 2)");
+  if (p.ops.size() != g.getNumOps())
+    return planError("the plan has " + Twine(p.ops.size()) +
+                     " ops, the graph " + Twine(g.getNumOps()));
+  if (p.tensors.size() != g.getNumTensors())
+    return planError("the plan has " + Twine(p.tensors.size()) +
+                     " tensors, the graph " + Twine(g.getNumTensors()));
+  steps.resize(p.ops.size());
+  for (unsigned i = 0, e = p.ops.size(); i != e; ++i) {
+    const plan::OpPlan &op = p.ops[i];
+    if (op.name != g.getOp(i).name)
+      return planError("op " + Twine(i) + " is '" + op.name +
+                       "' in the plan but '" + g.getOp(i).name +
+                       "' in the graph");
+    if (op.steps.size() != p.levels.size())
+      return planError("op '" + op.name + "' has " + Twine(op.steps.size()) +
+                       " steps for " + Twine(p.levels.size()) + " levels");
+    auto resolved = resolveSteps(problem.getOp(i), op.steps);
+    if (!resolved)
+      return planError("op '" + op.name +
+                       "': " + llvm::toString(resolved.takeError()));
+    steps[i] = std::move(*resolved);
+  }
+  for (unsigned t = 0, e = p.tensors.size(); t != e; ++t) {
+    const plan::TensorPlan &tensor = p.tensors[t];
+    const graph::Tensor &gt = g.getTensor(t);
+    if (tensor.name != gt.name)
+      return planError("tensor " + Twine(t) + " is '" + tensor.name +
+                       "' in the plan but '" + gt.name + "' in the graph");
+    if (tensor.regions.size() != p.workers)
+      return planError("tensor '" + tensor.name + "' has " +
+                       Twine(tensor.regions.size()) + " regions for " +
+                       Twine(p.workers) + " workers");
+    for (const auto &region : tensor.regions) {
+      if (!region)
+        continue;
+      if (region->size() != gt.shape.size())
+        return planError("tensor '" + tensor.name + "' has a region of rank " +
+                         Twine(region->size()) + ", but the tensor has rank " +
+                         Twine(gt.shape.size()));
+      for (unsigned d = 0, r = gt.shape.size(); d != r; ++d) {
+        const Range &range = (*region)[d];
+        if (!range.empty() && (range.lo < 0 || range.hi > gt.shape[d]))
+          return planError("tensor '" + tensor.name + "': region range [" +
+                           Twine(range.lo) + ", " + Twine(range.hi) +
+                           ") of dimension " + Twine(d) +
+                           " is outside the tensor (extent " +
+                           Twine(gt.shape[d]) + ")");
+      }
+    }
+  }
+  return llvm::Error::success();
+}
+
+namespace {
+
+/// Evaluates one plan: per op the regions of every worker, the fetch and
+/// produce terms, and the liveness sweep for peak bytes.
+class PlanEvaluator {
+public:
+  PlanEvaluator(const PlanningProblem &problem, const plan::Plan &p,
+                ArrayRef<SmallVector<uint8_t, 4>> steps)
+      : problem(problem), p(p), steps(steps) {}
+
+  CostReport run();
+
+private:
+  HeldRegion held(unsigned t, unsigned w) const {
+    const auto &region = p.tensors[t].regions[w];
+    return region ? &*region : nullptr;
+  }
+  int64_t heldBytes(unsigned t, unsigned w) const {
+    HeldRegion region = held(t, w);
+    return region ? plan::getVolume(*region) *
+                        problem.getTensor(t).elementSize
+                  : 0;
+  }
+  void evaluateOp(unsigned i);
+  void computeLifetimes();
+
+  const PlanningProblem &problem;
+  const plan::Plan &p;
+  ArrayRef<SmallVector<uint8_t, 4>> steps;
+  CostReport report;
+  /// Per tensor, the last op index it is live at (ops.size() = the end).
+  std::vector<unsigned> death;
+  /// Tensors dying at each op.
+  std::vector<SmallVector<unsigned, 4>> deaths;
+  std::vector<int64_t> live;
+  std::vector<SmallVector<unsigned, 8>> digits;
+};
+
+} // namespace
+
+void PlanEvaluator::computeLifetimes() {
+  const graph::Graph &g = problem.getGraph();
+  unsigned numOps = g.getNumOps();
+  death.assign(g.getNumTensors(), 0);
+  deaths.assign(numOps + 1, {});
+  for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
+    const graph::Tensor &tensor = g.getTensor(t);
+    int producer = g.getProducer(t);
+    bool persistent = producer < 0 ? tensor.role != graph::Role::Input
+                                   : tensor.role == graph::Role::Output ||
+                                         problem.getTensor(t).updates >= 0 ||
+                                         g.getUsers(t).empty();
+    unsigned last = producer < 0 ? 0 : producer;
+    for (unsigned user : g.getUsers(t))
+      last = std::max(last, user);
+    death[t] = persistent ? numOps : last;
+    deaths[death[t]].push_back(t);
+  }
+}
+
+void PlanEvaluator::evaluateOp(unsigned i) {
+  const ProblemOp &op = problem.getOp(i);
+  SmallVector<Range, 8> box;
+  analysis::WorkerRegions regions;
+  SmallVector<Region, 8> computed(p.workers);
+  SmallVector<HeldRegion, 8> outHeld(p.workers);
+  plan::OpCost &cost = report.ops[i];
+  bool partial = false;
+  for (uint8_t s : steps[i])
+    partial |= op.isReduceStep(s);
+  const ProblemTensor &out = problem.getTensor(op.output);
+  for (unsigned w = 0; w != p.workers; ++w) {
+    getOpBox(op, p.levels, steps[i], digits[w], box);
+    analysis::computeWorkerRegions(op.binding, box, regions);
+    int64_t fetchBytes = 0;
+    for (unsigned pos = 0, e = op.inputs.size(); pos != e; ++pos) {
+      unsigned t = op.inputs[pos];
+      fetchBytes += countFetched(regions.inputs[pos], held(t, w)) *
+                    problem.getTensor(t).elementSize;
+    }
+    cost.fetchBytes += fetchBytes;
+    computed[w] = regions.output;
+    outHeld[w] = held(op.output, w);
+    int64_t buffers =
+        fetchBytes +
+        (partial ? plan::getVolume(regions.output) * out.elementSize : 0);
+    live[w] += heldBytes(op.output, w);
+    report.largestBuffersPerWorker[w] =
+        std::max(report.largestBuffersPerWorker[w], buffers);
+    report.peakBytesPerWorker[w] =
+        std::max(report.peakBytesPerWorker[w], live[w] + buffers);
+  }
+  cost.produceBytes =
+      countProduced(computed, outHeld, partial, out.rank) * out.elementSize;
+}
+
+CostReport PlanEvaluator::run() {
+  const graph::Graph &g = problem.getGraph();
+  unsigned k = p.workers;
+  report.ops.resize(g.getNumOps());
+  report.nextStepBytes.assign(g.getNumTensors(), 0);
+  report.residentBytesPerWorker.assign(k, 0);
+  report.peakBytesPerWorker.assign(k, 0);
+  report.largestBuffersPerWorker.assign(k, 0);
+  live.assign(k, 0);
+  digits.resize(k);
+  for (unsigned w = 0; w != k; ++w)
+    plan::getWorkerDigits(p.levels, w, digits[w]);
+  for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t)
+    for (unsigned w = 0; w != k; ++w) {
+      int64_t bytes = heldBytes(t, w);
+      report.residentBytesPerWorker[w] += bytes;
+      if (g.getProducer(t) < 0)
+        live[w] += bytes;
+    }
+  computeLifetimes();
+  for (unsigned w = 0; w != k; ++w)
+    report.peakBytesPerWorker[w] = live[w];
+  for (unsigned i = 0, e = g.getNumOps(); i != e; ++i) {
+    evaluateOp(i);
+    report.commBytes += report.ops[i].total();
+    for (unsigned t : deaths[i])
+      for (unsigned w = 0; w != k; ++w)
+        live[w] -= heldBytes(t, w);
+  }
+  SmallVector<HeldRegion, 8> param(k), updated(k);
+  for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
+    int target = problem.getTensor(t).updates;
+    if (target < 0)
+      continue;
+    for (unsigned w = 0; w != k; ++w) {
+      param[w] = held(target, w);
+      updated[w] = held(t, w);
+    }
+    report.nextStepBytes[t] =
+        countNextStep(param, updated) * problem.getTensor(target).elementSize;
+    report.commBytes += report.nextStepBytes[t];
+  }
+  return report;
+}
+
+llvm::Expected<CostReport> planner::evaluatePlan(const PlanningProblem &problem,
+                                                 const plan::Plan &p) {
+  std::vector<SmallVector<uint8_t, 4>> steps;
+  if (llvm::Error err = checkShape(problem, p, steps))
+    return std::move(err);
+  return PlanEvaluator(problem, p, steps).run();
+}
+
+void planner::recordCosts(const CostReport &report, plan::Plan &p) {
+  p.commBytes = report.commBytes;
+  p.residentBytesPerWorker = report.residentBytesPerWorker;
+  p.peakBytesPerWorker = report.peakBytesPerWorker;
+  for (unsigned i = 0, e = std::min(p.ops.size(), report.ops.size()); i != e; ++i)
+    p.ops[i].cost = report.ops[i];
+}

@@ -1,0 +1,120 @@
+//===- PlanVerifier.cpp - Check a plan against its graph ------------------===//
+//
+// This file implements the plan verifier: structure and steps through the
+// cost model's own checks, coverage by the union volume of each tensor's
+// regions, and the claimed numbers against the recomputed ones.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Planner/PlanVerifier.h"
+
+#include "llvm/Support/WithColor.h"
+
+using namespace tofu;
+using namespace tofu::planner;
+
+namespace {
+
+class Verifier {
+public:
+  Verifier(const PlanningProblem &problem, const plan::Plan &p,
+           llvm::raw_ostream &errs)
+      : problem(problem), p(p), errs(errs) {}
+
+  bool run(CostReport &report);
+
+private:
+  llvm::raw_ostream &error() {
+    ++numErrors;
+    return llvm::WithColor::error(errs, "tofu-plan");
+  }
+  void checkCoverage();
+  void checkNumbers(const CostReport &report);
+  void checkPeakBound(const CostReport &report);
+  void checkPerWorker(StringRef field, ArrayRef<int64_t> claimed,
+                      ArrayRef<int64_t> computed);
+
+  const PlanningProblem &problem;
+  const plan::Plan &p;
+  llvm::raw_ostream &errs;
+  unsigned numErrors = 0;
+};
+
+} // namespace
+
+void Verifier::checkCoverage() {
+  for (unsigned t = 0, e = p.tensors.size(); t != e; ++t) {
+    SmallVector<analysis::Region, 8> held;
+    for (const auto &region : p.tensors[t].regions)
+      if (region)
+        held.push_back(*region);
+    unsigned rank = problem.getTensor(t).rank;
+    int64_t covered = plan::getUnionVolume(held, rank);
+    int64_t total = problem.getNumElements(t);
+    if (covered != total)
+      error() << "tensor '" << p.tensors[t].name << "': its regions cover "
+              << covered << " of its " << total << " elements\n";
+  }
+}
+
+void Verifier::checkPerWorker(StringRef field, ArrayRef<int64_t> claimed,
+                              ArrayRef<int64_t> computed) {
+  if (claimed.size() != computed.size()) {
+    error() << field << " has " << claimed.size() << " entries for "
+            << computed.size() << " workers\n";
+    return;
+  }
+  for (unsigned w = 0, e = claimed.size(); w != e; ++w)
+    if (claimed[w] != computed[w]) {
+      error() << field << "[" << w << "] is " << claimed[w]
+              << ", but the cost model gives " << computed[w] << "\n";
+      return;
+    }
+}
+
+void Verifier::checkNumbers(const CostReport &report) {
+  if (p.commBytes != report.commBytes)
+    error() << "comm_bytes is " << p.commBytes
+            << ", but the cost model gives " << report.commBytes << "\n";
+  checkPerWorker("resident_bytes_per_worker", p.residentBytesPerWorker,
+                 report.residentBytesPerWorker);
+  checkPeakBound(report);
+}
+
+void Verifier::checkPeakBound(const CostReport &report) {
+  unsigned k = report.residentBytesPerWorker.size();
+  if (p.peakBytesPerWorker.size() != k) {
+    error() << "peak_bytes_per_worker has " << p.peakBytesPerWorker.size()
+            << " entries for " << k << " workers\n";
+    return;
+  }
+  for (unsigned w = 0; w != k; ++w) {
+    int64_t bound = report.residentBytesPerWorker[w] +
+                    report.largestBuffersPerWorker[w];
+    if (p.peakBytesPerWorker[w] < 0 || p.peakBytesPerWorker[w] > bound) {
+      error() << "peak_bytes_per_worker[" << w << "] is "
+              << p.peakBytesPerWorker[w]
+              << ", outside [0, resident + largest op buffers = " << bound
+              << "]\n";
+      return;
+    }
+  }
+}
+
+bool Verifier::run(CostReport &report) {
+  auto costs = evaluatePlan(problem, p);
+  if (!costs) {
+    error() << "the plan does not match the graph: "
+            << llvm::toString(costs.takeError()) << "\n";
+    return false;
+  }
+  checkCoverage();
+  checkNumbers(*costs);
+  report = std::move(*costs);
+  return numErrors == 0;
+}
+
+bool planner::verifyPlan(const PlanningProblem &problem, const plan::Plan &p,
+                         llvm::raw_ostream &errs, CostReport &report) {
+  return Verifier(problem, p, errs).run(report);
+}

@@ -1,0 +1,265 @@
+//===- Planner.cpp - From a graph to the best plan ------------------------===//
+//
+// This file implements the planner's driver: factorings of K tried in
+// turn, each result judged by the cost model, and the memory budget met by
+// raising the price of stored bytes until the plan fits (then narrowing
+// the price down to the cheapest plan that still fits).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Planner/Planner.h"
+
+#include "llvm/Support/Format.h"
+
+#include <chrono>
+
+using namespace tofu;
+using namespace tofu::planner;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string formatLevels(ArrayRef<unsigned> levels) {
+  std::string text;
+  for (unsigned f : levels)
+    text += (text.empty() ? "" : "x") + std::to_string(f);
+  return text.empty() ? "1" : text;
+}
+
+/// Runs the searches and keeps the best plan.
+class Driver {
+public:
+  Driver(const PlanningProblem &problem, const PlannerOptions &options,
+         PlannerReport &report)
+      : problem(problem), options(options), report(report),
+        start(Clock::now()) {}
+
+  llvm::Expected<plan::Plan> run();
+
+private:
+  /// The best plan over every factoring at one byte price; None if a
+  /// search failed (the error is kept in `failure`).
+  llvm::Optional<plan::Plan> searchAtPrice(double price);
+  llvm::Expected<plan::Plan> searchWithinBudget(int64_t budget);
+  void progress(const Twine &msg) {
+    if (options.progress && secondsSince(start) > 1.0)
+      *options.progress << "tofu-plan: [" << llvm::format("%.1f", secondsSince(start))
+                        << " s] " << msg << "\n";
+  }
+  bool outOfTime() const {
+    return options.timeLimitSeconds > 0 &&
+           secondsSince(start) > options.timeLimitSeconds;
+  }
+
+  const PlanningProblem &problem;
+  const PlannerOptions &options;
+  PlannerReport &report;
+  Clock::time_point start;
+  llvm::Optional<std::string> failure;
+  Coarsening coarse;
+  bool useCoarse = false;
+};
+
+} // namespace
+
+llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
+  SearchSettings settings;
+  settings.replicateTensors = options.memoryBytes.hasValue();
+  settings.bytePrice = price;
+  settings.coarsening = useCoarse ? &coarse : nullptr;
+  llvm::Optional<plan::Plan> best;
+  report.trials.clear();
+  for (const auto &levels : getLevelCandidates(options.workers)) {
+    if (best && outOfTime()) {
+      report.note = "stopped after " + std::to_string(report.trials.size()) +
+                    " factorings: --time-limit reached";
+      break;
+    }
+    Clock::time_point trialStart = Clock::now();
+    std::string name = formatLevels(levels);
+    settings.onLevel = [&](unsigned l, unsigned n) {
+      progress("levels " + name + ": solving level " + Twine(l + 1) + "/" +
+               Twine(n));
+    };
+    auto assignment =
+        options.search == SearchKind::Exact
+            ? searchExact(problem, levels, settings, report.stats)
+            : searchRecursive(problem, levels, settings, report.stats);
+    if (!assignment && options.search == SearchKind::Recursive &&
+        !useCoarse && options.coarsen != PlannerOptions::Coarsen::Never) {
+      // The graph's own elimination needs too large a table: share the
+      // decisions of repeated structure and go on with that.
+      llvm::consumeError(assignment.takeError());
+      progress("levels " + name + ": sharing decisions of repeated structure");
+      useCoarse = report.coarsened = true;
+      settings.coarsening = &coarse;
+      assignment = searchRecursive(problem, levels, settings, report.stats);
+    }
+    if (!assignment && options.search == SearchKind::Exact) {
+      // The optimum over the other factorings still stands; say which
+      // ones were out of reach.
+      std::string why = llvm::toString(assignment.takeError());
+      report.note += (report.note.empty() ? "" : "; ") +
+                     ("levels " + name + " skipped: too large for the exact "
+                                         "search");
+      failure = why;
+      continue;
+    }
+    if (!assignment) {
+      failure = llvm::toString(assignment.takeError());
+      return llvm::None;
+    }
+    plan::Plan candidate = materializePlan(problem, *assignment);
+    auto costs = evaluatePlan(problem, candidate);
+    if (!costs) {
+      failure = llvm::toString(costs.takeError());
+      return llvm::None;
+    }
+    recordCosts(*costs, candidate);
+    LevelTrial trial{levels, candidate.commBytes,
+                     getMaxResidentBytes(candidate),
+                     secondsSince(trialStart)};
+    report.trials.push_back(trial);
+    progress("levels " + name + ": " + Twine(candidate.commBytes) + " bytes");
+    bool fits = !options.memoryBytes ||
+                trial.maxResidentBytes <= *options.memoryBytes;
+    bool bestFits = best && (!options.memoryBytes ||
+                             getMaxResidentBytes(*best) <= *options.memoryBytes);
+    if (!best || (fits && !bestFits) ||
+        (fits == bestFits && candidate.commBytes < best->commBytes))
+      best = std::move(candidate);
+  }
+  return best;
+}
+
+static std::string formatBytes(int64_t bytes) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (bytes >= (int64_t(1) << 30))
+    os << llvm::format("%.2f GiB", bytes / double(int64_t(1) << 30));
+  else if (bytes >= (1 << 20))
+    os << llvm::format("%.2f MiB", bytes / double(1 << 20));
+  else
+    os << bytes << " bytes";
+  return os.str();
+}
+
+llvm::Expected<plan::Plan> Driver::searchWithinBudget(int64_t budget) {
+  auto fits = [&](const plan::Plan &p) {
+    return getMaxResidentBytes(p) <= budget;
+  };
+  auto fail = [&]() {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), *failure);
+  };
+  // Free storage first: if the cheapest plan fits, it is the answer.
+  llvm::Optional<plan::Plan> best = searchAtPrice(0);
+  if (!best)
+    return fail();
+  if (fits(*best))
+    return std::move(*best);
+  // Raise the price until a plan fits.
+  double lo = 0, hi = 1.0 / 1024;
+  llvm::Optional<plan::Plan> feasible;
+  for (int i = 0; i != 40 && !feasible; ++i) {
+    progress("memory price " + Twine(std::to_string(hi)) + " per byte");
+    llvm::Optional<plan::Plan> p = searchAtPrice(hi);
+    if (!p)
+      return fail();
+    if (fits(*p)) {
+      feasible = std::move(p);
+      report.bytePrice = hi;
+    } else {
+      lo = hi;
+      hi *= 4;
+    }
+  }
+  if (!feasible)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "no plan found within --memory " + formatBytes(budget) +
+            " per worker: the most frugal plan found needs " +
+            formatBytes(getMaxResidentBytes(*best)));
+  // Narrow the price: a lower one that still fits moves fewer bytes.
+  for (int i = 0; i != 10 && !outOfTime(); ++i) {
+    double mid = (lo + hi) / 2;
+    llvm::Optional<plan::Plan> p = searchAtPrice(mid);
+    if (!p)
+      return fail();
+    if (fits(*p)) {
+      hi = mid;
+      if (p->commBytes <= feasible->commBytes) {
+        feasible = std::move(p);
+        report.bytePrice = mid;
+      }
+    } else {
+      lo = mid;
+    }
+  }
+  return std::move(*feasible);
+}
+
+llvm::Expected<plan::Plan> Driver::run() {
+  report.ops = problem.getOps().size();
+  report.tensors = problem.getTensors().size();
+  if (options.search == SearchKind::Recursive &&
+      options.coarsen != PlannerOptions::Coarsen::Never) {
+    coarse = coarsenRepeatedStructure(problem);
+    report.opClasses = coarse.numOpClasses;
+    report.tensorClasses = coarse.numTensorClasses;
+    useCoarse = options.coarsen == PlannerOptions::Coarsen::Always ||
+                problem.getOps().size() > 2000;
+    report.coarsened = useCoarse;
+  }
+  if (options.memoryBytes) {
+    // Every element is stored somewhere, so some worker holds at least
+    // 1/K of the graph.
+    int64_t least = (problem.getTotalBytes() + options.workers - 1) /
+                    options.workers;
+    if (*options.memoryBytes < least)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "--memory " + formatBytes(*options.memoryBytes) +
+              " per worker is below what any plan needs: the graph holds " +
+              formatBytes(problem.getTotalBytes()) + ", at least " +
+              formatBytes(least) + " per worker on " +
+              Twine(options.workers) + " workers");
+    auto result = searchWithinBudget(*options.memoryBytes);
+    report.searchSeconds = secondsSince(start);
+    return result;
+  }
+  llvm::Optional<plan::Plan> best = searchAtPrice(0);
+  report.searchSeconds = secondsSince(start);
+  if (!best)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), *failure);
+  return std::move(*best);
+}
+
+llvm::Expected<plan::Plan> planner::planGraph(const PlanningProblem &problem,
+                                              const PlannerOptions &options,
+                                              PlannerReport &report) {
+  return Driver(problem, options, report).run();
+}
+
+plan::Plan planner::planBaseline(const PlanningProblem &problem,
+                                 BaselineKind kind, unsigned workers) {
+  Assignment a = kind == BaselineKind::DataParallel
+                     ? makeDataParallel(problem, workers)
+                     : makeReplicated(problem, workers);
+  plan::Plan p = materializePlan(problem, a);
+  // A baseline is built from the problem's own strategies: it always
+  // evaluates.
+  recordCosts(llvm::cantFail(evaluatePlan(problem, p)), p);
+  return p;
+}
+
+int64_t planner::getMaxResidentBytes(const plan::Plan &p) {
+  int64_t most = 0;
+  for (int64_t bytes : p.residentBytesPerWorker)
+    most = std::max(most, bytes);
+  return most;
+}

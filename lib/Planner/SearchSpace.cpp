@@ -1,0 +1,304 @@
+//===- SearchSpace.cpp - Decisions and their cost tables ------------------===//
+//
+// This file implements the construction of one search's factor graph: the
+// decision tuples of every op and tensor, their regions on the measured
+// workers, and the cost tables between them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Planner/SearchSpace.h"
+#include "tofu/Planner/CostModel.h"
+
+using namespace tofu;
+using namespace tofu::planner;
+using analysis::Region;
+
+std::vector<SmallVector<unsigned, 4>>
+planner::getAllWorkers(ArrayRef<unsigned> levels) {
+  std::vector<SmallVector<unsigned, 4>> workers(plan::getNumWorkers(levels));
+  for (unsigned w = 0, e = workers.size(); w != e; ++w)
+    plan::getWorkerDigits(levels, w, workers[w]);
+  return workers;
+}
+
+SearchSpace::SearchSpace(const PlanningProblem &problem, SearchFrame frame)
+    : problem(problem), frame(std::move(frame)) {}
+
+/// Every tuple of `count` digits below `radix`, each appended to `prefix`.
+static std::vector<SmallVector<uint8_t, 4>>
+enumerateTuples(ArrayRef<uint8_t> prefix, unsigned radix, unsigned count) {
+  std::vector<SmallVector<uint8_t, 4>> tuples;
+  SmallVector<uint8_t, 4> digit(count, 0);
+  while (true) {
+    SmallVector<uint8_t, 4> tuple(prefix.begin(), prefix.end());
+    tuple.append(digit.begin(), digit.end());
+    tuples.push_back(std::move(tuple));
+    unsigned k = count;
+    while (k != 0 && ++digit[k - 1] == radix)
+      digit[--k] = 0;
+    if (k == 0)
+      return tuples;
+  }
+}
+
+void SearchSpace::buildOpDomain(unsigned i) {
+  const ProblemOp &op = problem.getOp(i);
+  ArrayRef<uint8_t> prefix;
+  if (frame.firstFree)
+    prefix = ArrayRef<uint8_t>(frame.prior->opSteps[i]).take_front(frame.firstFree);
+  auto tuples = enumerateTuples(prefix, op.getNumSteps(),
+                                frame.levels.size() - frame.firstFree);
+  auto &domain = opDomains[i];
+  for (auto &tuple : tuples)
+    if (!mixesReplicateAndReduce(op, tuple))
+      domain.push_back(std::move(tuple));
+}
+
+void SearchSpace::buildTensorDomain(unsigned t) {
+  unsigned rank = problem.getTensor(t).rank;
+  ArrayRef<uint8_t> prefix;
+  if (frame.firstFree)
+    prefix =
+        ArrayRef<uint8_t>(frame.prior->tensorDims[t]).take_front(frame.firstFree);
+  unsigned free = frame.levels.size() - frame.firstFree;
+  if (rank == 0) {
+    tensorDomains[t] = enumerateTuples(prefix, 1, free);
+    return;
+  }
+  unsigned radix = rank + (frame.replicateTensors ? 1 : 0);
+  tensorDomains[t] = enumerateTuples(prefix, radix, free);
+}
+
+void SearchSpace::computeTensorRegions(unsigned t) {
+  auto &regions = tensorRegions[t];
+  regions.resize(tensorDomains[t].size());
+  for (unsigned b = 0, e = regions.size(); b != e; ++b) {
+    regions[b].resize(frame.workers.size());
+    for (unsigned w = 0, n = frame.workers.size(); w != n; ++w)
+      getTensorRegion(problem.getShape(t), frame.levels, tensorDomains[t][b],
+                      frame.workers[w], regions[b][w]);
+  }
+}
+
+void SearchSpace::computeOpRegions(unsigned i) {
+  const ProblemOp &op = problem.getOp(i);
+  auto &regions = opRegions[i];
+  regions.resize(opDomains[i].size());
+  SmallVector<analysis::Range, 8> box;
+  for (unsigned a = 0, e = regions.size(); a != e; ++a) {
+    regions[a].resize(frame.workers.size());
+    for (unsigned w = 0, n = frame.workers.size(); w != n; ++w) {
+      getOpBox(op, frame.levels, opDomains[i][a], frame.workers[w], box);
+      analysis::computeWorkerRegions(op.binding, box, regions[a][w]);
+    }
+  }
+}
+
+SearchSpace::OpTables SearchSpace::computeOpTables(unsigned i) {
+  const ProblemOp &op = problem.getOp(i);
+  unsigned numWorkers = frame.workers.size(), na = opDomains[i].size();
+  OpTables tables;
+  for (unsigned pos = 0, e = op.inputs.size(); pos != e; ++pos) {
+    unsigned t = op.inputs[pos];
+    double scale = frame.weight * problem.getTensor(t).elementSize;
+    unsigned nb = tensorDomains[t].size();
+    std::vector<double> table(na * nb);
+    for (unsigned a = 0; a != na; ++a)
+      for (unsigned b = 0; b != nb; ++b) {
+        int64_t elements = 0;
+        for (unsigned w = 0; w != numWorkers; ++w)
+          elements += countFetched(opRegions[i][a][w].inputs[pos],
+                                   &tensorRegions[t][b][w]);
+        table[a * nb + b] = scale * elements;
+      }
+    tables.emplace_back(tensorVars[t], std::move(table));
+  }
+  unsigned t = op.output;
+  const ProblemTensor &out = problem.getTensor(t);
+  double scale = frame.weight * out.elementSize;
+  unsigned nb = tensorDomains[t].size();
+  std::vector<double> table(na * nb);
+  SmallVector<Region, 8> computed(numWorkers);
+  SmallVector<HeldRegion, 8> held(numWorkers);
+  for (unsigned a = 0; a != na; ++a) {
+    bool partial = false;
+    for (uint8_t s : opDomains[i][a])
+      partial |= op.isReduceStep(s);
+    for (unsigned w = 0; w != numWorkers; ++w)
+      computed[w] = opRegions[i][a][w].output;
+    for (unsigned b = 0; b != nb; ++b) {
+      for (unsigned w = 0; w != numWorkers; ++w)
+        held[w] = &tensorRegions[t][b][w];
+      table[a * nb + b] =
+          scale * countProduced(computed, held, partial, out.rank);
+    }
+  }
+  tables.emplace_back(tensorVars[t], std::move(table));
+  return tables;
+}
+
+std::vector<double> SearchSpace::computeNextStepTable(unsigned t) {
+  unsigned target = problem.getTensor(t).updates;
+  unsigned numWorkers = frame.workers.size();
+  double scale = frame.weight * problem.getTensor(target).elementSize;
+  unsigned np = tensorDomains[target].size(), no = tensorDomains[t].size();
+  std::vector<double> table(np * no);
+  SmallVector<HeldRegion, 8> param(numWorkers), updated(numWorkers);
+  for (unsigned a = 0; a != np; ++a)
+    for (unsigned b = 0; b != no; ++b) {
+      for (unsigned w = 0; w != numWorkers; ++w) {
+        param[w] = &tensorRegions[target][a][w];
+        updated[w] = &tensorRegions[t][b][w];
+      }
+      table[a * no + b] = scale * countNextStep(param, updated);
+    }
+  return table;
+}
+
+void SearchSpace::addTable(unsigned a, unsigned b, std::vector<double> table,
+                           unsigned times) {
+  if (times != 1)
+    for (double &c : table)
+      c *= times;
+  if (a != b) {
+    graph.addPairwise(a, b, table);
+    return;
+  }
+  // Both sides are one tied decision: only the diagonal can happen.
+  unsigned n = graph.getDomain(a);
+  std::vector<double> diagonal(n);
+  for (unsigned x = 0; x != n; ++x)
+    diagonal[x] = table[x * n + x];
+  graph.addUnary(a, diagonal);
+}
+
+void SearchSpace::addStoragePrices(unsigned t) {
+  if (frame.bytePrice == 0)
+    return;
+  unsigned n = tensorDomains[t].size();
+  std::vector<double> prices(n);
+  for (unsigned b = 0; b != n; ++b) {
+    int64_t most = 0;
+    for (const Region &region : tensorRegions[t][b])
+      most = std::max(most, plan::getVolume(region));
+    prices[b] = frame.bytePrice * most * problem.getTensor(t).elementSize;
+  }
+  graph.addUnary(tensorVars[t], prices);
+}
+
+unsigned SearchSpace::getTensorVar(unsigned t) {
+  unsigned cls = frame.coarsening ? frame.coarsening->tensorClass[t] : t;
+  SmallVector<uint8_t, 4> prefix(tensorDomains[t][0].begin(),
+                                 tensorDomains[t][0].begin() + frame.firstFree);
+  auto [it, inserted] = tensorVarOf.try_emplace({cls, prefix}, 0);
+  if (inserted)
+    it->second = graph.addVariable(tensorDomains[t].size());
+  return it->second;
+}
+
+unsigned SearchSpace::getOpVar(unsigned i) {
+  unsigned cls = frame.coarsening ? frame.coarsening->opClass[i] : i;
+  SmallVector<uint8_t, 4> prefix(opDomains[i][0].begin(),
+                                 opDomains[i][0].begin() + frame.firstFree);
+  auto [it, inserted] = opVarOf.try_emplace({cls, prefix}, 0);
+  if (inserted)
+    it->second = graph.addVariable(opDomains[i].size());
+  return it->second;
+}
+
+bool SearchSpace::build() {
+  unsigned numOps = problem.getOps().size();
+  unsigned numTensors = problem.getTensors().size();
+  opDomains.assign(numOps, {});
+  tensorDomains.assign(numTensors, {});
+  opRegions.assign(numOps, {});
+  tensorRegions.assign(numTensors, {});
+  for (unsigned t = 0; t != numTensors; ++t) {
+    buildTensorDomain(t);
+    if (tensorDomains[t].size() > 65535)
+      return false;
+    tensorVars.push_back(getTensorVar(t));
+    computeTensorRegions(t);
+    addStoragePrices(t);
+  }
+  // Ops of one decision whose tensors are of the same decisions have the
+  // same tables: compute them once, add them once per op.
+  std::map<SmallVector<unsigned, 8>, std::pair<OpTables, unsigned>> bundles;
+  for (unsigned i = 0; i != numOps; ++i) {
+    buildOpDomain(i);
+    if (opDomains[i].size() > 65535)
+      return false;
+    opVars.push_back(getOpVar(i));
+    const ProblemOp &op = problem.getOp(i);
+    SmallVector<unsigned, 8> key{opVars[i], tensorVars[op.output]};
+    for (unsigned t : op.inputs)
+      key.push_back(tensorVars[t]);
+    auto [it, inserted] = bundles.try_emplace(key);
+    ++it->second.second;
+    if (!inserted)
+      continue;
+    computeOpRegions(i);
+    it->second.first = computeOpTables(i);
+    // The op's regions are only needed for its own tables.
+    std::vector<std::vector<analysis::WorkerRegions>>().swap(opRegions[i]);
+  }
+  for (auto &[key, bundle] : bundles)
+    for (auto &[tensorVar, table] : bundle.first)
+      addTable(key[0], tensorVar, std::move(table), bundle.second);
+  std::map<std::pair<unsigned, unsigned>, std::pair<unsigned, unsigned>> updates;
+  for (unsigned t = 0; t != numTensors; ++t) {
+    int target = problem.getTensor(t).updates;
+    if (target < 0 || unsigned(target) == t)
+      continue;
+    auto [it, inserted] =
+        updates.try_emplace({tensorVars[target], tensorVars[t]}, t, 0);
+    ++it->second.second;
+  }
+  for (auto &[vars, use] : updates)
+    addTable(vars.first, vars.second, computeNextStepTable(use.first),
+             use.second);
+  return true;
+}
+
+void SearchSpace::apply(ArrayRef<unsigned> choice, Assignment &out) const {
+  for (unsigned i = 0, e = opVars.size(); i != e; ++i)
+    out.opSteps[i] = opDomains[i][choice[opVars[i]]];
+  for (unsigned t = 0, e = tensorVars.size(); t != e; ++t)
+    out.tensorDims[t] = tensorDomains[t][choice[tensorVars[t]]];
+}
+
+llvm::Error planner::solveFrame(const PlanningProblem &problem, SearchFrame frame,
+                              const SearchSettings &settings,
+                              Assignment &assignment, SearchStats &stats) {
+  frame.replicateTensors = settings.replicateTensors;
+  frame.bytePrice = settings.bytePrice;
+  if (!frame.coarsening)
+    frame.coarsening = settings.coarsening;
+  SearchSpace space(problem, std::move(frame));
+  if (!space.build())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "a decision has more than 65535 choices");
+  std::vector<unsigned> choice;
+  double cost = 0;
+  FactorGraph &graph = space.getFactorGraph();
+  if (!graph.minimize(choice, cost, settings.maxTableEntries,
+                      settings.allowConditioning))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "the elimination needs a table of more than " +
+            Twine(settings.maxTableEntries) + " entries");
+  stats.decisions += space.getNumDecisions();
+  stats.largestTable = std::max(stats.largestTable, graph.getStats().largestTable);
+  stats.conditioned += graph.getStats().conditioned;
+  space.apply(choice, assignment);
+  return llvm::Error::success();
+}
+
+Assignment planner::makeUndecided(const PlanningProblem &problem,
+                                      ArrayRef<unsigned> levels) {
+  Assignment a;
+  a.levels.assign(levels.begin(), levels.end());
+  a.opSteps.resize(problem.getOps().size());
+  a.tensorDims.resize(problem.getTensors().size());
+  return a;
+}

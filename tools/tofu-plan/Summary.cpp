@@ -1,0 +1,221 @@
+//===- Summary.cpp - tofu-plan's human-readable report --------------------===//
+//
+// This file implements the summary: what was planned, how many bytes move
+// and how that compares with the baselines, how much each worker holds
+// against an even share of the graph, how the search went, and where the
+// bytes go (per forward/backward group, and the most expensive ops with
+// the reason: which input they fetch, or delivering their output).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Summary.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Format.h"
+
+using namespace tofu;
+using namespace tofu::planner;
+
+namespace {
+
+std::string formatBytes(double bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  unsigned u = 0;
+  while (bytes >= 1024 && u + 1 < 5) {
+    bytes /= 1024;
+    ++u;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (u == 0)
+    os << int64_t(bytes) << " B";
+  else
+    os << llvm::format("%.2f %s", bytes, units[u]);
+  return os.str();
+}
+
+std::string formatLevels(ArrayRef<unsigned> levels) {
+  std::string text;
+  for (unsigned f : levels)
+    text += (text.empty() ? "" : "x") + std::to_string(f);
+  return text.empty() ? "none" : text;
+}
+
+std::string formatSteps(const plan::OpPlan &op) {
+  std::string text;
+  for (const plan::Step &step : op.steps)
+    text += (text.empty() ? "" : " ") + plan::formatStep(step);
+  return text.empty() ? "whole" : text;
+}
+
+std::string ratio(int64_t value, int64_t base) {
+  if (base == 0)
+    return value == 0 ? "1.000x" : "inf";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::format("%.3fx", double(value) / double(base));
+  return os.str();
+}
+
+class SummaryPrinter {
+public:
+  SummaryPrinter(llvm::raw_ostream &os, const SummaryInput &in)
+      : os(os), in(in), g(in.problem->getGraph()), p(*in.plan) {}
+  void print();
+
+private:
+  void printTotals();
+  void printBaselines();
+  void printSearch();
+  void printGroups();
+  void printTopSites();
+  std::string explain(unsigned i) const;
+
+  llvm::raw_ostream &os;
+  const SummaryInput &in;
+  const graph::Graph &g;
+  const plan::Plan &p;
+};
+
+} // namespace
+
+void SummaryPrinter::printTotals() {
+  int64_t total = in.problem->getTotalBytes();
+  int64_t resident = getMaxResidentBytes(p);
+  int64_t peak = 0;
+  for (int64_t b : p.peakBytesPerWorker)
+    peak = std::max(peak, b);
+  os << "plan:       " << in.what << " for " << p.workers << " workers, levels "
+     << formatLevels(p.levels) << "\n";
+  os << "graph:      " << in.graphName << ": " << g.getNumOps() << " ops, "
+     << g.getNumTensors() << " tensors, " << formatBytes(total) << "\n";
+  os << "comm_bytes: " << p.commBytes << " (" << formatBytes(p.commBytes)
+     << " per training step)\n";
+  os << "resident:   " << formatBytes(resident) << " on the fullest worker, "
+     << ratio(resident, (total + p.workers - 1) / p.workers)
+     << " of an even share (graph / " << p.workers << " = "
+     << formatBytes(double(total) / p.workers) << ")\n";
+  os << "peak:       " << formatBytes(peak)
+     << " on the fullest worker (liveness estimate)\n";
+}
+
+void SummaryPrinter::printBaselines() {
+  if (!in.dataParallel && !in.replicated)
+    return;
+  os << "\nbaselines (same cost model):\n";
+  os << llvm::format("  %-16s %18s %10s %14s\n", (const char *)"plan",
+                     (const char *)"comm_bytes", (const char *)"vs this",
+                     (const char *)"resident/wkr");
+  auto row = [&](StringRef name, const plan::Plan &b) {
+    os << llvm::format("  %-16s %18lld %10s %14s\n", name.str().c_str(),
+                       (long long)b.commBytes,
+                       ratio(b.commBytes, p.commBytes).c_str(),
+                       formatBytes(getMaxResidentBytes(b)).c_str());
+  };
+  row("this plan", p);
+  if (in.dataParallel)
+    row("data-parallel", *in.dataParallel);
+  if (in.replicated)
+    row("replicate", *in.replicated);
+}
+
+void SummaryPrinter::printSearch() {
+  if (!in.report)
+    return;
+  const PlannerReport &r = *in.report;
+  os << "\nsearch:     " << llvm::format("%.3f", r.searchSeconds) << " s, "
+     << r.stats.decisions << " decisions eliminated, largest table "
+     << r.stats.largestTable << " entries\n";
+  for (const LevelTrial &trial : r.trials)
+    os << "  levels " << formatLevels(trial.levels) << ": "
+       << trial.commBytes << " bytes, fullest worker "
+       << formatBytes(trial.maxResidentBytes)
+       << llvm::format(" (%.3f s)", trial.seconds)
+       << (trial.levels == p.levels ? "  <- chosen" : "") << "\n";
+  if (r.bytePrice > 0)
+    os << "  memory budget met at a price of " << r.bytePrice
+       << " moved bytes per stored byte\n";
+  if (!r.note.empty())
+    os << "  note: " << r.note << "\n";
+}
+
+void SummaryPrinter::printGroups() {
+  struct Row {
+    std::string name, steps;
+    unsigned ops = 0;
+    int64_t bytes = 0;
+  };
+  std::vector<Row> rows;
+  llvm::StringMap<unsigned> ids;
+  for (unsigned i = 0, e = g.getNumOps(); i != e; ++i) {
+    const graph::Op &op = g.getOp(i);
+    StringRef name = op.hasGroup ? StringRef(op.group) : StringRef(op.name);
+    auto [it, inserted] = ids.try_emplace(name, rows.size());
+    if (inserted)
+      rows.push_back({name.str(), formatSteps(p.ops[i]) + " (" + op.type + ")"});
+    ++rows[it->second].ops;
+    rows[it->second].bytes += p.ops[i].cost.total();
+  }
+  os << "\nper layer (forward op with its backward ops; steps of the forward "
+        "op):\n";
+  unsigned shown = 0;
+  for (const Row &row : rows) {
+    if (row.bytes == 0 && rows.size() > 40)
+      continue;
+    if (++shown > 60) {
+      os << "  ... (" << rows.size() << " groups in all; layers moving no "
+         << "bytes are not listed for large graphs)\n";
+      break;
+    }
+    os << llvm::format("  %-40s %3u ops  %-34s %12s\n", row.name.c_str(),
+                       row.ops, row.steps.c_str(),
+                       formatBytes(row.bytes).c_str());
+  }
+}
+
+std::string SummaryPrinter::explain(unsigned i) const {
+  const plan::OpCost &cost = p.ops[i].cost;
+  if (cost.produceBytes >= cost.fetchBytes)
+    return "delivering its output";
+  return "fetching inputs";
+}
+
+void SummaryPrinter::printTopSites() {
+  std::vector<unsigned> order(g.getNumOps());
+  for (unsigned i = 0, e = order.size(); i != e; ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
+    return p.ops[a].cost.total() > p.ops[b].cost.total();
+  });
+  os << "\ntop communication sites:\n";
+  for (unsigned n = 0; n != std::min<size_t>(10, order.size()); ++n) {
+    unsigned i = order[n];
+    int64_t bytes = p.ops[i].cost.total();
+    if (bytes == 0)
+      break;
+    os << llvm::format("  %-44s %-28s %12s %6.1f%%  %s\n",
+                       g.getOp(i).name.c_str(), formatSteps(p.ops[i]).c_str(),
+                       formatBytes(bytes).c_str(),
+                       100.0 * bytes / std::max<int64_t>(1, p.commBytes),
+                       explain(i).c_str());
+  }
+  int64_t nextStep = p.commBytes;
+  for (const plan::OpPlan &op : p.ops)
+    nextStep -= op.cost.total();
+  if (nextStep)
+    os << "  (and " << formatBytes(nextStep)
+       << " moving updated parameters back to their layout for the next "
+          "step)\n";
+}
+
+void SummaryPrinter::print() {
+  printTotals();
+  printBaselines();
+  printSearch();
+  printGroups();
+  printTopSites();
+}
+
+void tofu::printPlanSummary(llvm::raw_ostream &os, const SummaryInput &in) {
+  SummaryPrinter(os, in).print();
+}

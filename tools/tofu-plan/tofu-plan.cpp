@@ -1,0 +1,340 @@
+//===- tofu-plan.cpp - Partition a training graph across workers ----------===//
+//
+// tofu-plan reads a training graph (tofu-graph JSON, or ONNX when the
+// importer is built), verifies it against the TDL operator specs, and
+// finds for every op its step at each level and for every tensor where
+// each worker stores it, minimising the bytes moved (docs/CostModel.md).
+// It writes the plan as JSON, a summary, Graphviz or C++; with --verify it
+// checks an existing plan against its graph instead. Exit status: 0
+// success, 1 bad input (with a diagnostic), 2 bad usage.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Summary.h"
+
+#include "tofu/Graph/GraphReader.h"
+#include "tofu/Graph/GraphWriter.h"
+#include "tofu/Graph/SpecLibrary.h"
+#include "tofu/Graph/Verifier.h"
+#include "tofu/Plan/PlanEmitters.h"
+#include "tofu/Plan/PlanJSON.h"
+#include "tofu/Planner/PlanVerifier.h"
+#include "tofu/Planner/Planner.h"
+#include "tofu/Support/Diagnostics.h"
+#include "tofu/Support/Version.h"
+#ifdef TOFU_HAVE_ONNX
+#include "tofu/Graph/ONNXImporter.h"
+#endif
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace tofu;
+namespace cl = llvm::cl;
+
+#ifndef TOFU_SPECS_DIR
+#define TOFU_SPECS_DIR ""
+#endif
+
+namespace {
+
+enum class EmitKind { Plan, Summary, Dot, Cpp };
+enum class BaselineChoice { None, DataParallel, Replicate };
+enum ExitStatus { Success = 0, BadInput = 1, BadUsage = 2 };
+
+cl::OptionCategory category("tofu-plan options");
+
+cl::list<std::string> positional(cl::Positional, cl::OneOrMore,
+                                 cl::desc("<GRAPH.json | MODEL.onnx>"),
+                                 cl::cat(category));
+
+cl::opt<std::string> workersFlag(
+    "workers", cl::desc("Number of workers K (a positive integer)"),
+    cl::value_desc("K"), cl::cat(category));
+
+cl::list<std::string> specFiles(
+    "spec", cl::desc("Also use the operators of FILE.tdl (repeatable)"),
+    cl::value_desc("FILE.tdl"), cl::cat(category));
+
+cl::opt<bool> noDefaultSpecs(
+    "no-default-specs",
+    cl::desc("Do not load the standard operator library (" TOFU_SPECS_DIR
+             "/*.tdl)"),
+    cl::cat(category));
+
+cl::opt<EmitKind> emitKind(
+    "emit", cl::desc("What to write"), cl::init(EmitKind::Plan),
+    cl::values(
+        clEnumValN(EmitKind::Plan, "plan", "plan JSON (default)"),
+        clEnumValN(EmitKind::Summary, "summary",
+                   "a report: bytes moved and held against the baselines, "
+                   "the search, per-layer steps, top communication sites"),
+        clEnumValN(EmitKind::Dot, "dot",
+                   "Graphviz: the forward/backward groups coloured by step"),
+        clEnumValN(EmitKind::Cpp, "cpp",
+                   "C++ tables of the plan, to compile into a program")),
+    cl::cat(category));
+
+cl::opt<planner::SearchKind> searchKind(
+    "search", cl::desc("The search"), cl::init(planner::SearchKind::Recursive),
+    cl::values(clEnumValN(planner::SearchKind::Recursive, "recursive",
+                          "Tofu's level-by-level search (default)"),
+               clEnumValN(planner::SearchKind::Exact, "exact",
+                          "the true optimum of the cost model, for small "
+                          "graphs (every level at once)")),
+    cl::cat(category));
+
+cl::opt<BaselineChoice> baseline(
+    "baseline", cl::desc("Emit a baseline plan instead of searching"),
+    cl::init(BaselineChoice::None),
+    cl::values(clEnumValN(BaselineChoice::DataParallel, "data-parallel",
+                          "batch split, everything else replicated"),
+               clEnumValN(BaselineChoice::Replicate, "replicate",
+                          "everything whole on every worker")),
+    cl::cat(category));
+
+cl::opt<std::string> memoryFlag(
+    "memory",
+    cl::desc("Cap on resident bytes per worker; within it tensors may be "
+             "replicated where that saves communication"),
+    cl::value_desc("BYTES[K|M|G]"), cl::cat(category));
+
+cl::opt<double> timeLimit(
+    "time-limit",
+    cl::desc("Stop trying further factorings of K after this many seconds "
+             "(the best plan so far is kept)"),
+    cl::value_desc("SECONDS"), cl::init(0), cl::cat(category));
+
+cl::opt<bool> quiet("quiet", cl::desc("No progress lines on stderr"),
+                    cl::cat(category));
+
+cl::opt<bool> verifyMode(
+    "verify",
+    cl::desc("Check PLAN.json against GRAPH: coverage, steps and the cost "
+             "model's numbers (tofu-plan --verify PLAN.json GRAPH)"),
+    cl::cat(category));
+
+cl::opt<std::string> outputFile("o", cl::desc("Write output to FILE"),
+                                cl::value_desc("FILE"), cl::init("-"),
+                                cl::cat(category));
+
+llvm::raw_ostream &error() { return llvm::WithColor::error(llvm::errs(), "tofu-plan"); }
+
+std::unique_ptr<graph::Graph> loadGraph(StringRef path, DiagnosticEngine &diags) {
+  if (path.endswith(".onnx")) {
+#ifdef TOFU_HAVE_ONNX
+    std::unique_ptr<graph::Graph> imported = graph::importONNXFile(path, diags);
+    if (!imported)
+      return nullptr;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    graph::writeGraph(os, *imported);
+    unsigned id = diags.getSourceMgr().AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(os.str(), path.str() + ".json"),
+        SMLoc());
+    return graph::readGraph(id, diags);
+#else
+    error() << "'" << path << "': this tofu-plan was built without the ONNX "
+            << "importer\n";
+    return nullptr;
+#endif
+  }
+  return graph::readGraphFile(path, diags);
+}
+
+bool loadSpecs(graph::SpecLibrary &specs, DiagnosticEngine &diags) {
+  if (!noDefaultSpecs && StringRef(TOFU_SPECS_DIR) != "")
+    specs.addDirectory(TOFU_SPECS_DIR, diags);
+  for (const std::string &file : specFiles)
+    specs.addFile(file, diags);
+  if (diags.hasErrors())
+    return false;
+  return specs.check(diags);
+}
+
+llvm::Optional<unsigned> parseWorkers() {
+  unsigned k = 0;
+  if (workersFlag.empty()) {
+    error() << "--workers K is required\n";
+    return llvm::None;
+  }
+  if (StringRef(workersFlag).getAsInteger(10, k) || k == 0 || k > 65536) {
+    error() << "--workers expects a positive integer (at most 65536), got '"
+            << workersFlag << "'\n";
+    return llvm::None;
+  }
+  return k;
+}
+
+llvm::Optional<int64_t> parseMemory() {
+  StringRef text = memoryFlag;
+  int64_t scale = 1;
+  if (text.endswith_insensitive("k") || text.endswith_insensitive("m") ||
+      text.endswith_insensitive("g")) {
+    char unit = llvm::toLower(text.back());
+    scale = unit == 'k' ? 1 << 10 : unit == 'm' ? 1 << 20 : int64_t(1) << 30;
+    text = text.drop_back();
+  }
+  uint64_t value = 0;
+  if (text.getAsInteger(10, value) || value == 0 ||
+      value > uint64_t(INT64_MAX / scale)) {
+    error() << "--memory expects a positive byte count with an optional "
+               "K, M or G suffix, got '"
+            << memoryFlag << "'\n";
+    return llvm::None;
+  }
+  return int64_t(value) * scale;
+}
+
+/// The graph, verified and bound to its operators; null after diagnostics.
+struct LoadedGraph {
+  std::unique_ptr<graph::Graph> graph;
+  std::unique_ptr<planner::PlanningProblem> problem;
+};
+
+bool loadProblem(StringRef path, graph::SpecLibrary &specs,
+                 DiagnosticEngine &diags, LoadedGraph &out) {
+  out.graph = loadGraph(path, diags);
+  if (!out.graph || !loadSpecs(specs, diags) ||
+      !graph::verifyGraph(*out.graph, specs, diags))
+    return false;
+  out.problem = planner::PlanningProblem::build(*out.graph, specs, diags);
+  return out.problem != nullptr;
+}
+
+int runVerify(DiagnosticEngine &diags) {
+  if (positional.size() != 2) {
+    error() << "--verify takes PLAN.json GRAPH\n";
+    return BadUsage;
+  }
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(positional[0]);
+  if (!buffer) {
+    error() << "cannot read '" << positional[0]
+            << "': " << buffer.getError().message() << "\n";
+    return BadInput;
+  }
+  auto p = plan::readPlanJSON((*buffer)->getBuffer());
+  if (!p) {
+    error() << positional[0] << ": " << llvm::toString(p.takeError()) << "\n";
+    return BadInput;
+  }
+  graph::SpecLibrary specs;
+  LoadedGraph loaded;
+  if (!loadProblem(positional[1], specs, diags, loaded))
+    return BadInput;
+  planner::CostReport report;
+  if (!planner::verifyPlan(*loaded.problem, *p, llvm::errs(), report))
+    return BadInput;
+  llvm::outs() << positional[0] << ": valid plan for " << p->workers
+               << " workers: every tensor covered, comm_bytes "
+               << report.commBytes << " recomputed\n";
+  return Success;
+}
+
+int writeOutput(const graph::Graph &g, const plan::Plan &p,
+                const SummaryInput &summary) {
+  std::error_code ec;
+  llvm::ToolOutputFile out(outputFile, ec, llvm::sys::fs::OF_Text);
+  if (ec) {
+    error() << "cannot write '" << outputFile << "': " << ec.message() << "\n";
+    return BadInput;
+  }
+  switch (emitKind) {
+  case EmitKind::Plan:
+    plan::writePlanJSON(out.os(), p);
+    break;
+  case EmitKind::Summary:
+    printPlanSummary(out.os(), summary);
+    break;
+  case EmitKind::Dot:
+    plan::writePlanDot(out.os(), g, p);
+    break;
+  case EmitKind::Cpp:
+    plan::writePlanCpp(out.os(), g, p);
+    break;
+  }
+  out.keep();
+  return Success;
+}
+
+int runPlan(DiagnosticEngine &diags) {
+  if (positional.size() != 1) {
+    error() << "expected one graph, got " << positional.size()
+            << " (to check a plan: --verify PLAN.json GRAPH)\n";
+    return BadUsage;
+  }
+  llvm::Optional<unsigned> workers = parseWorkers();
+  if (!workers)
+    return BadInput;
+  planner::PlannerOptions options;
+  options.workers = *workers;
+  options.search = searchKind;
+  options.timeLimitSeconds = timeLimit;
+  options.progress = quiet ? nullptr : &llvm::errs();
+  if (!memoryFlag.empty()) {
+    options.memoryBytes = parseMemory();
+    if (!options.memoryBytes)
+      return BadInput;
+  }
+  graph::SpecLibrary specs;
+  LoadedGraph loaded;
+  if (!loadProblem(positional[0], specs, diags, loaded))
+    return BadInput;
+  const planner::PlanningProblem &problem = *loaded.problem;
+
+  SummaryInput summary;
+  summary.graphName = llvm::sys::path::filename(positional[0]).str();
+  summary.problem = &problem;
+  plan::Plan dataParallel = planner::planBaseline(
+      problem, planner::BaselineKind::DataParallel, *workers);
+  plan::Plan replicated = planner::planBaseline(
+      problem, planner::BaselineKind::Replicate, *workers);
+  summary.dataParallel = &dataParallel;
+  summary.replicated = &replicated;
+
+  if (baseline != BaselineChoice::None) {
+    bool dp = baseline == BaselineChoice::DataParallel;
+    summary.what = dp ? "the data-parallel baseline" : "the replicate baseline";
+    summary.plan = dp ? &dataParallel : &replicated;
+    return writeOutput(*loaded.graph, *summary.plan, summary);
+  }
+  planner::PlannerReport report;
+  auto p = planner::planGraph(problem, options, report);
+  if (!p) {
+    error() << llvm::toString(p.takeError()) << "\n";
+    return BadInput;
+  }
+  summary.what = searchKind == planner::SearchKind::Exact
+                     ? "the exact optimum"
+                     : "the recursive search's plan";
+  summary.plan = &*p;
+  summary.report = &report;
+  return writeOutput(*loaded.graph, *p, summary);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter(printToolVersion);
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "tofu-plan: partition a training graph across K workers, "
+          "minimising the bytes moved (docs/CostModel.md), and write the "
+          "plan.\n\n"
+          "  tofu-plan GRAPH --workers K [--emit=plan|summary|dot|cpp]\n"
+          "  tofu-plan --verify PLAN.json GRAPH\n\n"
+          "Exit status: 0 success, 1 bad input (diagnostics on stderr), 2 "
+          "bad usage.\n",
+          &llvm::errs()))
+    return BadUsage;
+  llvm::SourceMgr srcMgr;
+  DiagnosticEngine diags(srcMgr);
+  return verifyMode ? runVerify(diags) : runPlan(diags);
+}
