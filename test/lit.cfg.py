@@ -3,6 +3,7 @@
 
 import os
 
+import lit
 import lit.formats
 from lit.llvm import llvm_config
 
@@ -20,8 +21,19 @@ llvm_config.with_environment("PATH", config.tofu_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
 
 config.substitutions.append(("%tofu_src", config.tofu_src_root))
+config.substitutions.append(("%tofu_obj", config.tofu_obj_root))
 config.substitutions.append(("%specs", os.path.join(config.tofu_src_root, "specs")))
-config.substitutions.append(("%python", config.python_executable))
+# %python is the configured Python (/usr/bin/python3, which has torch), not
+# the interpreter running lit: use_default_substitutions() defines its own
+# %python as lit's sys.executable, and lit applies the first match, so ours
+# goes first (test/Suite/python-substitution.test).
+config.substitutions.insert(0, ("%python", config.python_executable))
+# For the test of the suite's own configuration: lit.py, and the configured
+# Python under a name no other substitution shadows.
+config.substitutions.append(
+    ("%{lit}", os.path.join(os.path.dirname(os.path.dirname(lit.__file__)),
+                            "lit.py")))
+config.substitutions.append(("%{configured-python}", config.python_executable))
 config.substitutions.append(
     ("%exit-status", config.python_executable + " " +
      os.path.join(config.tofu_src_root, "test", "Utils", "print-exit-status.py")))

@@ -7,21 +7,19 @@
 // concrete operator for the op's shapes and params (tdl::Instantiator,
 // which resolves overloads and expands ellipses and reports why no
 // overload fits), and its output shape against the shape inferred from the
-// operator's reads (analysis::inferOutputShape). The shape
-// rule (docs/GraphFormat.md): where inference determines the output shape,
-// the declared shape must equal it; where it does not determine every
-// dimension, the declared shape must bind with the inputs
-// (analysis::Binding) and each declared extent must keep the reads that
-// bound that dimension in bounds (ShapeAgreement.h).
+// operator's reads, by the one shape rule (analysis::judgeOutputShape,
+// docs/GraphFormat.md): where inference determines the output shape, the
+// declared shape must equal it (up to a stride); where it does not
+// determine every dimension, the declared shape must bind with the inputs
+// and each declared extent must keep the reads that bound that dimension
+// in bounds.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Graph/GraphWriter.h"
-#include "tofu/Graph/ShapeAgreement.h"
 #include "tofu/Graph/SpecLibrary.h"
 #include "tofu/Graph/Verifier.h"
-#include "tofu/Analysis/Binding.h"
-#include "tofu/Analysis/ShapeInference.h"
+#include "tofu/Analysis/ShapeAgreement.h"
 #include "tofu/Support/Diagnostics.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -168,8 +166,9 @@ void SpecVerifier::checkShape(const Op &op, const tdl::OpDecl &decl,
     inputShapes.push_back(g.getTensor(ref.index).shape);
   const Tensor &out = g.getTensor(op.getOutput());
 
-  ShapeVerdict verdict =
-      judgeOutputShape(analysis, inputShapes, params, out.shape, opaque);
+  using analysis::ShapeVerdict;
+  ShapeVerdict verdict = analysis::judgeOutputShape(analysis, inputShapes,
+                                                    params, out.shape, opaque);
   switch (verdict.kind) {
   case ShapeVerdict::Kind::Exact:
   case ShapeVerdict::Kind::Tolerated:

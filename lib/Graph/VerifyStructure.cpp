@@ -1,12 +1,16 @@
 //===- VerifyStructure.cpp - Names and dataflow of a graph ----------------===//
 //
 // This file implements the structural half of the graph verifier: names,
-// dimensions, op outputs, producers and graph inputs, and cycles.
+// dimensions, op outputs, producers and graph inputs, and cycles (one pass
+// of Tarjan's strongly connected components, linear in the graph).
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Graph/Verifier.h"
 #include "tofu/Support/Diagnostics.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
 #include <string>
@@ -34,7 +38,8 @@ private:
   void checkRefs(const Op &op, ArrayRef<TensorRef> refs, StringRef kind);
   void checkProducers();
   void checkCycles();
-  void reportCycle(unsigned start, std::vector<uint8_t> &state);
+  void reportCycle(unsigned start, ArrayRef<SmallVector<unsigned, 2>> edges,
+                   ArrayRef<unsigned> component, unsigned componentSize);
 
   const Graph &g;
   DiagnosticEngine &diags;
@@ -124,73 +129,142 @@ void StructureVerifier::checkProducers() {
   }
 }
 
-void StructureVerifier::reportCycle(unsigned start,
-                                    std::vector<uint8_t> &state) {
-  // Walk producer edges from `start` among unfinished ops until an op
-  // repeats; the repeated suffix is a cycle.
-  std::vector<unsigned> path;
-  std::vector<int> posInPath(g.getNumOps(), -1);
-  unsigned cur = start;
-  while (posInPath[cur] < 0) {
-    posInPath[cur] = path.size();
-    path.push_back(cur);
-    int next = -1;
-    for (const TensorRef &ref : g.getOp(cur).inputs) {
+namespace {
+
+/// The ops each op reads the outputs of (its producers), the edges of the
+/// cycle check.
+std::vector<SmallVector<unsigned, 2>> getProducerEdges(const Graph &g) {
+  std::vector<SmallVector<unsigned, 2>> edges(g.getNumOps());
+  for (unsigned o = 0, n = g.getNumOps(); o != n; ++o)
+    for (const TensorRef &ref : g.getOp(o).inputs) {
       int p = ref.index < 0 ? -1 : g.getProducer(ref.index);
-      if (p >= 0 && state[p] != 2) {
-        next = p;
-        break;
-      }
+      if (p >= 0)
+        edges[o].push_back(p);
     }
-    if (next < 0)
-      return;
-    cur = next;
+  return edges;
+}
+
+/// Tarjan's strongly connected components over `edges`, iterative so that a
+/// long chain cannot overflow the stack. Returns each node's component id;
+/// `numComponents` is set to their number.
+std::vector<unsigned>
+findComponents(ArrayRef<SmallVector<unsigned, 2>> edges,
+               unsigned &numComponents) {
+  const unsigned unvisited = ~0u;
+  unsigned n = edges.size(), counter = 0;
+  std::vector<unsigned> index(n, unvisited), low(n, 0), component(n, 0);
+  std::vector<bool> onStack(n, false);
+  std::vector<unsigned> stack;
+  // The depth-first search's own stack: a node and its next edge.
+  std::vector<std::pair<unsigned, unsigned>> frames;
+  numComponents = 0;
+  auto visit = [&](unsigned v) {
+    index[v] = low[v] = counter++;
+    stack.push_back(v);
+    onStack[v] = true;
+    frames.push_back({v, 0});
+  };
+  for (unsigned root = 0; root != n; ++root) {
+    if (index[root] != unvisited)
+      continue;
+    visit(root);
+    while (!frames.empty()) {
+      unsigned v = frames.back().first;
+      if (frames.back().second < edges[v].size()) {
+        unsigned w = edges[v][frames.back().second++];
+        if (index[w] == unvisited)
+          visit(w);
+        else if (onStack[w])
+          low[v] = std::min(low[v], index[w]);
+        continue;
+      }
+      frames.pop_back();
+      if (!frames.empty()) {
+        unsigned parent = frames.back().first;
+        low[parent] = std::min(low[parent], low[v]);
+      }
+      if (low[v] != index[v])
+        continue;
+      unsigned w;
+      do {
+        w = stack.back();
+        stack.pop_back();
+        onStack[w] = false;
+        component[w] = numComponents;
+      } while (w != v);
+      ++numComponents;
+    }
   }
-  // path[posInPath[cur]..] is the cycle, each op reading the next one's
-  // output; print it in dataflow order.
-  std::vector<unsigned> cycle(path.begin() + posInPath[cur], path.end());
-  std::reverse(cycle.begin(), cycle.end());
-  std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()),
-              cycle.end());
+  return component;
+}
+
+} // namespace
+
+void StructureVerifier::checkCycles() {
+  // One pass of Tarjan's algorithm: an op is on a cycle iff its strongly
+  // connected component has more than one op or it reads its own output.
+  // Each such component is reported once, at its first op.
+  std::vector<SmallVector<unsigned, 2>> edges = getProducerEdges(g);
+  unsigned numComponents;
+  std::vector<unsigned> component = findComponents(edges, numComponents);
+  std::vector<unsigned> size(numComponents, 0);
+  for (unsigned c : component)
+    ++size[c];
+  std::vector<bool> reported(numComponents, false);
+  for (unsigned o = 0, n = g.getNumOps(); o != n && !diags.shouldStop(); ++o) {
+    unsigned c = component[o];
+    if (reported[c] || (size[c] == 1 && !llvm::is_contained(edges[o], o)))
+      continue;
+    reported[c] = true;
+    reportCycle(o, edges, component, size[c]);
+  }
+}
+
+void StructureVerifier::reportCycle(unsigned start,
+                                    ArrayRef<SmallVector<unsigned, 2>> edges,
+                                    ArrayRef<unsigned> component,
+                                    unsigned componentSize) {
+  // The shortest cycle through `start`: a breadth-first search along
+  // producer edges within its component, back to `start`.
+  unsigned c = component[start];
+  std::vector<unsigned> queue{start};
+  llvm::DenseMap<unsigned, unsigned> parent{{start, start}};
+  unsigned last = start;
+  for (size_t head = 0; head != queue.size(); ++head) {
+    unsigned v = queue[head];
+    if (llvm::is_contained(edges[v], start)) {
+      last = v;
+      break;
+    }
+    for (unsigned w : edges[v])
+      if (component[w] == c && parent.try_emplace(w, v).second)
+        queue.push_back(w);
+  }
+  // start reads ..., which reads `last`, which reads start; in dataflow
+  // order the cycle is start, last, ..., the op start reads.
+  std::vector<unsigned> cycle{start};
+  for (unsigned v = last; v != start; v = parent[v])
+    cycle.push_back(v);
   std::string text;
   for (unsigned o : cycle)
     text += "'" + g.getOp(o).name + "' -> ";
-  text += "'" + g.getOp(cycle.front()).name + "'";
-  for (unsigned o : cycle)
-    state[o] = 2;
-  const Op &first = g.getOp(cycle.front());
+  text += "'" + g.getOp(start).name + "'";
+  const Op &first = g.getOp(start);
   diags.error(first.loc, "op '" + first.name + "' is on a cycle: " + text);
-}
-
-void StructureVerifier::checkCycles() {
-  // Kahn's algorithm; what is left is on or downstream of a cycle.
-  unsigned n = g.getNumOps();
-  std::vector<unsigned> pending(n, 0);
-  std::vector<std::vector<unsigned>> readers(n);
-  for (unsigned o = 0; o != n; ++o)
-    for (const TensorRef &ref : g.getOp(o).inputs) {
-      int p = ref.index < 0 ? -1 : g.getProducer(ref.index);
-      if (p >= 0) {
-        ++pending[o];
-        readers[p].push_back(o);
-      }
-    }
-  std::vector<uint8_t> state(n, 0); // 2 = done
-  std::vector<unsigned> ready;
-  for (unsigned o = 0; o != n; ++o)
-    if (!pending[o])
-      ready.push_back(o);
-  while (!ready.empty()) {
-    unsigned o = ready.back();
-    ready.pop_back();
-    state[o] = 2;
-    for (unsigned r : readers[o])
-      if (--pending[r] == 0)
-        ready.push_back(r);
-  }
-  for (unsigned o = 0; o != n && !diags.shouldStop(); ++o)
-    if (state[o] != 2)
-      reportCycle(o, state);
+  if (componentSize == cycle.size())
+    return;
+  // The component has more ops than this cycle: name them (a few).
+  const unsigned maxNames = 8;
+  std::string names;
+  unsigned named = 0;
+  for (unsigned o = start, n = g.getNumOps(); o != n && named != maxNames; ++o)
+    if (component[o] == c)
+      names += std::string(named++ ? ", " : "") + "'" + g.getOp(o).name + "'";
+  if (componentSize > maxNames)
+    names += ", and " + std::to_string(componentSize - maxNames) + " more";
+  diags.note(first.loc, Twine(componentSize) +
+                            " ops depend on each other through cycles: " +
+                            names);
 }
 
 bool graph::verifyStructure(const Graph &g, DiagnosticEngine &diags) {

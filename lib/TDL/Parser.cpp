@@ -18,6 +18,7 @@
 #include "TDLParser.h"
 
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <set>
@@ -68,23 +69,44 @@ private:
   unsigned bufferId;
 };
 
+/// The type of the implicit token that the grammar spells `literal` (such
+/// as "';'"), or INVALID_TYPE.
+size_t getLiteralTokenType(const antlr4::dfa::Vocabulary &vocab,
+                           StringRef literal) {
+  for (size_t t = 1, e = vocab.getMaxTokenType(); t <= e; ++t)
+    if (vocab.getLiteralName(t) == literal)
+      return t;
+  return antlr4::Token::INVALID_TYPE;
+}
+
 /// Reports ANTLR lexer and parser errors as located diagnostics and
 /// remembers the token index of each, so that operators containing one are
-/// dropped.
+/// dropped. Mistakes with a likely cause (a missing `;`, `x[j][i]`, `**`)
+/// get a message that says what to write instead of ANTLR's.
 class SyntaxErrorListener : public antlr4::BaseErrorListener {
 public:
   SyntaxErrorListener(DiagnosticEngine &diags, const LocationMap &locs)
       : diags(diags), locs(locs) {}
 
-  void syntaxError(antlr4::Recognizer *, antlr4::Token *offendingSymbol,
-                   size_t line, size_t charPositionInLine,
-                   const std::string &msg, std::exception_ptr) override {
+  /// The (filled) token stream the parser reads, for the explanations.
+  void setTokens(antlr4::BufferedTokenStream &stream) { tokens = &stream; }
+
+  void syntaxError(antlr4::Recognizer *recognizer,
+                   antlr4::Token *offendingSymbol, size_t line,
+                   size_t charPositionInLine, const std::string &msg,
+                   std::exception_ptr) override {
     SMLoc loc = locs.get(line, charPositionInLine);
-    if (offendingSymbol && offendingSymbol->getType() == TDLLexer::UNKNOWN_CHAR)
+    auto *parser = dynamic_cast<antlr4::Parser *>(recognizer);
+    if (offendingSymbol &&
+        offendingSymbol->getType() == TDLLexer::UNKNOWN_CHAR) {
       diags.error(loc, "unexpected character '" + offendingSymbol->getText() +
                            "'");
-    else
+    } else if (parser && offendingSymbol && tokens &&
+               explain(*parser, *offendingSymbol)) {
+      return;
+    } else {
       diags.error(loc, humanizeSyntaxMessage(msg));
+    }
     if (offendingSymbol)
       errorTokens.insert(offendingSymbol->getTokenIndex());
     else
@@ -99,11 +121,113 @@ public:
   bool hasErrors() const { return sawLexerError || !errorTokens.empty(); }
 
 private:
+  bool explain(antlr4::Parser &parser, antlr4::Token &offending);
+  std::string suggestOneBracket(size_t closeIndex, size_t openIndex) const;
+  /// The source text from the start of token `first` to the end of token
+  /// `last`, spaces included.
+  std::string getText(size_t first, size_t last) const {
+    return tokens->getTokenSource()->getInputStream()->getText(
+        antlr4::misc::Interval(tokens->get(first)->getStartIndex(),
+                               tokens->get(last)->getStopIndex()));
+  }
+  /// The location just past the end of `token`.
+  SMLoc getEndLoc(antlr4::Token *token) const {
+    SMLoc start = locs.get(token);
+    return start.isValid()
+               ? SMLoc::getFromPointer(start.getPointer() +
+                                       token->getText().size())
+               : start;
+  }
+
   DiagnosticEngine &diags;
   const LocationMap &locs;
+  antlr4::BufferedTokenStream *tokens = nullptr;
   std::set<size_t> errorTokens;
   bool sawLexerError = false;
 };
+
+/// Reports the syntax error at `offending` with an explanation if it has a
+/// likely cause; false if it has none.
+bool SyntaxErrorListener::explain(antlr4::Parser &parser,
+                                  antlr4::Token &offending) {
+  size_t index = offending.getTokenIndex();
+  if (index == 0 || index >= tokens->size())
+    return false;
+  antlr4::Token *prev = tokens->get(index - 1);
+  const antlr4::dfa::Vocabulary &vocab = parser.getVocabulary();
+  size_t type = offending.getType(), prevType = prev->getType();
+
+  // The next operator (or the end of the file) where the current one still
+  // wants its `;`: report it after the operator's last token, which the
+  // error then belongs to (so the next operator is still checked).
+  size_t semi = getLiteralTokenType(vocab, "';'");
+  if ((type == TDLParser::OP || type == antlr4::Token::EOF) &&
+      prevType != semi && parser.getExpectedTokens().contains(semi)) {
+    diags.error(getEndLoc(prev), "expected ';' after operator definition");
+    errorTokens.insert(index - 1);
+    return true;
+  }
+  // `x[j][i]`: a second bracket right after a tensor read.
+  if (type == getLiteralTokenType(vocab, "'['") &&
+      prevType == getLiteralTokenType(vocab, "']'")) {
+    diags.error(locs.get(&offending),
+                "TDL indexes a tensor with one bracket: " +
+                    suggestOneBracket(index - 1, index));
+    errorTokens.insert(index);
+    return true;
+  }
+  // `a ** b`: the second `*` of a power operator TDL does not have.
+  size_t star = getLiteralTokenType(vocab, "'*'");
+  if (type == star && prevType == star &&
+      prev->getStopIndex() + 1 == offending.getStartIndex()) {
+    diags.error(locs.get(prev), "TDL has no '**' operator: use pow(a, b)");
+    errorTokens.insert(index);
+    return true;
+  }
+  return false;
+}
+
+/// "write 'x[j, i]', not 'x[j][i]'" for the read whose first bracket pair
+/// closes at token `closeIndex` and whose next one opens at `openIndex`.
+std::string SyntaxErrorListener::suggestOneBracket(size_t closeIndex,
+                                                   size_t openIndex) const {
+  const std::string fallback = "write 'x[j, i]', not 'x[j][i]'";
+  auto isBracket = [&](size_t i, StringRef text) {
+    return i < tokens->size() && tokens->get(i)->getText() == text;
+  };
+  // Each bracket pair as (first index token, last index token).
+  std::vector<std::pair<size_t, size_t>> groups;
+  size_t depth = 0, first = closeIndex;
+  for (;; --first) {
+    depth += isBracket(first, "]");
+    if (isBracket(first, "[") && --depth == 0)
+      break;
+    if (first == 0)
+      return fallback;
+  }
+  if (first == 0 || tokens->get(first - 1)->getType() != TDLParser::IDENT)
+    return fallback;
+  groups.push_back({first + 1, closeIndex - 1});
+  size_t last = closeIndex;
+  for (size_t open = openIndex; isBracket(open, "["); open = last + 1) {
+    depth = 0;
+    for (last = open;; ++last) {
+      if (last >= tokens->size())
+        return fallback;
+      depth += isBracket(last, "[");
+      if (isBracket(last, "]") && --depth == 0)
+        break;
+    }
+    groups.push_back({open + 1, last - 1});
+  }
+  std::string name = tokens->get(first - 1)->getText(), merged = name + "[";
+  for (size_t g = 0; g != groups.size(); ++g) {
+    if (groups[g].first > groups[g].second)
+      return fallback;
+    merged += (g ? ", " : "") + getText(groups[g].first, groups[g].second);
+  }
+  return "write '" + merged + "]', not '" + getText(first - 1, last) + "'";
+}
 
 /// Builds AST nodes from parse-tree contexts. Each function returns null
 /// after reporting an error (or when ANTLR's recovery left a hole, which was
@@ -415,6 +539,15 @@ bool tdl::parseBuffer(unsigned bufferId, DiagnosticEngine &diags,
   LocationMap locs(srcMgr, bufferId);
   unsigned errorsBefore = diags.getNumErrors();
 
+  // The first byte that is not part of valid UTF-8 is where the error is.
+  const auto *bytes =
+      reinterpret_cast<const llvm::UTF8 *>(buffer->getBufferStart());
+  if (!llvm::isLegalUTF8String(
+          &bytes, reinterpret_cast<const llvm::UTF8 *>(buffer->getBufferEnd()))) {
+    diags.error(SMLoc::getFromPointer(reinterpret_cast<const char *>(bytes)),
+                "the file is not valid UTF-8 text");
+    return false;
+  }
   antlr4::ANTLRInputStream input;
   try {
     input.load(buffer->getBuffer().str());
@@ -428,6 +561,8 @@ bool tdl::parseBuffer(unsigned bufferId, DiagnosticEngine &diags,
   lexer.removeErrorListeners();
   lexer.addErrorListener(&listener);
   antlr4::CommonTokenStream tokens(&lexer);
+  tokens.fill();
+  listener.setTokens(tokens);
   TDLParser parser(&tokens);
   parser.removeErrorListeners();
   parser.addErrorListener(&listener);

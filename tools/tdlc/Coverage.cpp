@@ -14,7 +14,7 @@
 //   bounded  the reads allow an extent a stride away from the graph's (a
 //            convolution backward whose forward dropped trailing rows: H is
 //            not a function of the inputs), within the tolerance of the
-//            graph verifier's rule (tofu/Graph/ShapeAgreement.h);
+//            graph verifier's rule (tofu/Analysis/ShapeAgreement.h);
 //   mismatch anything else: an error.
 //
 // Distinct instances (type, params, input shapes, output shape) are checked
@@ -25,11 +25,9 @@
 
 #include "Coverage.h"
 
-#include "tofu/Analysis/Binding.h"
 #include "tofu/Analysis/OperatorAnalysis.h"
-#include "tofu/Analysis/ShapeInference.h"
+#include "tofu/Analysis/ShapeAgreement.h"
 #include "tofu/Graph/GraphReader.h"
-#include "tofu/Graph/ShapeAgreement.h"
 #include "tofu/Graph/Verifier.h"
 #include "tofu/Support/Diagnostics.h"
 #include "tofu/Support/Shape.h"
@@ -134,30 +132,30 @@ Result check(llvm::raw_ostream &os, Instantiator &inst,
     r.detail = "analysis: " + oneLine(llvm::toString(an.takeError()));
     return r;
   }
-  // The graph verifier's shape rule (tofu/Graph/ShapeAgreement.h). An
+  // The graph verifier's shape rule (tofu/Analysis/ShapeAgreement.h). An
   // opaque body's reads bound what it may read, not its extents: whatever
   // they allow is the graph's shape.
   bool opaque = in.op->isOpaque();
-  graph::ShapeVerdict verdict =
-      graph::judgeOutputShape(*an, inputs, in.intParams, outShape, opaque);
+  analysis::ShapeVerdict verdict =
+      analysis::judgeOutputShape(*an, inputs, in.intParams, outShape, opaque);
   switch (verdict.kind) {
-  case graph::ShapeVerdict::Kind::Exact:
+  case analysis::ShapeVerdict::Kind::Exact:
     r.outcome = opaque ? Outcome::Graph : Outcome::Exact;
     break;
-  case graph::ShapeVerdict::Kind::Tolerated:
+  case analysis::ShapeVerdict::Kind::Tolerated:
     r.outcome = opaque ? Outcome::Graph : Outcome::Bounded;
     r.detail = "inferred " + verdict.detail + ", graph " +
                formatShape(outShape);
     break;
-  case graph::ShapeVerdict::Kind::Undetermined:
+  case analysis::ShapeVerdict::Kind::Undetermined:
     r.outcome = Outcome::Graph;
     r.detail = oneLine(verdict.detail);
     break;
-  case graph::ShapeVerdict::Kind::Mismatch:
+  case analysis::ShapeVerdict::Kind::Mismatch:
     r.outcome = Outcome::Mismatch;
     r.detail = verdict.detail + ", graph " + formatShape(outShape);
     break;
-  case graph::ShapeVerdict::Kind::Invalid:
+  case analysis::ShapeVerdict::Kind::Invalid:
     r.outcome = Outcome::Error;
     r.detail = oneLine(verdict.detail);
     break;

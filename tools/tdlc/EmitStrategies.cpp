@@ -3,8 +3,10 @@
 // This file implements tdlc's strategy output: it parses --shape,
 // --out-shape and --param for the selected operator, binds the operator
 // analysis to them (inferring the output shape when it is not given), and
-// prints the regions through StrategyPrinter. A generic or overloaded
-// operator is first instantiated at the shapes and params (Instantiate.h).
+// prints the regions through StrategyPrinter. A given output shape must
+// fit the operator by the graph verifier's rule (ShapeAgreement.h). A
+// generic or overloaded operator is first instantiated at the shapes and
+// params (Instantiate.h).
 // Malformed or unknown flag values are usage errors (exit 2); shapes that
 // do not fit the operator are input errors (exit 1).
 //
@@ -12,6 +14,7 @@
 
 #include "EmitStrategies.h"
 
+#include "tofu/Analysis/ShapeAgreement.h"
 #include "tofu/Analysis/ShapeInference.h"
 #include "tofu/Analysis/StrategyPrinter.h"
 #include "tofu/TDL/Instantiate.h"
@@ -160,12 +163,40 @@ bool isConcrete() {
   return !shapes.empty() || !outShape.empty() || !paramValues.empty();
 }
 
+/// Checks --out-shape against the operator by the graph verifier's shape
+/// rule (analysis::judgeOutputShape): an output shape the reads do not
+/// allow is an input error, as it is in a graph.
+llvm::Error checkOutShape(const analysis::OperatorAnalysis &a,
+                          const ConcreteArgs &args) {
+  if (!args.hasOutput)
+    return llvm::Error::success();
+  analysis::ShapeVerdict verdict = analysis::judgeOutputShape(
+      a, args.inputs, args.params, args.output, a.getOp().isOpaque());
+  if (verdict.agrees())
+    return llvm::Error::success();
+  if (verdict.kind == analysis::ShapeVerdict::Kind::Invalid)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   verdict.detail);
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      "--out-shape " + formatShape(args.output) + " does not fit operator '" +
+          a.getOp().getName().str() + "': " + verdict.detail);
+}
+
 /// Binds the analysis to the flags' shapes, inferring the output shape if
 /// not given.
 llvm::Expected<analysis::Binding> bindArgs(const analysis::OperatorAnalysis &a,
                                            const ConcreteArgs &args) {
-  if (args.hasOutput)
-    return analysis::Binding::create(a, args.inputs, args.output, args.params);
+  if (args.hasOutput) {
+    // A shape that does not bind at all gets the Binding's own message.
+    auto binding =
+        analysis::Binding::create(a, args.inputs, args.output, args.params);
+    if (!binding)
+      return binding.takeError();
+    if (llvm::Error err = checkOutShape(a, args))
+      return err;
+    return binding;
+  }
   llvm::Expected<Shape> inferred =
       analysis::inferOutputShape(a, args.inputs, args.params);
   if (!inferred)
@@ -251,7 +282,23 @@ const Instance *tofu::instantiateSelected(Instantiator &instantiator,
     return nullptr;
   }
   ConcreteArgs args;
-  return instantiateArgs(instantiator, *ops[0], args, status);
+  const Instance *instance = instantiateArgs(instantiator, *ops[0], args, status);
+  if (!instance || !args.hasOutput)
+    return instance;
+  // The instance shows the operator at --out-shape: it must fit (an
+  // operator outside what the analysis represents is shown as it is).
+  auto a = analysis::OperatorAnalysis::analyze(*instance->op);
+  if (!a) {
+    llvm::consumeError(a.takeError());
+    return instance;
+  }
+  args.params.assign(instance->intParams.begin(), instance->intParams.end());
+  if (llvm::Error err = checkOutShape(*a, args)) {
+    llvm::WithColor::error(llvm::errs(), "tdlc") << toString(std::move(err)) << '\n';
+    status = 1;
+    return nullptr;
+  }
+  return instance;
 }
 
 int tofu::emitStrategies(llvm::raw_ostream &os, const Module &module,

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tofu/Analysis/OperatorSummary.h"
 #include "tofu/Support/Diagnostics.h"
 #include "tofu/Support/Version.h"
 #include "tofu/TDL/Parser.h"
@@ -81,7 +82,7 @@ void emitText(llvm::raw_ostream &os, ArrayRef<const OpDecl *> ops,
               const llvm::SourceMgr &srcMgr, double checkMillis) {
   if (emitKind == EmitKind::Summary) {
     for (const OpDecl *op : ops)
-      printSummary(os, *op);
+      analysis::printOperatorSummary(os, *op);
     os << ops.size() << " operators from " << inputFiles.size()
        << " files parsed and checked in "
        << llvm::format("%.1f", checkMillis) << " ms\n";

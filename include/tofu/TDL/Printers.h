@@ -1,8 +1,9 @@
 //===- Printers.h - Text and JSON renderings of TDL operators ---*- C++ -*-===//
 //
 // This file declares the renderings that tdlc emits and tests check: an
-// infix expression printer, a tree dump of the AST, a summary of the checked
-// IR, and JSON forms of both. All output is stable (no addresses, sorted
+// infix expression printer, a tree dump of the AST, the checked IR, and
+// JSON forms of both (the one-line summary, which needs the operator
+// analysis, is tofu/Analysis/OperatorSummary.h). All output is stable (no addresses, sorted
 // only by source order) so that FileCheck tests can rely on it.
 //
 //===----------------------------------------------------------------------===//
@@ -45,10 +46,6 @@ void dumpAST(llvm::raw_ostream &os, const OpDecl &op,
 /// generic operator prints its generic form instead: signature with param
 /// types and guard, output lambda with the ellipsis, and body.
 void printIR(llvm::raw_ostream &os, const OpDecl &op);
-
-/// Prints one line: the signature of `op` with tensor ranks, its output
-/// variables (split candidates) and reduction variables with reducers.
-void printSummary(llvm::raw_ostream &os, const OpDecl &op);
 
 /// Writes the syntax tree of `op` as a JSON object.
 void writeASTJSON(llvm::json::OStream &json, const OpDecl &op);

@@ -1,6 +1,7 @@
-//===- ShapeAgreement.cpp - Does a declared output shape fit an operator? -===//
+//===- ShapeAgreement.cpp - Does an output shape fit an operator? --------===//
 //
-// This file implements the per-dimension fit check. It mirrors the bound
+// This file implements judgeOutputShape, the shape rule for an output shape
+// given from outside an operator. Its per-dimension fit check mirrors the bound
 // that analysis::inferOutputShape maximizes: with the other output
 // variables at their first value and the reduction variables over their
 // extents, an index that depends on output variable v (and on no other
@@ -9,7 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tofu/Graph/ShapeAgreement.h"
+#include "tofu/Analysis/ShapeAgreement.h"
+#include "tofu/Analysis/Binding.h"
 #include "tofu/Analysis/Regions.h"
 #include "tofu/Analysis/ShapeInference.h"
 #include "tofu/TDL/Printers.h"
@@ -71,12 +73,28 @@ bool boundsVar(const IndexProgram &prog, unsigned var, unsigned rank) {
          !(prog.varMask & others);
 }
 
-} // namespace
+/// How far a given output extent may differ from the inferred one.
+struct ExtentTolerance {
+  /// The given extent may be this much smaller (exclusive)...
+  int64_t below = 1;
+  /// ...or this much larger (exclusive).
+  int64_t above = 1;
+};
 
-graph::ExtentTolerance graph::getExtentTolerance(const Binding &binding,
-                                          unsigned var) {
+/// The tolerance of output variable `var`, from the reads that `var` alone
+/// bounds. Inference gives the largest extent whose reads stay in bounds
+/// (with symmetric padding). With a stride s in such a read (the largest
+/// absolute coefficient of another index variable, or a divisor), the s - 1
+/// extents below it read the same elements except the last partial stride
+/// (PyTorch's floor in a strided convolution's weight gradient,
+/// output_padding in its input gradient): `below` is s. Reads through
+/// `/` or `%` are analysed conservatively, so with a divisor d the d - 1
+/// extents above are accepted too (a strided pooling backward whose reads
+/// hull the window): `above` is d. Affine reads without division are
+/// exact above: `above` is 1.
+ExtentTolerance getExtentTolerance(const Binding &binding, unsigned var) {
   const OperatorAnalysis &analysis = binding.getAnalysis();
-  graph::ExtentTolerance tolerance;
+  ExtentTolerance tolerance;
   auto magnitude = [](int64_t coef) {
     return coef >= 0 ? coef : coef == INT64_MIN ? INT64_MAX : -coef;
   };
@@ -105,7 +123,11 @@ graph::ExtentTolerance graph::getExtentTolerance(const Binding &binding,
   return tolerance;
 }
 
-std::string graph::checkOutputExtents(const Binding &binding) {
+/// Checks each output dimension of `binding` (which has the given output
+/// shape) against the reads that bound it alone: an empty string if every
+/// dimension fits, else a message naming the first dimension and the read
+/// it overruns.
+std::string checkOutputExtents(const Binding &binding) {
   for (unsigned v = 0, e = binding.getAnalysis().getOutputRank(); v != e; ++v) {
     std::string problem = checkVar(binding, v);
     if (!problem.empty())
@@ -114,11 +136,14 @@ std::string graph::checkOutputExtents(const Binding &binding) {
   return "";
 }
 
-bool graph::declaredShapeAgrees(const OperatorAnalysis &analysis,
-                                ArrayRef<Shape> inputShapes,
-                                ArrayRef<int64_t> params,
-                                ArrayRef<int64_t> inferred,
-                                ArrayRef<int64_t> declared, bool opaque) {
+/// Where inference determines the whole output: true if `declared` equals
+/// `inferred`, or differs from it in each dimension by less than that
+/// dimension's ExtentTolerance; for an opaque body any extent up to the
+/// inferred one agrees too.
+bool declaredShapeAgrees(const OperatorAnalysis &analysis,
+                         ArrayRef<Shape> inputShapes, ArrayRef<int64_t> params,
+                         ArrayRef<int64_t> inferred, ArrayRef<int64_t> declared,
+                         bool opaque) {
   if (inferred == declared)
     return true;
   // A declared extent within the tolerance the strides of the reads that
@@ -142,10 +167,13 @@ bool graph::declaredShapeAgrees(const OperatorAnalysis &analysis,
   return true;
 }
 
-graph::ShapeVerdict graph::judgeOutputShape(const OperatorAnalysis &analysis,
-                                            ArrayRef<Shape> inputShapes,
-                                            ArrayRef<int64_t> params,
-                                            ArrayRef<int64_t> declared, bool opaque) {
+} // namespace
+
+ShapeVerdict analysis::judgeOutputShape(const OperatorAnalysis &analysis,
+                                        ArrayRef<Shape> inputShapes,
+                                        ArrayRef<int64_t> params,
+                                        ArrayRef<int64_t> declared,
+                                        bool opaque) {
   using Kind = ShapeVerdict::Kind;
   llvm::Expected<Shape> inferred =
       inferOutputShape(analysis, inputShapes, params);
