@@ -1,11 +1,16 @@
 //===- Binding.cpp - An operator analysis bound to shapes and params ------===//
 //
 // This file implements Binding: shape and param checks, the extents of the
-// index variables and the evaluation of the coefficient table.
+// index variables, the evaluation of the coefficient table (checked for
+// overflow), and the proof that interval arithmetic over the full extents
+// stays within ±2^62, which lets Regions.cpp compute unchecked.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Analysis/Binding.h"
+
+#include "tofu/Analysis/Regions.h"
+#include "tofu/TDL/Printers.h"
 
 using namespace tofu;
 using namespace tofu::analysis;
@@ -68,12 +73,16 @@ llvm::Error Binding::bindInputs(ArrayRef<Shape> shapes,
     if (!v)
       return bindError(*analysis, "cannot evaluate a constant expression of "
                                   "params with these param values (division "
-                                  "by zero?)");
+                                  "by zero or overflow?)");
     opaqueValues.push_back(*v);
   }
-  for (const Poly &p : analysis->getCoefficients())
-    coefValues.push_back(
-        p.evaluate([&](Atom a) { return getAtomValue(a); }).floor());
+  for (const Poly &p : analysis->getCoefficients()) {
+    Rational value = p.evaluate([&](Atom a) { return getAtomValue(a); });
+    if (!value.isValid())
+      return bindError(*analysis, "a coefficient of an index overflows "
+                                  "64-bit arithmetic with these params");
+    coefValues.push_back(value.floor());
+  }
   return llvm::Error::success();
 }
 
@@ -100,7 +109,28 @@ llvm::Error Binding::bindVarExtents() {
                                       " with these params");
     varExtents[var->getId()] = value;
   }
-  return checkLoneVarExtents();
+  if (llvm::Error err = checkLoneVarExtents())
+    return err;
+  return checkIndexArithmetic();
+}
+
+llvm::Error Binding::checkIndexArithmetic() const {
+  SmallVector<Range, MaxIndexVars> box;
+  getFullBox(*this, box);
+  for (const ReadAnalysis &read : analysis->getReads())
+    for (unsigned d = 0, n = read.dims.size(); d != n; ++d) {
+      int64_t lo, hi;
+      if (evaluateIndexIntervalChecked(*this, read.dims[d], box, lo, hi) !=
+          IndexEval::Overflow)
+        continue;
+      return bindError(*analysis,
+                       "index " + Twine(d) + " of '" +
+                           read.expr->getTensorName() + "' (" +
+                           exprToString(read.expr->getIndex(d)) +
+                           ") overflows 64-bit arithmetic with these shapes "
+                           "and params (a bound beyond 2^62)");
+    }
+  return llvm::Error::success();
 }
 
 llvm::Error Binding::checkLoneVarExtents() const {
@@ -150,7 +180,7 @@ llvm::Error Binding::setOutputShape(ArrayRef<int64_t> shape) {
   for (unsigned i = 0; i != rank; ++i)
     varExtents[i] = shape[i];
   outputBound = true;
-  return llvm::Error::success();
+  return checkIndexArithmetic();
 }
 
 llvm::Expected<Binding> Binding::create(const OperatorAnalysis &analysis,

@@ -12,6 +12,8 @@
 
 #include "tofu/TDL/AST.h"
 
+#include "llvm/Support/MathExtras.h"
+
 using namespace tofu;
 using namespace tofu::analysis;
 using namespace tofu::tdl;
@@ -50,7 +52,11 @@ llvm::Optional<int64_t> analysis::evaluateConstant(const Expr &e,
     llvm::Optional<int64_t> v = evaluateConstant(un.getOperand(), params);
     if (!v)
       return llvm::None;
-    return un.getOp() == UnaryOp::Neg ? -*v : int64_t(!*v);
+    if (un.getOp() != UnaryOp::Neg)
+      return int64_t(!*v);
+    if (*v == INT64_MIN)
+      return llvm::None;
+    return -*v;
   }
   case Expr::Kind::Binary: {
     const auto &bin = cast<BinaryExpr>(e);
@@ -58,6 +64,24 @@ llvm::Optional<int64_t> analysis::evaluateConstant(const Expr &e,
     llvm::Optional<int64_t> b = evaluateConstant(bin.getRHS(), params);
     if (!a || !b)
       return llvm::None;
+    // Overflow is no value, like division by zero.
+    int64_t r;
+    switch (bin.getOp()) {
+    case BinaryOp::Add:
+      return llvm::AddOverflow(*a, *b, r) ? llvm::None : llvm::Optional<int64_t>(r);
+    case BinaryOp::Sub:
+      return llvm::SubOverflow(*a, *b, r) ? llvm::None : llvm::Optional<int64_t>(r);
+    case BinaryOp::Mul:
+      return llvm::MulOverflow(*a, *b, r) ? llvm::None : llvm::Optional<int64_t>(r);
+    case BinaryOp::Div:
+    case BinaryOp::Rem:
+      // INT64_MIN / -1 overflows too.
+      if (*a == INT64_MIN && *b == -1)
+        return llvm::None;
+      break;
+    default:
+      break;
+    }
     return applyIntBinary(bin.getOp(), *a, *b);
   }
   case Expr::Kind::Call:

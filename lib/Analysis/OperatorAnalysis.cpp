@@ -127,8 +127,8 @@ OperatorAnalysis::analyze(const tdl::OpDecl &op) {
   if (op.isGeneric())
     return fail("it is generic (an ellipsis, a guard, or dim/rank); "
                 "instantiate it first (tofu/TDL/Instantiate.h)");
-  if (op.getIndexVars().size() > 64)
-    return fail("more than 64 index variables");
+  if (op.getIndexVars().size() > MaxIndexVars)
+    return fail("more than " + Twine(MaxIndexVars) + " index variables");
   if (op.getTensors().size() > 0x3fff || op.getParams().size() > 0x3fff)
     return fail("too many tensors or params");
   for (const auto &t : op.getTensors())
@@ -139,6 +139,10 @@ OperatorAnalysis::analyze(const tdl::OpDecl &op) {
   result.numVars = op.getIndexVars().size();
   result.analyzeReads();
   result.analyzeExtents();
+  for (const Poly &coef : result.getCoefficients())
+    if (!coef.isValid())
+      return fail("a constant of an index or extent overflows 64-bit "
+                  "arithmetic");
   result.discoverStrategies();
   return result;
 }

@@ -7,6 +7,7 @@
 
 #include "tofu/Analysis/Poly.h"
 
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -20,6 +21,12 @@ using namespace tofu::analysis;
 //===----------------------------------------------------------------------===//
 
 Rational::Rational(int64_t n, int64_t d) : num(n), den(d) {
+  // INT64_MIN has no negation: treated as an overflow like any other.
+  if (den == 0 || num == INT64_MIN || den == INT64_MIN) {
+    num = 1;
+    den = 0;
+    return;
+  }
   if (den < 0) {
     num = -num;
     den = -den;
@@ -32,29 +39,52 @@ Rational::Rational(int64_t n, int64_t d) : num(n), den(d) {
 }
 
 int64_t Rational::floor() const {
+  if (!isValid())
+    return 0;
   int64_t q = num / den;
   return (num % den != 0 && num < 0) ? q - 1 : q;
 }
 
 int64_t Rational::ceil() const {
+  if (!isValid())
+    return 0;
   int64_t q = num / den;
   return (num % den != 0 && num > 0) ? q + 1 : q;
 }
 
 Rational Rational::operator+(Rational rhs) const {
-  return Rational(num * rhs.den + rhs.num * den, den * rhs.den);
+  int64_t a, b, sum, den2;
+  if (!isValid() || !rhs.isValid() || llvm::MulOverflow(num, rhs.den, a) ||
+      llvm::MulOverflow(rhs.num, den, b) || llvm::AddOverflow(a, b, sum) ||
+      llvm::MulOverflow(den, rhs.den, den2))
+    return invalid();
+  return Rational(sum, den2);
+}
+
+Rational Rational::operator-(Rational rhs) const {
+  // A valid numerator is never INT64_MIN, so it negates.
+  return *this + (rhs.isValid() ? Rational(-rhs.num, rhs.den) : invalid());
 }
 
 Rational Rational::operator*(Rational rhs) const {
-  return Rational(num * rhs.num, den * rhs.den);
+  int64_t n, d;
+  if (!isValid() || !rhs.isValid() || llvm::MulOverflow(num, rhs.num, n) ||
+      llvm::MulOverflow(den, rhs.den, d))
+    return invalid();
+  return Rational(n, d);
 }
 
 Rational Rational::operator/(Rational rhs) const {
-  return Rational(num * rhs.den, den * rhs.num);
+  int64_t n, d;
+  if (!isValid() || !rhs.isValid() || llvm::MulOverflow(num, rhs.den, n) ||
+      llvm::MulOverflow(den, rhs.num, d))
+    return invalid();
+  return Rational(n, d);
 }
 
 bool Rational::operator<(Rational rhs) const {
-  return num * rhs.den < rhs.num * den;
+  // Both denominators are positive; the cross products fit in 128 bits.
+  return __int128(num) * rhs.den < __int128(rhs.num) * den;
 }
 
 //===----------------------------------------------------------------------===//
@@ -81,6 +111,10 @@ Rational Poly::getConstant() const {
     if (t.monomial.empty())
       return t.coef;
   return Rational(0);
+}
+
+bool Poly::isValid() const {
+  return llvm::all_of(terms, [](const Term &t) { return t.coef.isValid(); });
 }
 
 bool Poly::hasIntegerCoefficients() const {
@@ -172,6 +206,8 @@ Rational Poly::evaluate(llvm::function_ref<int64_t(Atom)> valueOf) const {
     for (Atom a : t.monomial)
       product = product * Rational(valueOf(a));
     sum = sum + product;
+    if (!sum.isValid())
+      break;
   }
   return sum;
 }

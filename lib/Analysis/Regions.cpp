@@ -8,36 +8,76 @@
 
 #include "tofu/Analysis/Regions.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <algorithm>
+#include <limits>
 
 using namespace tofu;
 using namespace tofu::analysis;
 
 namespace {
 
-/// Pushes the closed interval of an affine form over `box`. Returns false
-/// if a variable it uses has an empty range.
+/// The integer arithmetic of interval evaluation. Unchecked on the
+/// planner's path, where Binding has proved that every bound over the full
+/// extents stays within ±MaxIndexMagnitude; checked (every result of every
+/// step compared against that limit) when the proof is made, and by callers
+/// whose ranges go beyond the bound extents (shape inference).
+template <bool Checked> struct Arith {
+  bool overflow = false;
+
+  int64_t check(int64_t r, bool wrapped) {
+    if constexpr (!Checked)
+      return r;
+    overflow |= wrapped || r > MaxIndexMagnitude || r < -MaxIndexMagnitude;
+    return r;
+  }
+  int64_t add(int64_t a, int64_t b) {
+    if constexpr (!Checked)
+      return a + b;
+    int64_t r;
+    bool wrapped = llvm::AddOverflow(a, b, r);
+    return check(r, wrapped);
+  }
+  int64_t sub(int64_t a, int64_t b) {
+    if constexpr (!Checked)
+      return a - b;
+    int64_t r;
+    bool wrapped = llvm::SubOverflow(a, b, r);
+    return check(r, wrapped);
+  }
+  int64_t mul(int64_t a, int64_t b) {
+    if constexpr (!Checked)
+      return a * b;
+    int64_t r;
+    bool wrapped = llvm::MulOverflow(a, b, r);
+    return check(r, wrapped);
+  }
+};
+
+/// The closed interval of an affine form over `box`. Returns false if a
+/// variable it uses has an empty range.
+template <bool Checked>
 bool evalAffine(const Binding &binding, const AffineForm &form,
-                ArrayRef<Range> box, int64_t &lo, int64_t &hi) {
-  lo = hi = binding.getCoefficient(form.constSlot);
+                ArrayRef<Range> box, Arith<Checked> &arith, int64_t &lo,
+                int64_t &hi) {
+  lo = hi = arith.check(binding.getCoefficient(form.constSlot), false);
   for (const AffineForm::Term &term : form.terms) {
     const Range &r = box[term.var];
     if (r.empty())
       return false;
     int64_t c = binding.getCoefficient(term.coefSlot);
-    int64_t a = c * r.lo, b = c * (r.hi - 1);
-    lo += std::min(a, b);
-    hi += std::max(a, b);
+    int64_t a = arith.mul(c, r.lo), b = arith.mul(c, arith.sub(r.hi, 1));
+    lo = arith.add(lo, std::min(a, b));
+    hi = arith.add(hi, std::max(a, b));
   }
   return true;
 }
 
-enum class EvalResult { Ok, Empty, Whole };
-
 /// Divides or reduces [lo, hi] by `k`; Whole if k is not positive.
-EvalResult evalDivRem(bool isDiv, int64_t k, int64_t &lo, int64_t &hi) {
+IndexEval evalDivRem(bool isDiv, int64_t k, int64_t &lo, int64_t &hi) {
   if (k <= 0)
-    return EvalResult::Whole;
+    return IndexEval::Whole;
   int64_t qlo = floorDiv(lo, k), qhi = floorDiv(hi, k);
   if (isDiv) {
     lo = qlo;
@@ -49,11 +89,15 @@ EvalResult evalDivRem(bool isDiv, int64_t k, int64_t &lo, int64_t &hi) {
     lo = 0;
     hi = k - 1;
   }
-  return EvalResult::Ok;
+  return IndexEval::Ok;
 }
 
-EvalResult runProgram(const Binding &binding, const IndexProgram &prog,
-                      ArrayRef<Range> box, int64_t &outLo, int64_t &outHi) {
+template <bool Checked>
+IndexEval runProgram(const Binding &binding, const IndexProgram &prog,
+                     ArrayRef<Range> box, int64_t &outLo, int64_t &outHi) {
+  if (prog.kind == IndexProgram::Kind::Whole)
+    return IndexEval::Whole;
+  Arith<Checked> arith;
   int64_t lo[MaxIndexDepth + 1], hi[MaxIndexDepth + 1];
   unsigned sp = 0;
   ArrayRef<AffineForm> forms = binding.getAnalysis().getAffineForms();
@@ -61,28 +105,32 @@ EvalResult runProgram(const Binding &binding, const IndexProgram &prog,
     int64_t k = 0;
     switch (inst.op) {
     case IndexInst::Op::Affine:
-      if (!evalAffine(binding, forms[inst.operand], box, lo[sp], hi[sp]))
-        return EvalResult::Empty;
+      if (!evalAffine(binding, forms[inst.operand], box, arith, lo[sp],
+                      hi[sp]))
+        return IndexEval::Empty;
       ++sp;
       break;
     case IndexInst::Op::Add:
       --sp;
-      lo[sp - 1] += lo[sp];
-      hi[sp - 1] += hi[sp];
+      lo[sp - 1] = arith.add(lo[sp - 1], lo[sp]);
+      hi[sp - 1] = arith.add(hi[sp - 1], hi[sp]);
       break;
-    case IndexInst::Op::Sub:
+    case IndexInst::Op::Sub: {
       --sp;
-      lo[sp - 1] -= hi[sp];
-      hi[sp - 1] -= lo[sp];
+      int64_t l = arith.sub(lo[sp - 1], hi[sp]);
+      hi[sp - 1] = arith.sub(hi[sp - 1], lo[sp]);
+      lo[sp - 1] = l;
       break;
+    }
     case IndexInst::Op::Neg:
+      // Bounds stay within ±MaxIndexMagnitude, so negation cannot wrap.
       std::swap(lo[sp - 1], hi[sp - 1]);
       lo[sp - 1] = -lo[sp - 1];
       hi[sp - 1] = -hi[sp - 1];
       break;
     case IndexInst::Op::MulConst: {
       k = binding.getCoefficient(inst.operand);
-      int64_t a = k * lo[sp - 1], b = k * hi[sp - 1];
+      int64_t a = arith.mul(k, lo[sp - 1]), b = arith.mul(k, hi[sp - 1]);
       lo[sp - 1] = std::min(a, b);
       hi[sp - 1] = std::max(a, b);
       break;
@@ -91,14 +139,17 @@ EvalResult runProgram(const Binding &binding, const IndexProgram &prog,
     case IndexInst::Op::Rem:
       k = binding.getCoefficient(inst.operand);
       if (evalDivRem(inst.op == IndexInst::Op::Div, k, lo[sp - 1],
-                     hi[sp - 1]) == EvalResult::Whole)
-        return EvalResult::Whole;
+                     hi[sp - 1]) == IndexEval::Whole)
+        return IndexEval::Whole;
+      arith.check(hi[sp - 1], false);
       break;
     }
+    if (Checked && arith.overflow)
+      return IndexEval::Overflow;
   }
   outLo = lo[0];
   outHi = hi[0];
-  return EvalResult::Ok;
+  return IndexEval::Ok;
 }
 
 /// True if some variable of `mask` has an empty range in `box`.
@@ -109,20 +160,104 @@ bool anyEmpty(uint64_t mask, ArrayRef<Range> box) {
   return false;
 }
 
+/// The smallest integer not less than a / b, for b > 0.
+int64_t ceilDiv(int64_t a, int64_t b) { return -floorDiv(-a, b); }
+
+/// Narrows [lo, hi], the clipped interval of a strided affine form, to the
+/// first and last values the form really takes within it. The form takes
+/// `c * y + t` for y over one variable's range and t over the sum of the
+/// others' ranges; when every other coefficient is -1, 0 or 1 the t are
+/// contiguous, and the values are runs of t's width every |c|, so the
+/// extreme values within [lo, hi] are found exactly. With two or more
+/// coefficients beyond ±1 the interval is left as it is (a bounding box
+/// still, not the tightest). Returns false if no value lies in [lo, hi].
+bool tightenStrided(const Binding &binding, const AffineForm &form,
+                    ArrayRef<Range> box, int64_t &lo, int64_t &hi) {
+  int64_t c = 0, yLo = 0, yHi = 0;
+  int64_t tLo = binding.getCoefficient(form.constSlot), tHi = tLo;
+  for (const AffineForm::Term &term : form.terms) {
+    int64_t k = binding.getCoefficient(term.coefSlot);
+    const Range &r = box[term.var];
+    if (k > 1 || k < -1) {
+      if (c != 0)
+        return true;
+      // Over y' = -y a negative coefficient becomes positive.
+      c = k < 0 ? -k : k;
+      yLo = k < 0 ? 1 - r.hi : r.lo;
+      yHi = k < 0 ? -r.lo : r.hi - 1;
+      continue;
+    }
+    int64_t a = k * r.lo, b = k * (r.hi - 1);
+    tLo += std::min(a, b);
+    tHi += std::max(a, b);
+  }
+  if (c == 0 || tHi - tLo + 1 >= c)
+    return true; // The values are contiguous.
+  // The last y whose run starts at or below hi, and the first whose run
+  // ends at or above lo.
+  int64_t top = std::min(yHi, floorDiv(hi - tLo, c));
+  int64_t bottom = std::max(yLo, ceilDiv(lo - tHi, c));
+  if (top < yLo || bottom > yHi)
+    return false;
+  int64_t newHi = std::min(c * top + tHi, hi);
+  int64_t newLo = std::max(c * bottom + tLo, lo);
+  if (newLo > newHi)
+    return false;
+  lo = newLo;
+  hi = newHi;
+  return true;
+}
+
+/// The range of dimension `dimExtent` that index `prog` reads over `box`:
+/// its interval clipped to the dimension (reads outside are zero padding),
+/// narrowed to the values a strided read really takes there. Returns false
+/// if it reads nothing.
+bool clipIndex(const Binding &binding, const IndexProgram &prog,
+               ArrayRef<Range> box, int64_t dimExtent, Range &out) {
+  int64_t lo, hi;
+  switch (runProgram<false>(binding, prog, box, lo, hi)) {
+  case IndexEval::Empty:
+  case IndexEval::Overflow:
+    return false;
+  case IndexEval::Whole:
+    out = Range{0, dimExtent};
+    return dimExtent > 0;
+  case IndexEval::Ok:
+    break;
+  }
+  int64_t clippedLo = std::max<int64_t>(lo, 0);
+  int64_t clippedHi = std::min(hi, dimExtent - 1);
+  if (clippedLo > clippedHi)
+    return false;
+  if ((clippedLo != lo || clippedHi != hi) &&
+      prog.kind == IndexProgram::Kind::Affine &&
+      !tightenStrided(binding,
+                      binding.getAnalysis().getAffineForms()[prog.insts[0].operand],
+                      box, clippedLo, clippedHi))
+    return false;
+  out = Range{clippedLo, clippedHi + 1};
+  return true;
+}
+
 } // namespace
 
 bool analysis::evaluateIndexInterval(const Binding &binding,
                                      const IndexProgram &prog,
                                      ArrayRef<Range> box, int64_t dimExtent,
                                      int64_t &lo, int64_t &hi) {
-  EvalResult result = prog.kind == IndexProgram::Kind::Whole
-                          ? EvalResult::Whole
-                          : runProgram(binding, prog, box, lo, hi);
-  if (result == EvalResult::Whole) {
+  IndexEval result = runProgram<false>(binding, prog, box, lo, hi);
+  if (result == IndexEval::Whole) {
     lo = 0;
     hi = dimExtent - 1;
   }
-  return result != EvalResult::Empty;
+  return result != IndexEval::Empty;
+}
+
+IndexEval analysis::evaluateIndexIntervalChecked(const Binding &binding,
+                                                 const IndexProgram &prog,
+                                                 ArrayRef<Range> box,
+                                                 int64_t &lo, int64_t &hi) {
+  return runProgram<true>(binding, prog, box, lo, hi);
 }
 
 void analysis::getFullBox(const Binding &binding, llvm::SmallVectorImpl<Range> &box) {
@@ -133,31 +268,22 @@ void analysis::getFullBox(const Binding &binding, llvm::SmallVectorImpl<Range> &
 }
 
 /// Clips every dimension of `read` to its tensor and grows `region` to
-/// hold it. Returns false (leaving `region` alone) if the read is empty.
-static bool addRead(const Binding &binding, const ReadAnalysis &read,
-                    ArrayRef<Range> box, bool hadAny, Region &region) {
+/// hold it; `region` starts out inverted (lo > hi) when nothing was read
+/// yet. Leaves `region` alone if the read is empty.
+static void addRead(const Binding &binding, const ReadAnalysis &read,
+                    ArrayRef<Range> box, Region &region) {
   ArrayRef<int64_t> shape = binding.getInputShape(read.tensor);
   Range clipped[16];
   unsigned rank = read.dims.size();
   Region local;
   Range *dims = rank <= 16 ? clipped : (local.resize(rank), local.data());
+  for (unsigned d = 0; d != rank; ++d)
+    if (!clipIndex(binding, read.dims[d], box, shape[d], dims[d]))
+      return;
   for (unsigned d = 0; d != rank; ++d) {
-    int64_t lo, hi;
-    if (!evaluateIndexInterval(binding, read.dims[d], box, shape[d], lo, hi))
-      return false;
-    dims[d] = Range{std::max<int64_t>(lo, 0), std::min(hi + 1, shape[d])};
-    if (dims[d].empty())
-      return false;
-  }
-  for (unsigned d = 0; d != rank; ++d) {
-    if (!hadAny) {
-      region[d] = dims[d];
-      continue;
-    }
     region[d].lo = std::min(region[d].lo, dims[d].lo);
     region[d].hi = std::max(region[d].hi, dims[d].hi);
   }
-  return true;
 }
 
 void analysis::computeWorkerRegions(const Binding &binding, ArrayRef<Range> box,
@@ -167,23 +293,25 @@ void analysis::computeWorkerRegions(const Binding &binding, ArrayRef<Range> box,
   out.output.assign(box.begin(), box.begin() + outRank);
   unsigned numTensors = analysis.getNumTensors();
   out.inputs.resize(numTensors);
-  SmallVector<bool, 16> hasAny(numTensors, false);
+  const Range inverted{std::numeric_limits<int64_t>::max(),
+                       std::numeric_limits<int64_t>::min()};
   for (unsigned t = 0; t != numTensors; ++t)
-    out.inputs[t].assign(binding.getInputShape(t).size(), Range{0, 0});
-  for (const ReadAnalysis &read : analysis.getReads()) {
-    if (anyEmpty(read.scopeMask, box))
-      continue;
-    if (addRead(binding, read, box, hasAny[read.tensor],
-                out.inputs[read.tensor]))
-      hasAny[read.tensor] = true;
-  }
+    out.inputs[t].assign(binding.getInputShape(t).size(), inverted);
+  for (const ReadAnalysis &read : analysis.getReads())
+    if (!anyEmpty(read.scopeMask, box))
+      addRead(binding, read, box, out.inputs[read.tensor]);
+  // A tensor nothing was read from is [0, 0) in every dimension.
+  for (Region &region : out.inputs)
+    if (!region.empty() && region[0].lo > region[0].hi)
+      std::fill(region.begin(), region.end(), Range{0, 0});
 }
 
 void analysis::instantiateStrategy(const Binding &binding,
                                    const Strategy &strategy,
                                    ArrayRef<Range> parts,
                                    llvm::SmallVectorImpl<WorkerRegions> &out) {
-  SmallVector<Range, 8> box;
+  // Inline room for every variable an analysis may have: no allocation.
+  SmallVector<Range, MaxIndexVars> box;
   getFullBox(binding, box);
   out.resize(parts.size());
   for (unsigned w = 0, e = parts.size(); w != e; ++w) {

@@ -46,10 +46,17 @@ private:
   /// bound the variable, or an error if even extent 1 reads out of bounds.
   llvm::Expected<llvm::Optional<int64_t>> inferFrom(const ReadAnalysis &read,
                                                     unsigned dim);
-  bool evaluate(const IndexProgram &prog, int64_t extent, int64_t dimExtent,
-                int64_t &lo, int64_t &hi) {
+  /// The interval of `prog` with the variable over [0, extent), checked:
+  /// the search tries extents far beyond the binding's.
+  IndexEval evaluate(const IndexProgram &prog, int64_t extent,
+                     int64_t dimExtent, int64_t &lo, int64_t &hi) {
     box[var] = Range{0, extent};
-    return evaluateIndexInterval(binding, prog, box, dimExtent, lo, hi);
+    IndexEval result = evaluateIndexIntervalChecked(binding, prog, box, lo, hi);
+    if (result == IndexEval::Whole) {
+      lo = 0;
+      hi = dimExtent - 1;
+    }
+    return result;
   }
 
   const Binding &binding;
@@ -63,14 +70,23 @@ llvm::Expected<llvm::Optional<int64_t>>
 DimInference::inferFrom(const ReadAnalysis &read, unsigned dim) {
   const IndexProgram &prog = read.dims[dim];
   int64_t dimExtent = binding.getInputShape(read.tensor)[dim];
-  int64_t lo, hi;
-  if (!evaluate(prog, 1, dimExtent, lo, hi))
+  int64_t lo = 0, hi;
+  IndexEval first = evaluate(prog, 1, dimExtent, lo, hi);
+  if (first == IndexEval::Empty)
     return llvm::Optional<int64_t>();
-  int64_t padding = std::max<int64_t>(0, -lo);
+  if (first == IndexEval::Overflow)
+    return shapeError(binding.getAnalysis(),
+                      "index " + Twine(dim) + " of '" +
+                          read.expr->getTensorName() + "' (" +
+                          exprToString(read.expr->getIndex(dim)) +
+                          ") overflows 64-bit arithmetic with these shapes "
+                          "and params (a bound beyond 2^62)");
+  int64_t padding = first == IndexEval::Overflow ? 0 : std::max<int64_t>(0, -lo);
+  // An extent whose bounds overflow reads far out of bounds: it does not fit.
   auto fits = [&](int64_t extent) {
     int64_t l, h;
-    evaluate(prog, extent, dimExtent, l, h);
-    return l >= -padding && h <= dimExtent - 1 + padding;
+    return evaluate(prog, extent, dimExtent, l, h) != IndexEval::Overflow &&
+           l >= -padding && h <= dimExtent - 1 + padding;
   };
   if (!fits(1)) {
     const OpDecl &op = binding.getAnalysis().getOp();

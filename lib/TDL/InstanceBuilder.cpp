@@ -32,8 +32,8 @@ struct EllipsisLayout {
 
 class InstanceBuilder : public OpCloner {
 public:
-  InstanceBuilder(const OpDecl &op, const Use &use)
-      : op(op), use(use) {}
+  InstanceBuilder(const OpDecl &op, const Use &use, BroadcastPlan &plan)
+      : op(op), use(use), plan(plan) {}
 
   llvm::Expected<std::unique_ptr<OpDecl>> build();
 
@@ -59,6 +59,7 @@ private:
 
   const OpDecl &op;
   const Use &use;
+  BroadcastPlan &plan;
   /// The ellipsis length.
   unsigned length = 0;
   /// Per ellipsis position, the broadcast extent and a tensor that has it.
@@ -111,18 +112,20 @@ llvm::Error InstanceBuilder::computeEllipsisLength() {
 llvm::Error InstanceBuilder::computeBroadcast() {
   extents.assign(length, 1);
   extentReads.assign(length, nullptr);
+  plan.length = length;
+  plan.outputFirst = 0;
+  while (!op.getOutputVars()[plan.outputFirst]->isEllipsis())
+    ++plan.outputFirst;
   // A known output shape broadcasts too: its ellipsis extents come first.
-  if (!use.outputShape.empty()) {
-    unsigned first = 0;
-    while (!op.getOutputVars()[first]->isEllipsis())
-      ++first;
+  if (!use.outputShape.empty())
     for (unsigned pos = 0; pos != length; ++pos)
-      extents[pos] = use.outputShape[first + pos];
-  }
+      extents[pos] = use.outputShape[plan.outputFirst + pos];
   for (const TensorReadExpr *read : collectTensorReads(op)) {
     if (!read->getTensor() || !read->getTensor()->isRankPolymorphic())
       continue;
     EllipsisLayout layout = layoutOf(*read);
+    plan.reads.push_back({read->getTensor()->getPosition(), layout.firstDim,
+                          layout.count});
     const Shape &shape = shapeOf(*read);
     for (unsigned q = 0; q != layout.count; ++q) {
       unsigned pos = length - layout.count + q;
@@ -220,6 +223,6 @@ llvm::Expected<std::unique_ptr<OpDecl>> InstanceBuilder::build() {
 }
 
 llvm::Expected<std::unique_ptr<OpDecl>>
-detail::buildInstanceOp(const OpDecl &op, const Use &use) {
-  return InstanceBuilder(op, use).build();
+detail::buildInstanceOp(const OpDecl &op, const Use &use, BroadcastPlan &plan) {
+  return InstanceBuilder(op, use, plan).build();
 }

@@ -1,9 +1,9 @@
 //===- Instantiate.cpp - Concrete operators from generic ones -------------===//
 //
-// This file implements the Instantiator: the memo (keyed by the bytes of
-// the use: name, shapes, params, output rank), overload resolution (the
-// first overload in library order that matchOverload accepts), and the
-// error that lists why each overload was rejected.
+// This file implements the Instantiator: the memo (keyed by what an
+// instance depends on, InstanceKey.cpp), overload resolution (the first
+// overload in library order that matchOverload accepts), and the error that
+// lists why each overload was rejected.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,35 +18,13 @@ using namespace tofu;
 using namespace tofu::tdl;
 using namespace tofu::tdl::detail;
 
+/// One memoized instance and how to re-check broadcasting for a hit.
+struct detail::MemoEntry {
+  std::unique_ptr<Instance> instance;
+  BroadcastPlan plan;
+};
+
 namespace {
-
-template <typename T> void appendBytes(SmallVectorImpl<char> &key, T value) {
-  const char *bytes = reinterpret_cast<const char *>(&value);
-  key.append(bytes, bytes + sizeof(T));
-}
-
-/// The memo key: every input of the use, as bytes.
-void encodeKey(const Use &use, SmallVectorImpl<char> &key) {
-  key.append(use.opName.begin(), use.opName.end());
-  appendBytes(key, uint32_t(use.inputShapes.size()));
-  for (const Shape &shape : use.inputShapes) {
-    appendBytes(key, uint32_t(shape.size()));
-    for (int64_t d : shape)
-      appendBytes(key, d);
-  }
-  for (const auto &[name, value] : use.params) {
-    key.append(name.begin(), name.end());
-    key.push_back(value.isReal ? 'r' : 'i');
-    if (value.isReal)
-      appendBytes(key, value.realValue);
-    else
-      appendBytes(key, value.intValue);
-  }
-  appendBytes(key, use.outputRank ? int64_t(*use.outputRank) : int64_t(-1));
-  appendBytes(key, uint32_t(use.outputShape.size()));
-  for (int64_t d : use.outputShape)
-    appendBytes(key, d);
-}
 
 /// "(inputs 2x3, 3; params alpha=1)", for error messages.
 std::string describeUse(const Use &use) {
@@ -115,12 +93,26 @@ Instantiator::lookupOverloads(StringRef name,
   return buf;
 }
 
-llvm::Expected<std::unique_ptr<Instance>>
+const NameDeps *Instantiator::getNameDeps(StringRef name) {
+  auto [it, inserted] = nameDeps.try_emplace(name);
+  if (inserted) {
+    SmallVector<const OpDecl *, 4> buf;
+    ArrayRef<const OpDecl *> overloads = lookupOverloads(name, buf);
+    if (!overloads.empty())
+      it->second = std::make_unique<NameDeps>(
+          computeNameDeps(overloads, nameDeps.size()));
+  }
+  return it->second.get();
+}
+
+llvm::Expected<std::unique_ptr<MemoEntry>>
 Instantiator::resolve(const Use &use) {
   SmallVector<const OpDecl *, 4> buf;
   ArrayRef<const OpDecl *> overloads = lookupOverloads(use.opName, buf);
   SmallVector<std::string, 4> reasons;
-  auto instance = std::make_unique<Instance>();
+  auto entry = std::make_unique<MemoEntry>();
+  entry->instance = std::make_unique<Instance>();
+  Instance *instance = entry->instance.get();
   for (const OpDecl *op : overloads) {
     reasons.push_back(matchOverload(*op, use, instance->params));
     if (!reasons.back().empty())
@@ -128,7 +120,7 @@ Instantiator::resolve(const Use &use) {
     instance->generic = op;
     instance->op = op;
     if (op->isGeneric()) {
-      auto built = buildInstanceOp(*op, use);
+      auto built = buildInstanceOp(*op, use, entry->plan);
       if (!built)
         return built.takeError();
       ownedOps.push_back(std::move(*built));
@@ -136,7 +128,7 @@ Instantiator::resolve(const Use &use) {
     }
     for (const ParamValue &value : instance->params)
       instance->intParams.push_back(value.isReal ? 0 : value.intValue);
-    return instance;
+    return entry;
   }
   return noMatch(use, overloads, reasons);
 }
@@ -159,13 +151,28 @@ Instantiator::instantiateForOutput(StringRef opName,
 
 llvm::Expected<const Instance *>
 Instantiator::lookupOrResolve(const Use &use) {
-  llvm::SmallString<128> key;
-  encodeKey(use, key);
-  auto it = memo.find(key);
-  if (it != memo.end())
-    return it->second.get();
-  llvm::Expected<std::unique_ptr<Instance>> instance = resolve(use);
-  if (!instance)
-    return instance.takeError();
-  return memo.try_emplace(key, std::move(*instance)).first->second.get();
+  const NameDeps *deps = getNameDeps(use.opName);
+  bool memoizable = deps && encodeKey(*deps, use, scratchKey);
+  if (memoizable) {
+    auto it = memo.find(scratchKey);
+    // A hit with extents that do not broadcast goes on to resolve, which
+    // says why.
+    if (it != memo.end() && isBroadcastCompatible(it->second->plan, use))
+      return it->second->instance.get();
+  }
+  llvm::Expected<std::unique_ptr<MemoEntry>> entry = resolve(use);
+  if (!entry)
+    return entry.takeError();
+  const Instance *instance = (*entry)->instance.get();
+  // A resolved use has known param names, and a key that failed the
+  // broadcast check resolves to the error; keep the instance alive anyway.
+  if (!memoizable || memo.count(scratchKey)) {
+    unmemoized.push_back(std::move(*entry));
+    return instance;
+  }
+  int64_t *words = keyStorage.Allocate<int64_t>(scratchKey.size());
+  std::copy(scratchKey.begin(), scratchKey.end(), words);
+  memo.try_emplace(ArrayRef<int64_t>(words, scratchKey.size()),
+                   std::move(*entry));
+  return instance;
 }

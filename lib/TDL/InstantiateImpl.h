@@ -26,6 +26,51 @@ struct Use {
   ArrayRef<int64_t> outputShape;
 };
 
+/// What the instances of one operator name depend on beyond ranks and
+/// params, from all its overloads (computed once per name).
+struct NameDeps {
+  /// Distinguishes names in the key.
+  unsigned id = 0;
+  /// The param names of every overload, sorted, unique.
+  SmallVector<StringRef, 4> paramNames;
+  /// (tensor position, K) of every `dim(T, K)` in a guard, body or extent.
+  SmallVector<std::pair<unsigned, int64_t>, 4> dimQueries;
+  /// By tensor position: rank polymorphic in some overload.
+  SmallVector<bool, 4> polymorphic;
+};
+
+NameDeps computeNameDeps(ArrayRef<const OpDecl *> overloads, unsigned id);
+
+/// Fills `key` with what an instance for `use` depends on: the name, ranks,
+/// which extents of rank-polymorphic tensors and of a known output shape
+/// are 1, the output rank, the params in canonical order, and the values of
+/// the name's `dim()` calls. False if a param name is unknown to every
+/// overload (the use fails; it is not memoized).
+bool encodeKey(const NameDeps &deps, const Use &use,
+               SmallVectorImpl<int64_t> &key);
+
+/// Where each rank-polymorphic read of an instance put its ellipsis
+/// positions: enough to check, for another use with the same key, that the
+/// extents other than 1 at each position agree.
+struct BroadcastPlan {
+  struct Read {
+    unsigned tensor;
+    /// The tensor's dimension of its first ellipsis position.
+    unsigned firstDim;
+    /// How many (the last `count` positions of the ellipsis).
+    unsigned count;
+  };
+  /// The ellipsis length (0: nothing to check).
+  unsigned length = 0;
+  /// The output dimension of the first ellipsis position.
+  unsigned outputFirst = 0;
+  SmallVector<Read, 4> reads;
+};
+
+/// True if `use` broadcasts as the instance that `plan` describes assumes
+/// (buildInstanceOp's broadcast error would not fire).
+bool isBroadcastCompatible(const BroadcastPlan &plan, const Use &use);
+
 /// Evaluates an integer expression over int params (values by position),
 /// literals, `rank(T)` and `dim(T, K)`: a guard or an index constant.
 /// Comparisons and `&& || !` give 0 or 1. None, with `why` set, if it
@@ -35,6 +80,9 @@ llvm::Optional<int64_t> evaluateShapeExpr(const Expr &e, const OpDecl &op,
                                           ArrayRef<ParamValue> params,
                                           ArrayRef<Shape> shapes,
                                           std::string &why);
+
+/// K of a checked `dim(T, K)` call (a literal, maybe negated).
+int64_t getDimQueryArg(const CallExpr &call);
 
 /// The value of `dim(T, K)` or `rank(T)` of `op` at these shapes; None
 /// with `why` set if K is out of range (a negative K counts from the end).
@@ -51,9 +99,9 @@ std::string matchOverload(const OpDecl &op, const Use &use,
                           SmallVectorImpl<ParamValue> &values);
 
 /// Builds and checks the concrete form of generic operator `op` for `use`,
-/// which it matches.
-llvm::Expected<std::unique_ptr<OpDecl>> buildInstanceOp(const OpDecl &op,
-                                                        const Use &use);
+/// which it matches, and describes its broadcasting in `plan`.
+llvm::Expected<std::unique_ptr<OpDecl>>
+buildInstanceOp(const OpDecl &op, const Use &use, BroadcastPlan &plan);
 
 } // namespace detail
 } // namespace tdl

@@ -106,6 +106,14 @@ llvm::Optional<int64_t> detail::evaluateShapeExpr(const Expr &e,
   return Evaluator(op, params, shapes, why).eval(e);
 }
 
+int64_t detail::getDimQueryArg(const CallExpr &call) {
+  // Sema checked that K is a literal, maybe negated.
+  const Expr &arg = call.getArg(1);
+  if (auto *lit = dyn_cast<IntLiteralExpr>(&arg))
+    return lit->getValue();
+  return -cast<IntLiteralExpr>(cast<UnaryExpr>(arg).getOperand()).getValue();
+}
+
 llvm::Optional<int64_t> detail::evaluateShapeQuery(const CallExpr &call,
                                                    const OpDecl &op,
                                                    ArrayRef<Shape> shapes,
@@ -116,12 +124,7 @@ llvm::Optional<int64_t> detail::evaluateShapeQuery(const CallExpr &call,
   int64_t rank = shape.size();
   if (call.getBuiltin() == Builtin::Rank)
     return rank;
-  int64_t k = 0;
-  const Expr &arg = call.getArg(1);
-  if (auto *lit = dyn_cast<IntLiteralExpr>(&arg))
-    k = lit->getValue();
-  else
-    k = -cast<IntLiteralExpr>(cast<UnaryExpr>(arg).getOperand()).getValue();
+  int64_t k = getDimQueryArg(call);
   int64_t dim = k < 0 ? k + rank : k;
   if (dim < 0 || dim >= rank) {
     why = ("'" + exprToString(call) + "': '" + name + "' has rank " +

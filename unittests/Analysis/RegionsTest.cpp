@@ -2,6 +2,8 @@
 
 #include "AnalysisTestUtils.h"
 
+#include "tofu/Analysis/ShapeInference.h"
+
 using namespace tofu;
 using namespace tofu::analysis;
 
@@ -93,6 +95,41 @@ TEST(RegionsTest, ShiftTwoClipsToTheTensor) {
   EXPECT_EQ(workers[1].inputs[0], region({{7, 10}}));
 }
 
+TEST(RegionsTest, StridedReadsClippedAtAnEdgeEndAtTheLastElementRead) {
+  // Stride 2, pad 1 over 9 rows: 5 output rows. Reducing over ky, the worker
+  // with ky = 2 reads rows 2y + 1 = 1, 3, 5, 7 (9 is padding): [1, 8), not
+  // the clipped interval [1, 9).
+  AnalysedOp op("op conv<s, p>(X) = lambda y: Sum(lambda ky < 3: "
+                "X[s * y + ky - p]);",
+                "conv");
+  Binding binding = op.bind({{9}}, {5}, {2, 1});
+  SmallVector<Range, 2> parts;
+  splitBySizes({2, 1}, parts);
+  SmallVector<WorkerRegions, 2> workers;
+  instantiateStrategy(binding, op.strategy("ky"), parts, workers);
+  EXPECT_EQ(workers[0].inputs[0], region({{0, 9}}));
+  EXPECT_EQ(workers[1].inputs[0], region({{1, 8}}));
+  // Clipped below: with ky = 0 the reads are 2y - 1 = -1 (padding), 1, ...,
+  // 7: the first element read is 1, not 0.
+  splitBySizes({1, 2}, parts);
+  instantiateStrategy(binding, op.strategy("ky"), parts, workers);
+  EXPECT_EQ(workers[0].inputs[0], region({{1, 8}}));
+  EXPECT_EQ(workers[1].inputs[0], region({{0, 9}}));
+  // A negative stride, clipped at both ends: 12 - 3y over y in [0, 5) reads
+  // 12 (padding), 9, 6, 3, 0 of 11 elements.
+  AnalysedOp flip("op flip(X) = lambda y: X[12 - 3 * y];", "flip");
+  Binding fb = flip.bind({{11}}, {5});
+  SmallVector<Range, 4> box;
+  getFullBox(fb, box);
+  WorkerRegions w;
+  computeWorkerRegions(fb, box, w);
+  EXPECT_EQ(w.inputs[0], region({{0, 10}}));
+  // Every strided read in the padding: nothing is read.
+  box[0] = Range{0, 1};
+  computeWorkerRegions(fb, box, w);
+  EXPECT_EQ(w.inputs[0], region({{0, 0}}));
+}
+
 TEST(RegionsTest, DataDependentAndProductIndicesReadTheWholeDimension) {
   AnalysedOp op("op f(W, idx) = lambda i, d: W[idx[i], d] + W[i * d, 0];", "f");
   ASSERT_EQ(op.analysis->getNotes().size(), 2u);
@@ -150,6 +187,30 @@ TEST(BindingTest, RejectsShapesThatDoNotFit) {
   auto count = Binding::create(*op.analysis, {{4, 5}}, {4, 3}, {});
   EXPECT_FALSE(bool(count));
   llvm::consumeError(count.takeError());
+}
+
+TEST(BindingTest, RejectsShapesAtWhichIndexArithmeticOverflows) {
+  AnalysedOp op("op big(x) = lambda i: x[i * 3000000000];", "big");
+  // 3e9 * (2^32 - 1) overflows int64_t: refused before any region is made.
+  auto bad = Binding::create(*op.analysis, {{10}}, {int64_t(1) << 32}, {});
+  ASSERT_FALSE(bool(bad));
+  EXPECT_EQ(toString(bad.takeError()),
+            "operator 'big': index 0 of 'x' (i * 3000000000) overflows 64-bit "
+            "arithmetic with these shapes and params (a bound beyond 2^62)");
+  auto fine = Binding::create(*op.analysis, {{10}}, {1000}, {});
+  EXPECT_TRUE(bool(fine));
+  llvm::consumeError(fine.takeError());
+  // Shape inference searches extents up to 2^40 with checked arithmetic.
+  auto shape = inferOutputShape(*op.analysis, {{10}}, {});
+  ASSERT_TRUE(bool(shape)) << toString(shape.takeError());
+  EXPECT_EQ(*shape, Shape({1}));
+  // A product of params evaluated with checked arithmetic.
+  AnalysedOp param("op p<s>(x) = lambda i: x[i * s * s * s * s];", "p");
+  auto coef = Binding::create(*param.analysis, {{10}}, {2}, {1 << 20});
+  ASSERT_FALSE(bool(coef));
+  EXPECT_EQ(toString(coef.takeError()),
+            "operator 'p': a coefficient of an index overflows 64-bit "
+            "arithmetic with these params");
 }
 
 } // namespace

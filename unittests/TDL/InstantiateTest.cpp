@@ -172,12 +172,55 @@ TEST_F(InstantiateTest, OpaqueNeedsOutputRank) {
 TEST_F(InstantiateTest, MemoizesByUse) {
   const Instance *a = get("relu", {{2, 3}});
   const Instance *b = get("relu", {{2, 3}});
-  const Instance *c = get("relu", {{2, 4}});
   const Instance *d = get("relu", {{2, 3}}, {}, 3u);
   EXPECT_EQ(a, b);
-  EXPECT_NE(a, c);
   EXPECT_NE(a, d);
-  EXPECT_EQ(instantiator.getNumInstances(), 3u);
+  EXPECT_EQ(instantiator.getNumInstances(), 2u);
+}
+
+TEST_F(InstantiateTest, MemoKeysOnWhatTheInstanceDependsOn) {
+  // An extent nothing reads (no dim(), no broadcasting): one instance.
+  const Instance *relu = get("relu", {{2, 3}});
+  EXPECT_EQ(get("relu", {{16, 3}}), relu);
+  EXPECT_EQ(get("relu", {{2, 300}}), relu);
+  const Instance *mm = get("matmul", {{4, 5}, {5, 3}});
+  EXPECT_EQ(get("matmul", {{2, 7}, {7, 9}}), mm);
+  // Params in any order are the same use; a different value is not.
+  NamedParamValue dim0 = intParam("dim_0", 1), keep = intParam("keepdim", 0);
+  const Instance *sum = get("sum_dim", {{4, 6}}, {dim0, keep});
+  EXPECT_EQ(get("sum_dim", {{8, 6}}, {keep, dim0}), sum);
+  EXPECT_NE(get("view", {{12}}, {intParam("size_0", 12)}),
+            get("view", {{12}}, {intParam("size_0", 6)}));
+  // dim(x, -1) is folded into the body: its extent is part of the key,
+  // the other one is not.
+  const Instance *last7 = get("lastcol", {{4, 7}});
+  EXPECT_EQ(body(last7), "x[i, 7 - 1] * 2");
+  EXPECT_EQ(get("lastcol", {{9, 7}}), last7);
+  const Instance *last8 = get("lastcol", {{4, 8}});
+  EXPECT_NE(last8, last7);
+  EXPECT_EQ(body(last8), "x[i, 8 - 1] * 2");
+  // Which extents are 1 decides broadcasting.
+  NamedParamValue alpha{"alpha", ParamValue::ofReal(0.5)};
+  const Instance *bcast = get("add", {{2, 3}, {1, 3}}, {alpha});
+  EXPECT_EQ(get("add", {{5, 4}, {1, 4}}, {alpha}), bcast);
+  EXPECT_NE(get("add", {{2, 3}, {2, 3}}, {alpha}), bcast);
+  // A use with the key of a valid one whose extents do not broadcast still
+  // fails.
+  EXPECT_NE(error("add", {{2, 3}, {4, 3}}, {alpha})
+                .find("do not broadcast: extents 2 and 4 at position 0"),
+            std::string::npos);
+  auto out = instantiator.instantiateForOutput("expand", {{1, 3}}, {},
+                                               Shape{4, 3});
+  ASSERT_TRUE(bool(out));
+  auto other = instantiator.instantiateForOutput("expand", {{1, 5}}, {},
+                                                 Shape{2, 5});
+  ASSERT_TRUE(bool(other));
+  EXPECT_EQ(*other, *out);
+  auto wrong = instantiator.instantiateForOutput("expand", {{1, 5}}, {},
+                                                 Shape{2, 4});
+  ASSERT_FALSE(bool(wrong));
+  EXPECT_NE(toString(wrong.takeError()).find("do not broadcast"),
+            std::string::npos);
 }
 
 TEST_F(InstantiateTest, ErrorsNameTheOpAndEachReason) {

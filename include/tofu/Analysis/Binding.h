@@ -5,7 +5,8 @@
 // and what follows from them once: the extent of every index variable and
 // the value of every coefficient of the index programs. Creating a Binding
 // checks the shapes against the operator (ranks, and that a reduction
-// variable indexing several tensor dimensions by itself sees one extent);
+// variable indexing several tensor dimensions by itself sees one extent,
+// and that no index arithmetic can overflow int64_t at these extents);
 // everything computed from a Binding afterwards is plain integer
 // arithmetic.
 //
@@ -60,6 +61,10 @@ private:
   llvm::Error bindInputs(ArrayRef<Shape> shapes, ArrayRef<int64_t> values);
   llvm::Error bindVarExtents();
   llvm::Error checkLoneVarExtents() const;
+  /// Fails if interval evaluation of some index over the full extents of
+  /// the variables goes beyond ±MaxIndexMagnitude (a huge coefficient times
+  /// a large extent); every sub-box then stays within it too.
+  llvm::Error checkIndexArithmetic() const;
 
   const OperatorAnalysis *analysis;
   SmallVector<Shape, 4> inputShapes;

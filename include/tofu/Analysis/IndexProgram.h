@@ -86,6 +86,16 @@ struct IndexProgram {
   int loneVar = -1;
 };
 
+/// The most index variables an operator may have for the analysis (their
+/// sets are 64-bit masks).
+constexpr unsigned MaxIndexVars = 64;
+
+/// The largest magnitude of any bound of index arithmetic: Binding refuses
+/// shapes and params for which a bound over the full extents would go
+/// beyond it, so that interval evaluation over any sub-box, and the `+ 1`
+/// of a half-open range, cannot overflow int64_t.
+constexpr int64_t MaxIndexMagnitude = int64_t(1) << 62;
+
 /// The most stack slots an index program may use; deeper ones are analysed
 /// as the whole dimension.
 constexpr unsigned MaxIndexDepth = 8;

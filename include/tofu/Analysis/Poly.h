@@ -30,25 +30,31 @@ class raw_ostream;
 namespace tofu {
 namespace analysis {
 
-/// An exact rational number num/den with den > 0, in lowest terms.
+/// An exact rational number num/den with den > 0, in lowest terms, or the
+/// invalid value (den == 0) that arithmetic which would overflow int64_t
+/// gives instead; invalid operands give invalid results.
 struct Rational {
   int64_t num = 0;
   int64_t den = 1;
 
   Rational() = default;
-  Rational(int64_t value) : num(value) {}
+  Rational(int64_t value)
+      : num(value == INT64_MIN ? 1 : value), den(value == INT64_MIN ? 0 : 1) {}
   Rational(int64_t num, int64_t den);
+  static Rational invalid() { return Rational(1, 0); }
 
-  bool isZero() const { return num == 0; }
+  bool isValid() const { return den != 0; }
+  bool isZero() const { return num == 0 && den != 0; }
   bool isInteger() const { return den == 1; }
-  /// The largest integer not greater than the value.
+  /// The largest integer not greater than the value (0 if invalid).
   int64_t floor() const;
-  /// The smallest integer not less than the value.
+  /// The smallest integer not less than the value (0 if invalid).
   int64_t ceil() const;
 
   Rational operator+(Rational rhs) const;
-  Rational operator-(Rational rhs) const { return *this + Rational(-rhs.num, rhs.den); }
+  Rational operator-(Rational rhs) const;
   Rational operator*(Rational rhs) const;
+  /// Division; by zero gives the invalid value.
   Rational operator/(Rational rhs) const;
   bool operator==(Rational rhs) const { return num == rhs.num && den == rhs.den; }
   bool operator<(Rational rhs) const;
@@ -107,6 +113,8 @@ public:
   /// True if the polynomial has no atom; then getConstant() is its value.
   bool isConstant() const;
   Rational getConstant() const;
+  /// False if some coefficient overflowed int64_t while it was computed.
+  bool isValid() const;
   /// True if every coefficient is an integer.
   bool hasIntegerCoefficients() const;
   /// The sign, assuming every atom is non-negative (extents are; params are
@@ -122,7 +130,8 @@ public:
   bool operator==(const Poly &rhs) const;
   bool operator!=(const Poly &rhs) const { return !(*this == rhs); }
 
-  /// The value with each atom replaced by `valueOf(atom)`.
+  /// The value with each atom replaced by `valueOf(atom)`; invalid if it,
+  /// or a step towards it, overflows int64_t.
   Rational evaluate(llvm::function_ref<int64_t(Atom)> valueOf) const;
 
   /// Prints the polynomial, e.g. `|x|/2 + |dx| - 1`, naming atoms with

@@ -30,22 +30,28 @@ struct Range {
 };
 
 /// One range per dimension. A region with an empty range holds nothing;
-/// computed regions that hold nothing are all `[0, 0)`.
+/// computed regions that hold nothing are all `[0, 0)`. Regions of rank up
+/// to 4 live inline.
 using Region = SmallVector<Range, 4>;
 
-/// What one worker computes and reads.
+/// What one worker computes and reads. Up to 8 inputs of rank up to 4 live
+/// inline, so that a fresh WorkerRegions (a worker count that grows again
+/// after shrinking) costs no heap allocation.
 struct WorkerRegions {
   /// The output region the worker writes.
   Region output;
   /// True if the worker's output holds partial values to be reduced.
   bool partial = false;
   /// The region of each input tensor (by position) the worker reads.
-  SmallVector<Region, 4> inputs;
+  SmallVector<Region, 8> inputs;
 };
 
 /// Computes the regions of a worker that owns `box` (one range per index
-/// variable, by id). `box` ranges of output variables give the output
-/// region. The binding must have its output shape.
+/// variable, by id), each range within the variable's extent (Binding
+/// checked that the index arithmetic over the full extents fits in
+/// int64_t). `box` ranges of output variables give the output region. The
+/// binding must have its output shape. No heap allocation once `out` has
+/// held regions of these ranks.
 void computeWorkerRegions(const Binding &binding, ArrayRef<Range> box,
                           WorkerRegions &out);
 
@@ -55,6 +61,27 @@ void computeWorkerRegions(const Binding &binding, ArrayRef<Range> box,
 bool evaluateIndexInterval(const Binding &binding, const IndexProgram &prog,
                            ArrayRef<Range> box, int64_t dimExtent,
                            int64_t &lo, int64_t &hi);
+
+/// The outcome of a checked interval evaluation.
+enum class IndexEval {
+  /// The interval is in `lo`, `hi`.
+  Ok,
+  /// A variable of the index has an empty range: nothing is read.
+  Empty,
+  /// The index is analysed as the whole dimension.
+  Whole,
+  /// A bound went beyond ±MaxIndexMagnitude.
+  Overflow,
+};
+
+/// As evaluateIndexInterval, with every step of the arithmetic checked
+/// against ±MaxIndexMagnitude, for ranges not known to be within a
+/// Binding's extents (shape inference searching for an extent) and for
+/// Binding's own check of its extents.
+IndexEval evaluateIndexIntervalChecked(const Binding &binding,
+                                       const IndexProgram &prog,
+                                       ArrayRef<Range> box, int64_t &lo,
+                                       int64_t &hi);
 
 /// Fills `box` with the full range of every index variable.
 void getFullBox(const Binding &binding, llvm::SmallVectorImpl<Range> &box);

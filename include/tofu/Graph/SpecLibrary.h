@@ -55,6 +55,10 @@ public:
   llvm::Expected<const tdl::Instance *>
   instantiate(StringRef type, ArrayRef<Shape> inputShapes,
               ArrayRef<tdl::NamedParamValue> params, unsigned outputRank);
+  /// Number of instances made (memoized) so far.
+  unsigned getNumInstances() const {
+    return instantiator ? instantiator->getNumInstances() : 0;
+  }
   /// Forgets every instance and analysis (they are memoized per use, so a
   /// long-running client such as the fuzzer bounds its memory with this).
   void clearInstances();

@@ -6,8 +6,11 @@
 // expanded to named variables `i0, i1, ...` with NumPy broadcasting, the
 // guard is dropped, `dim`/`rank` are folded to literals, and the result is
 // checked by Sema. Concrete operators print, analyse and evaluate like
-// hand-written ones. Results are memoized per use; plain (non-generic)
-// operators come back as themselves.
+// hand-written ones. Plain (non-generic) operators come back as themselves.
+// Results are memoized on what an instance depends on, not on the exact
+// shapes: the ranks, which extents broadcast (1 or not), the values of the
+// `dim()` calls the operator makes, and the params. Uses that differ only
+// in other extents (a planner halving the batch) share one instance.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +21,9 @@
 #include "tofu/TDL/AST.h"
 #include "tofu/TDL/ParamValue.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Allocator.h"
 #include "llvm/Support/Error.h"
 
 #include <string>
@@ -28,6 +33,8 @@ namespace tofu {
 namespace tdl {
 namespace detail {
 struct Use;
+struct NameDeps;
+struct MemoEntry;
 } // namespace detail
 
 /// A concrete operator: no ellipsis, no guard, dim()/rank() folded, checked
@@ -57,7 +64,7 @@ public:
 
   /// Instantiates operator `opName` for inputs of `inputShapes` (by tensor
   /// position), params by name, and the output rank if known (a graph
-  /// knows it; it fixes the ellipsis length). Memoized on all four. Fails
+  /// knows it; it fixes the ellipsis length). Memoized (see above). Fails
   /// with a message naming the operator and, when no overload matches,
   /// saying why each was rejected.
   llvm::Expected<const Instance *>
@@ -79,11 +86,21 @@ public:
 private:
   ArrayRef<const OpDecl *>
   lookupOverloads(StringRef name, SmallVectorImpl<const OpDecl *> &buf) const;
-  llvm::Expected<std::unique_ptr<Instance>> resolve(const detail::Use &use);
+  llvm::Expected<std::unique_ptr<detail::MemoEntry>>
+  resolve(const detail::Use &use);
   llvm::Expected<const Instance *> lookupOrResolve(const detail::Use &use);
+  const detail::NameDeps *getNameDeps(StringRef name);
 
   SmallVector<const Module *, 4> libraries;
-  llvm::StringMap<std::unique_ptr<Instance>> memo;
+  /// Per operator name, what its instances depend on (null if undefined).
+  llvm::StringMap<std::unique_ptr<detail::NameDeps>> nameDeps;
+  /// Keys (encodeKey's integers, stored in keyStorage) to instances.
+  llvm::DenseMap<ArrayRef<int64_t>, std::unique_ptr<detail::MemoEntry>> memo;
+  llvm::BumpPtrAllocator keyStorage;
+  /// The key being looked up, reused so that a hit allocates nothing.
+  SmallVector<int64_t, 32> scratchKey;
+  /// Instances of uses that could not be keyed (kept for their lifetime).
+  std::vector<std::unique_ptr<detail::MemoEntry>> unmemoized;
   std::vector<std::unique_ptr<OpDecl>> ownedOps;
 };
 

@@ -1,0 +1,98 @@
+//===- InstanceCountTest.cpp - Instances of a real graph under halving ----===//
+//
+// A planner that partitions the batch recursively instantiates every op of
+// the graph again at each level with the batch halved. Instances depend on
+// ranks, broadcasting, dim() values and params, not on other extents, so
+// a halved batch makes a new instance only for an overload that reads the
+// batch through dim() (batch norm's element count). This test
+// instantiates every op of the bundled ResNet-50 training step against the
+// standard library (specs/) at batch 32, 16, 8, 4 and 2.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Graph/GraphReader.h"
+#include "tofu/Graph/SpecLibrary.h"
+#include "tofu/Support/Diagnostics.h"
+#include "tofu/TDL/ExprWalk.h"
+
+#include "llvm/Support/SourceMgr.h"
+
+#include "gtest/gtest.h"
+
+#include <cstdio>
+#include <set>
+
+using namespace tofu;
+using namespace tofu::graph;
+
+namespace {
+
+/// True if `op` calls dim() in its guard, body or extents.
+bool readsDim(const tdl::OpDecl *op) {
+  bool found = false;
+  auto visit = [&](const tdl::Expr &e) {
+    if (auto *call = dyn_cast<tdl::CallExpr>(&e))
+      found |= call->getBuiltin() == tdl::Builtin::Dim;
+  };
+  if (op->getGuard())
+    tdl::walkExpr(*op->getGuard(), visit);
+  tdl::walkExpr(op->getBody(), visit);
+  for (const tdl::IndexVarDecl *var : op->getIndexVars())
+    if (const tdl::Expr *extent = var->getExtentExpr())
+      tdl::walkExpr(*extent, visit);
+  return found;
+}
+
+TEST(InstanceCountTest, HalvingTheBatchMakesNoNewInstances) {
+  llvm::SourceMgr srcMgr;
+  DiagnosticEngine diags(srcMgr);
+  SpecLibrary specs;
+  ASSERT_TRUE(specs.addDirectory(TOFU_SOURCE_DIR "/specs", diags));
+  ASSERT_TRUE(specs.check(diags));
+  std::unique_ptr<Graph> g =
+      readGraphFile(TOFU_SOURCE_DIR "/models/resnet50.json", diags);
+  ASSERT_TRUE(g);
+  const int64_t batch = g->getTensor(g->getOps().front().inputs[0].index).shape[0];
+  ASSERT_EQ(batch, 32);
+  std::set<std::string> types;
+  std::set<const tdl::Instance *> seen;
+  std::set<std::string> batchDependent;
+  unsigned atFullBatch = 0, perLevel = 0;
+  for (int64_t level = 0, b = batch; level != 5; ++level, b /= 2) {
+    for (const Op &op : g->getOps()) {
+      types.insert(op.type);
+      // The batch dimension (dimension 0 of extent 32) is halved.
+      SmallVector<Shape, 4> inputs;
+      for (const TensorRef &ref : op.inputs) {
+        inputs.push_back(g->getTensor(ref.index).shape);
+        if (!inputs.back().empty() && inputs.back()[0] == batch)
+          inputs.back()[0] = b;
+      }
+      unsigned outputRank = g->getTensor(op.getOutput()).shape.size();
+      auto instance = specs.instantiate(op.type, inputs, op.params, outputRank);
+      ASSERT_TRUE(bool(instance)) << op.name << " at batch " << b << ": "
+                                  << toString(instance.takeError());
+      if (!seen.insert(*instance).second || level == 0)
+        continue;
+      EXPECT_TRUE(readsDim((*instance)->generic))
+          << op.type << " made a new instance at batch " << b;
+      batchDependent.insert(op.type);
+    }
+    unsigned count = specs.getNumInstances();
+    std::printf("batch %lld: %u instances for %zu op types\n", (long long)b,
+                count, types.size());
+    if (level == 0)
+      atFullBatch = count;
+    // Each level adds the same few instances: no growth beyond linear.
+    if (level == 1)
+      perLevel = count - atFullBatch;
+    EXPECT_EQ(count, atFullBatch + level * perLevel);
+  }
+  for (const std::string &type : batchDependent)
+    std::printf("  reads the batch through dim(): %s\n", type.c_str());
+  // Far fewer instances than ops: uses differing only in extents share.
+  EXPECT_LT(atFullBatch, g->getOps().size() / 4);
+  EXPECT_LT(perLevel, atFullBatch / 2);
+}
+
+} // namespace
