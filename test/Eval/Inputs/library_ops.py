@@ -22,3 +22,50 @@ class LibraryOps(nn.Module):
         a = self.uneven(h)
         b = self.even(-h)
         return (a - 1.0).sum() + self.drop(b).sum()
+
+
+class ModelOps(nn.Module):
+    """The specs real models beyond the default check models use (MobileNet,
+    DenseNet, ShuffleNet, SqueezeNet, GoogLeNet, ViT, LSTM): depthwise and
+    grouped convolutions, transposed convolutions (stride 1 with a bias,
+    stride 2), average pooling (padded, ceil_mode, count_include_pad off),
+    max pooling with ceil_mode, the hard activations, cat (dims 0, 1, last;
+    more than 8 inputs), stack, split, unsafe_split, unbind, slices (step 1
+    and 2), select, permute, unsqueeze, a rank-5 channel shuffle and a mean
+    over a middle dim. Input [2, 4, 8, 8]."""
+
+    def __init__(self):
+        super().__init__()
+        self.dw = nn.Conv2d(4, 4, 3, padding=1, groups=4, bias=False)
+        self.dw2 = nn.Conv2d(4, 4, 3, stride=2, padding=1, groups=4, bias=False)
+        self.grp = nn.Conv2d(4, 6, 3, padding=1, groups=2)
+        self.up = nn.ConvTranspose2d(6, 3, 3, stride=2, padding=1,
+                                     output_padding=1, bias=False)
+        self.up1 = nn.ConvTranspose2d(3, 2, 3, padding=1)
+        self.avg = nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True,
+                                count_include_pad=False)
+        self.avg1 = nn.AvgPool2d(3, stride=2, padding=1)
+        self.avg2 = nn.AvgPool2d(2)
+        self.mp = nn.MaxPool2d(3, stride=2, ceil_mode=True)
+
+    def forward(self, x):
+        h = nn.functional.hardtanh(self.dw(x), 0.0, 6.0)          # 2x4x8x8
+        g = nn.functional.hardswish(self.dw2(h))                   # 2x4x4x4
+        s = nn.functional.hardsigmoid(self.grp(h))                 # 2x6x8x8
+        u = self.up1(self.up(s))                                   # 2x2x16x16
+        p = self.avg1(u) + self.mp(u)                              # 2x2x8x8
+        q = self.avg(u)                                            # 2x2x9x9
+        a, b = torch.split(h, 2, dim=1)                            # 2x2x8x8
+        c, d = h.unsafe_chunk(2, dim=1)
+        cat1 = torch.cat([a, b * 2.0, h[:, 1:3], c], dim=1)        # 2x8x8x8
+        many = torch.cat([h] + [a * float(k) for k in range(9)], 1)  # 2x22x8x8
+        cat0 = torch.cat([p, d, a], dim=0)                         # 6x2x8x8
+        catl = torch.cat([p, p[:, :, :, ::2]], dim=3)              # 2x2x8x12
+        st = torch.stack(torch.unbind(g, dim=0), dim=1)            # 4x2x4x4
+        st0 = torch.stack([g[:, 0], g[:, 3], g[:, 1]])             # 3x2x4x4
+        perm = self.avg2(cat1).permute(0, 2, 3, 1)                 # 2x4x4x8
+        shuffle = h.view(2, 2, 2, 8, 8).transpose(1, 2).reshape(2, 4, 8, 8)
+        mid = shuffle.mean(1).unsqueeze(1) * h.mean(2).unsqueeze(2)  # 2x4x8x8
+        return ((q * q).sum() + (cat1 * cat1).sum() + many.sum() + cat0.sum() +
+                (catl * catl).sum() + (st * st).sum() + st0.sum() +
+                (perm * perm).sum() + (mid * mid).sum())
