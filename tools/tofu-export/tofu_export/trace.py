@@ -18,6 +18,7 @@ graph builder groups them with the op that consumes their result.
 """
 
 import contextlib
+import sys
 from typing import Any, List, Optional
 
 import torch
@@ -42,6 +43,8 @@ class Recorder:
         self._pending: List[Any] = []  # (fx node, tensor) of the last op
         self._node_of_fn = {}  # id(grad_fn) -> (grad_fn, forward fx node)
         self._hooks = []
+        self.view_update: Optional[str] = None  # first in-place view update
+        self.strict_views = False  # raise on it instead of functionalizing
 
     # A node's scope is the innermost running module's qualified name followed
     # by the explicit scopes (e.g. `layers.0.t3`).
@@ -89,7 +92,9 @@ class Recorder:
         """Attach the current context to a freshly created FX node."""
         node.meta["tofu_phase"] = self.phase
         node.meta["tofu_scope"] = self.scope_name()
-        if self.phase == BACKWARD:
+        if self.phase == FORWARD:
+            node.meta["tofu_source"] = user_line()
+        elif self.phase == BACKWARD:
             node.meta["tofu_bwd_of"] = self.bwd_of if self.in_node else None
         elif self.phase == UPDATE:
             node.meta["tofu_group"] = self.group
@@ -151,14 +156,49 @@ class TraceError(Exception):
 
 
 def _mutates_view(func, args) -> bool:
-    """In-place updates of views would silently change their base tensor,
-    which the SSA renaming of in-place ops cannot follow."""
+    """In-place updates of views change their base tensor too, which the
+    SSA renaming of in-place ops cannot follow: such a step is
+    functionalized (functionalize.py) before it is converted."""
     schema = func._schema
     if not schema.arguments or not args:
         return False
     alias = schema.arguments[0].alias_info
     return (alias is not None and alias.is_write and
             isinstance(args[0], torch.Tensor) and args[0]._is_view())
+
+
+# Frames of these packages are not the model's source line.
+_LIBRARY_DIRS = ("/torch/", "/functorch/", "/tofu_export/trace.py",
+                 "/tofu_export/step.py", "/contextlib.py")
+
+
+def user_line() -> Optional[str]:
+    """`file:line` of the innermost frame of model code on the stack."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not any(d in name for d in _LIBRARY_DIRS):
+            return f"{name}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
+def describe_view_update(func, recorder) -> str:
+    """Where an in-place update of a view happens: the ATen op, the module
+    and the model's source line (for a backward op, those of the forward
+    call it differentiates)."""
+    what = f"aten.{func.overloadpacket.__name__}"
+    if recorder.phase == BACKWARD and recorder.bwd_of is not None:
+        fwd = recorder.bwd_of
+        scope = fwd.meta.get("tofu_scope") or "the top-level module"
+        where = (f"in the backward of {fwd.target} in module '{scope}'")
+        line = fwd.meta.get("tofu_source")
+    else:
+        scope = recorder.scope_name() or "the top-level module"
+        where = f"in module '{scope}'"
+        line = user_line()
+    return f"{what} updates a view of another tensor in place {where}" + (
+        f" at {line}" if line else "")
 
 
 class TaggingTracer(pt.PythonKeyTracer):
@@ -175,22 +215,25 @@ class TaggingTracer(pt.PythonKeyTracer):
 
 
 class RecordingMode(pt.ProxyTorchDispatchMode):
-    """make_fx's dispatch mode, also remembering forward ops' outputs."""
+    """make_fx's dispatch mode, also remembering forward ops' outputs and
+    the first in-place update of a view (`recorder.view_update`)."""
 
     def __init__(self, tracer: TaggingTracer):
         super().__init__(tracer)
 
     def inner_torch_dispatch(self, func, types, args=(), kwargs=None):
-        if self.enable_tracing and _mutates_view(func, args):
-            raise TraceError(f"aten.{func.overloadpacket.__name__} updates a "
-                             "view of another tensor in place (e.g. an "
-                             "inplace=True layer on a reshaped tensor); "
-                             "tofu-export needs the out-of-place form")
+        recorder = self.tracer.recorder
         if self.enable_tracing:
-            self.tracer.recorder.resolve_pending()
+            recorder.resolve_pending()
+            if recorder.view_update is None and _mutates_view(func, args):
+                recorder.view_update = describe_view_update(func, recorder)
+                if recorder.strict_views:
+                    raise TraceError(
+                        recorder.view_update + "; tofu-export needs the "
+                        "out-of-place form (functionalization is off)")
         out = super().inner_torch_dispatch(func, types, args, kwargs)
         if self.enable_tracing:
-            self.tracer.recorder.record_forward(out, self._node_of)
+            recorder.record_forward(out, self._node_of)
         return out
 
     def _node_of(self, t):
@@ -198,14 +241,17 @@ class RecordingMode(pt.ProxyTorchDispatchMode):
         return None if proxy is None else proxy.proxy.node
 
 
-def trace(fn, args, recorder: Recorder) -> torch.fx.GraphModule:
+def trace(fn, args, recorder, tracer: Optional[TaggingTracer] = None,
+          recording: bool = True) -> torch.fx.GraphModule:
     """Trace `fn(*args)` (args: pytrees of meta tensors) into an FX graph.
 
-    This is make_fx(fn, tracing_mode="real") with our tracer and mode.
-    """
+    This is make_fx(fn, tracing_mode="real") with our tracer and mode;
+    `recording` adds the forward/backward pairing and the view-update
+    check (off when an already traced graph is replayed)."""
     phs = pytree.tree_map(lambda _: torch.fx._symbolic_trace.PH, args)
-    tracer = TaggingTracer(recorder)
-    mode = RecordingMode(tracer)
+    tracer = tracer or TaggingTracer(recorder)
+    mode = RecordingMode(tracer) if recording else \
+        pt.ProxyTorchDispatchMode(tracer)
     func = pt.fake_signature(fn, len(phs))
     ACTIVE.append(recorder)
     try:
