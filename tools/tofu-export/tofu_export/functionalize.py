@@ -44,6 +44,15 @@ class _Retagger:
                 old.meta.get("tofu_bwd_of"))
 
 
+def _mutates(node) -> bool:
+    """Whether an FX node is an ATen call that writes its first argument."""
+    schema = getattr(node.target, "_schema", None)
+    if node.op != "call_function" or schema is None or not schema.arguments:
+        return False
+    alias = schema.arguments[0].alias_info
+    return alias is not None and alias.is_write
+
+
 class _Replay(torch.fx.Interpreter):
     """Runs the old graph on functional tensors, remembering which new node
     holds each old node's result."""
@@ -56,6 +65,8 @@ class _Replay(torch.fx.Interpreter):
     def run_node(self, n):
         self.retagger.current = n
         result = super().run_node(n)
+        if _mutates(n):
+            self._sync_all()
         self.retagger.current = None
         if isinstance(result, torch.Tensor) and \
                 torch._is_functional_tensor(result):
@@ -64,6 +75,15 @@ class _Replay(torch.fx.Interpreter):
             if slot is not None:
                 self.retagger.new_of[n] = slot.proxy.node
         return result
+
+    def _sync_all(self):
+        """Apply a mutation to the base and the other views now, so that the
+        scatter ops it needs are issued (and tagged) for the mutating node,
+        not for the next reader."""
+        for value in self.env.values():
+            if isinstance(value, torch.Tensor) and \
+                    torch._is_functional_tensor(value):
+                torch._sync(value)
 
     def get_attr(self, target, args, kwargs):
         value = super().get_attr(target, args, kwargs)

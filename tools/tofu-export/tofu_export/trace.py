@@ -45,6 +45,7 @@ class Recorder:
         self._hooks = []
         self.view_update: Optional[str] = None  # first in-place view update
         self.strict_views = False  # raise on it instead of functionalizing
+        self.module_class = {}  # qualified module name -> class name
 
     # A node's scope is the innermost running module's qualified name followed
     # by the explicit scopes (e.g. `layers.0.t3`).
@@ -59,6 +60,7 @@ class Recorder:
     def watch_modules(self, model: torch.nn.Module) -> None:
         """Track which submodule of `model` is running (forward hooks)."""
         for name, mod in model.named_modules():
+            self.module_class[name] = type(mod).__name__
             if not name:
                 continue
             mod.register_forward_pre_hook(self._enter_module(name))
@@ -73,6 +75,11 @@ class Recorder:
         def hook(module, inputs, output):
             self.modules.pop()
         return hook
+
+    def module_label(self, module: str) -> str:
+        """`'path' (Class)` of a module by qualified name ('' the model)."""
+        return (f"'{module or '<top>'}' "
+                f"({self.module_class.get(module, '?')})")
 
     def scope_name(self) -> str:
         parts = self.modules[-1:] + self.scopes
@@ -94,6 +101,8 @@ class Recorder:
         node.meta["tofu_scope"] = self.scope_name()
         if self.phase == FORWARD:
             node.meta["tofu_source"] = user_line()
+            node.meta["tofu_module"] = self.modules[-1] if self.modules \
+                else ""
         elif self.phase == BACKWARD:
             node.meta["tofu_bwd_of"] = self.bwd_of if self.in_node else None
         elif self.phase == UPDATE:
@@ -190,12 +199,13 @@ def describe_view_update(func, recorder) -> str:
     what = f"aten.{func.overloadpacket.__name__}"
     if recorder.phase == BACKWARD and recorder.bwd_of is not None:
         fwd = recorder.bwd_of
-        scope = fwd.meta.get("tofu_scope") or "the top-level module"
-        where = (f"in the backward of {fwd.target} in module '{scope}'")
+        label = recorder.module_label(fwd.meta.get("tofu_module", ""))
+        where = f"in the backward of {fwd.target} in module {label}"
         line = fwd.meta.get("tofu_source")
     else:
-        scope = recorder.scope_name() or "the top-level module"
-        where = f"in module '{scope}'"
+        label = recorder.module_label(recorder.modules[-1]
+                                      if recorder.modules else "")
+        where = f"in module {label}"
         line = user_line()
     return f"{what} updates a view of another tensor in place {where}" + (
         f" at {line}" if line else "")
