@@ -33,6 +33,12 @@ models:
   gpt:L:H:HEADS:SEQ     GPT-style transformer: L pre-layernorm blocks of
                         width H with HEADS attention heads over SEQ tokens,
                         --vocab words
+  torch:rnn:L:H, torch:lstm:L:H, torch:gru:L:H
+                        PyTorch's nn.RNN/LSTM/GRU (L layers, width H) on an
+                        input BATCHx--stepsxH, mse loss
+  torch:mha:E:HEADS     nn.MultiheadAttention self-attention of width E
+  torch:encoder:L:E:HEADS, torch:decoder:L:E:HEADS
+                        nn.TransformerEncoder / nn.TransformerDecoder
   FILE.py:CLASS         CLASS(**--model-kwargs) from a Python file, called on
                         inputs given by --input (at least one)
 """

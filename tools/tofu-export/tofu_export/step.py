@@ -41,10 +41,27 @@ class Captured:
 LossFn = Callable[[torch.Tensor, Optional[torch.Tensor]], torch.Tensor]
 
 
+# Weight of an auxiliary classifier's loss (GoogLeNet's paper: 0.3).
+AUX_WEIGHT = 0.3
+
+
+def _cross_entropy(out, target):
+    """Cross-entropy; a model with auxiliary classifiers (GoogLeNet and
+    Inception v3 in training mode return a tuple of logits, the main ones
+    first) adds AUX_WEIGHT times the cross-entropy of each other one."""
+    if isinstance(out, (tuple, list)):
+        main, aux = out[0], [o for o in out[1:] if o is not None]
+        loss = F.cross_entropy(main, target)
+        for logits in aux:
+            loss = loss + AUX_WEIGHT * F.cross_entropy(logits, target)
+        return loss
+    return F.cross_entropy(out, target)
+
+
 def make_loss(kind: str) -> LossFn:
     """`ce` (cross-entropy over dim 1), `mse`, `sum`, or `output`."""
     if kind == "ce":
-        return lambda out, target: F.cross_entropy(out, target)
+        return _cross_entropy
     if kind == "mse":
         return lambda out, target: F.mse_loss(out, target)
     if kind == "sum":
