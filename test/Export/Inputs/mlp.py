@@ -38,7 +38,8 @@ class Broken(nn.Module):
 
 
 class ViewUpdate(nn.Module):
-    """Updates a view in place, which tofu-export rejects."""
+    """Updates a view in place: tofu-export functionalizes it (or, with
+    --no-functionalize, rejects it naming this line)."""
 
     def __init__(self):
         super().__init__()
@@ -48,6 +49,34 @@ class ViewUpdate(nn.Module):
         y = x @ self.w
         y[:, 0].mul_(2)
         return y
+
+
+class SliceAssign(nn.Module):
+    """Writes a constant into a slice of a fresh tensor (as Swin builds its
+    attention mask) and into a column of an activation."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(8, 8))
+
+    def forward(self, x):
+        mask = x.new_zeros(x.shape[0], 8)
+        mask[1:3, 2:5] = 1.0
+        y = (x @ self.w) * (mask + 1)
+        y[:, 3] = 0.5 * y[:, 4]
+        return y
+
+
+class InplaceDropout(nn.Module):
+    """An inplace=True dropout on a reshaped tensor, inside a submodule."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.head = nn.Sequential(nn.Flatten(), nn.Dropout(0.5, inplace=True))
+
+    def forward(self, x):
+        return self.head(self.fc(x).unsqueeze(2))
 
 
 NOT_A_MODULE = 3

@@ -33,6 +33,12 @@ models:
   gpt:L:H:HEADS:SEQ     GPT-style transformer: L pre-layernorm blocks of
                         width H with HEADS attention heads over SEQ tokens,
                         --vocab words
+  torch:rnn:L:H, torch:lstm:L:H, torch:gru:L:H
+                        PyTorch's nn.RNN/LSTM/GRU (L layers, width H) on an
+                        input BATCHx--stepsxH, mse loss
+  torch:mha:E:HEADS     nn.MultiheadAttention self-attention of width E
+  torch:encoder:L:E:HEADS, torch:decoder:L:E:HEADS
+                        nn.TransformerEncoder / nn.TransformerDecoder
   FILE.py:CLASS         CLASS(**--model-kwargs) from a Python file, called on
                         inputs given by --input (at least one)
 """
@@ -101,6 +107,13 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--momentum", type=float, default=0.0,
                    help="SGD momentum; non-zero adds a momentum buffer per "
                         "parameter (default: 0)")
+    p.add_argument("--allow-unused-params", action="store_true",
+                   help="leave trainable parameters that get no gradient "
+                        "(and their optimizer state) out of the graph "
+                        "instead of failing")
+    p.add_argument("--no-functionalize", action="store_true",
+                   help="fail on an in-place update of a view instead of "
+                        "rewriting the step functionally")
     p.add_argument("--stats", action="store_true",
                    help="print op and tensor counts and times to stderr")
     return p
@@ -162,7 +175,9 @@ def export(args) -> dict:
                                 momentum=args.momentum)
     t1 = time.perf_counter()
     try:
-        captured = step.capture(setup.module, setup.inputs, target, loss, cfg)
+        captured = step.capture(setup.module, setup.inputs, target, loss, cfg,
+                                functional=not args.no_functionalize,
+                                allow_unused=args.allow_unused_params)
     except (ModelError, UsageError):
         raise
     except Exception as e:

@@ -110,7 +110,8 @@ class GraphBuilder:
                 node.meta.setdefault("tensor_meta", value)
                 t = self._add_tensor(
                     node, self.names.take(f"const.{node.target}"), "state")
-                if value.numel() <= 64:  # small: record the values
+                if value.numel() <= 64 and not value.is_meta:
+                    # small and known: record the values
                     t["value"] = value.flatten().tolist()
 
     def _add_tensor(self, node, name, role) -> dict:

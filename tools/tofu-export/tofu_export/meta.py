@@ -11,11 +11,14 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 # Factory functions that accept `device=`; module constructors call these
-# (through nn.Parameter(torch.empty(...)) and friends).
+# (through nn.Parameter(torch.empty(...)) and friends) for weights. Value
+# factories (`torch.arange`, `torch.linspace`, `torch.tensor`) stay real:
+# constructors read their values (RegNet's `torch.arange(d).tolist()`
+# widths, Swin's relative position indices), their sizes come from Python
+# numbers and are small, and `to_meta` moves any buffer they become.
 _FACTORIES = {
     torch.empty, torch.zeros, torch.ones, torch.full, torch.rand,
-    torch.randn, torch.randint, torch.arange, torch.eye, torch.tensor,
-    torch.empty_strided, torch.linspace,
+    torch.randn, torch.randint, torch.eye, torch.empty_strided,
 }
 
 

@@ -7,6 +7,8 @@ and the loss to apply:
   wresnet:L:K             Wide ResNet-L (L = 50, 101, 152), widening factor K
   rnn:L:H                 L-layer LSTM language model of width H
   gpt:L:H:HEADS:SEQ       GPT-style transformer
+  torch:KIND:...          PyTorch's nn.RNN/LSTM/GRU, nn.MultiheadAttention,
+                          nn.TransformerEncoder/Decoder (zoo/torchnn.py)
   PATH.py:CLASS           CLASS() from a Python file; inputs from --input
 """
 
@@ -115,6 +117,22 @@ def _gpt(spec: str, args: List[str], opts: Options) -> ModelSetup:
     return _token_setup(meta.to_meta(module), opts, seq)
 
 
+def _torch_module(spec: str, args: List[str], opts: Options) -> ModelSetup:
+    from .zoo import torchnn
+    if not args or args[0] not in torchnn.ARITY:
+        raise ModelError(f"model '{spec}': expected torch:KIND:... with KIND "
+                         f"one of {', '.join(torchnn.ARITY)}")
+    numbers = _ints(spec, args[1:], torchnn.ARITY[args[0]])
+    if args[0] in ("mha", "encoder", "decoder") and \
+            numbers[-2] % numbers[-1]:
+        raise ModelError(f"model '{spec}': width {numbers[-2]} is not a "
+                         f"multiple of {numbers[-1]} heads")
+    with meta.meta_construction():
+        module, width = torchnn.build(args[0], numbers)
+    x = _empty([opts.batch, opts.steps, width])
+    return ModelSetup(meta.to_meta(module), [("input", x)], None, "auto")
+
+
 def _from_file(spec: str, path: str, cls: str, opts: Options) -> ModelSetup:
     if not os.path.isfile(path):
         raise ModelError(f"no such model file '{path}'")
@@ -152,9 +170,10 @@ def resolve(spec: str, opts: Options) -> ModelSetup:
         return _torchvision(spec, rest, opts)
     if head in ("resnet50", "vgg16") and not rest:
         return _torchvision(spec, head, opts)
-    builders = {"wresnet": _wresnet, "rnn": _rnn, "gpt": _gpt}
+    builders = {"wresnet": _wresnet, "rnn": _rnn, "gpt": _gpt,
+                "torch": _torch_module}
     if head in builders:
         return builders[head](spec, rest.split(":") if rest else [], opts)
     raise ModelError(f"unknown model '{spec}' (expected torchvision:NAME, "
                      "resnet50, vgg16, wresnet:L:K, rnn:L:H, "
-                     "gpt:L:H:HEADS:SEQ or FILE.py:CLASS)")
+                     "gpt:L:H:HEADS:SEQ, torch:KIND:... or FILE.py:CLASS)")

@@ -292,14 +292,28 @@ def canonicalize(op, args, kwargs) -> OpCall:
 
 
 def _functional(op):
-    """In-place and out-of-place variants share a type: `add_` -> `add`."""
+    """In-place and out-of-place variants share a type: `add_` -> `add`,
+    `transpose_.default` -> `transpose.int` (the overload with the same
+    arguments when the overload names differ)."""
     packet, overload = op.overloadpacket.__name__, op._overloadname
-    if packet.endswith("_") and not packet.startswith("_") and \
-            packet not in RANDOM_FILL_OPS:
-        functional = getattr(torch.ops.aten, packet[:-1], None)
-        if functional is not None and overload in functional.overloads():
-            return getattr(functional, overload)
+    if not packet.endswith("_") or packet.startswith("_") or \
+            packet in RANDOM_FILL_OPS:
+        return op
+    functional = getattr(torch.ops.aten, packet[:-1], None)
+    if functional is None:
+        return op
+    if overload in functional.overloads():
+        return getattr(functional, overload)
+    signature = _signature(op._schema)
+    for name in functional.overloads():
+        candidate = getattr(functional, name)
+        if _signature(candidate._schema) == signature:
+            return candidate
     return op
+
+
+def _signature(schema):
+    return [(a.name, str(a.type)) for a in schema.arguments]
 
 
 def _special_form(packet, args, kwargs, bound) -> Optional[OpCall]:
@@ -364,8 +378,9 @@ def _generic(op, bound) -> OpCall:
 
 
 def _clamp_slice(packet, params, bound) -> None:
-    """`slice` and `slice_backward` ends past the extent become the extent."""
-    if packet == "slice":
+    """`slice`, `slice_scatter` and `slice_backward` ends past the extent
+    become the extent."""
+    if packet in ("slice", "slice_scatter"):
         shape = _shape(bound[0][1])
         if shape is not None:
             extent = shape[params["dim"]]

@@ -14,7 +14,7 @@ import contextlib
 import re
 
 import torch
-from torch.nn.utils.stateless import functional_call
+from tofu_export.stateless import functional_call
 
 from tofu_export import cli, models, naming, optim, step
 

@@ -10,9 +10,9 @@ from typing import Callable, List, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
-from torch.nn.utils.stateless import functional_call
-
-from . import optim, trace
+from . import functionalize, optim, trace
+from .errors import ModelError
+from .stateless import functional_call
 
 
 @dataclass
@@ -41,10 +41,27 @@ class Captured:
 LossFn = Callable[[torch.Tensor, Optional[torch.Tensor]], torch.Tensor]
 
 
+# Weight of an auxiliary classifier's loss (GoogLeNet's paper: 0.3).
+AUX_WEIGHT = 0.3
+
+
+def _cross_entropy(out, target):
+    """Cross-entropy; a model with auxiliary classifiers (GoogLeNet and
+    Inception v3 in training mode return a tuple of logits, the main ones
+    first) adds AUX_WEIGHT times the cross-entropy of each other one."""
+    if isinstance(out, (tuple, list)):
+        main, aux = out[0], [o for o in out[1:] if o is not None]
+        loss = F.cross_entropy(main, target)
+        for logits in aux:
+            loss = loss + AUX_WEIGHT * F.cross_entropy(logits, target)
+        return loss
+    return F.cross_entropy(out, target)
+
+
 def make_loss(kind: str) -> LossFn:
     """`ce` (cross-entropy over dim 1), `mse`, `sum`, or `output`."""
     if kind == "ce":
-        return lambda out, target: F.cross_entropy(out, target)
+        return _cross_entropy
     if kind == "mse":
         return lambda out, target: F.mse_loss(out, target)
     if kind == "sum":
@@ -56,14 +73,19 @@ def make_loss(kind: str) -> LossFn:
 
 def capture(model: torch.nn.Module, inputs: List[Tuple[str, torch.Tensor]],
             target: Optional[torch.Tensor], loss_kind: str,
-            cfg: optim.OptimizerConfig) -> Captured:
-    """Trace one training step of `model` (on the meta device)."""
+            cfg: optim.OptimizerConfig, functional: bool = True,
+            allow_unused: bool = False) -> Captured:
+    """Trace one training step of `model` (on the meta device). In-place
+    updates of views are functionalized (an error if not `functional`); a
+    trainable parameter that gets no gradient is an error unless
+    `allow_unused`."""
     params = {n: p.detach().requires_grad_(True)
               for n, p in model.named_parameters()}
     buffers = {n: b.detach() for n, b in model.named_buffers()}
     state = optim.init_state(cfg, params)
     loss_fn = make_loss(loss_kind)
     recorder = trace.Recorder()
+    recorder.strict_views = not functional
     recorder.watch_modules(model)
 
     graph_inputs = (
@@ -94,11 +116,29 @@ def capture(model: torch.nn.Module, inputs: List[Tuple[str, torch.Tensor]],
         recorder.enter_backward()
         grads = torch.autograd.grad(loss, list(p.values()), allow_unused=True)
         recorder.exit_backward()
+        unused = [n for n, g in zip(p, grads) if g is None]
+        if unused and not allow_unused:
+            raise ModelError(_unused_message(unused))
         return [loss] + _updates(cfg, recorder, p, grads, s, result)
 
-    result.graph = trace.trace(step, tuple(i.tensor for i in graph_inputs),
-                               recorder)
+    args = tuple(i.tensor for i in graph_inputs)
+    result.graph = trace.trace(step, args, recorder)
+    if recorder.view_update is not None:
+        try:
+            result.graph = functionalize.functionalize(result.graph, args)
+        except Exception as e:
+            raise trace.TraceError(
+                f"{recorder.view_update}, and functionalizing it failed: "
+                f"{type(e).__name__}: {str(e).strip().splitlines()[0]}")
     return result
+
+
+def _unused_message(unused: List[str]) -> str:
+    shown = ", ".join(f"'{n}'" for n in unused[:8])
+    more = f" and {len(unused) - 8} more" if len(unused) > 8 else ""
+    return (f"{len(unused)} trainable parameter(s) get no gradient from the "
+            f"loss: {shown}{more} (--allow-unused-params leaves them out of "
+            "the graph)")
 
 
 def _updates(cfg, recorder, params, grads, state, result):

@@ -18,6 +18,7 @@ graph builder groups them with the op that consumes their result.
 """
 
 import contextlib
+import sys
 from typing import Any, List, Optional
 
 import torch
@@ -42,6 +43,9 @@ class Recorder:
         self._pending: List[Any] = []  # (fx node, tensor) of the last op
         self._node_of_fn = {}  # id(grad_fn) -> (grad_fn, forward fx node)
         self._hooks = []
+        self.view_update: Optional[str] = None  # first in-place view update
+        self.strict_views = False  # raise on it instead of functionalizing
+        self.module_class = {}  # qualified module name -> class name
 
     # A node's scope is the innermost running module's qualified name followed
     # by the explicit scopes (e.g. `layers.0.t3`).
@@ -56,6 +60,7 @@ class Recorder:
     def watch_modules(self, model: torch.nn.Module) -> None:
         """Track which submodule of `model` is running (forward hooks)."""
         for name, mod in model.named_modules():
+            self.module_class[name] = type(mod).__name__
             if not name:
                 continue
             mod.register_forward_pre_hook(self._enter_module(name))
@@ -70,6 +75,11 @@ class Recorder:
         def hook(module, inputs, output):
             self.modules.pop()
         return hook
+
+    def module_label(self, module: str) -> str:
+        """`'path' (Class)` of a module by qualified name ('' the model)."""
+        return (f"'{module or '<top>'}' "
+                f"({self.module_class.get(module, '?')})")
 
     def scope_name(self) -> str:
         parts = self.modules[-1:] + self.scopes
@@ -89,7 +99,11 @@ class Recorder:
         """Attach the current context to a freshly created FX node."""
         node.meta["tofu_phase"] = self.phase
         node.meta["tofu_scope"] = self.scope_name()
-        if self.phase == BACKWARD:
+        if self.phase == FORWARD:
+            node.meta["tofu_source"] = user_line()
+            node.meta["tofu_module"] = self.modules[-1] if self.modules \
+                else ""
+        elif self.phase == BACKWARD:
             node.meta["tofu_bwd_of"] = self.bwd_of if self.in_node else None
         elif self.phase == UPDATE:
             node.meta["tofu_group"] = self.group
@@ -151,14 +165,50 @@ class TraceError(Exception):
 
 
 def _mutates_view(func, args) -> bool:
-    """In-place updates of views would silently change their base tensor,
-    which the SSA renaming of in-place ops cannot follow."""
+    """In-place updates of views change their base tensor too, which the
+    SSA renaming of in-place ops cannot follow: such a step is
+    functionalized (functionalize.py) before it is converted."""
     schema = func._schema
     if not schema.arguments or not args:
         return False
     alias = schema.arguments[0].alias_info
     return (alias is not None and alias.is_write and
             isinstance(args[0], torch.Tensor) and args[0]._is_view())
+
+
+# Frames of these packages are not the model's source line.
+_LIBRARY_DIRS = ("/torch/", "/functorch/", "/tofu_export/trace.py",
+                 "/tofu_export/step.py", "/contextlib.py")
+
+
+def user_line() -> Optional[str]:
+    """`file:line` of the innermost frame of model code on the stack."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not any(d in name for d in _LIBRARY_DIRS):
+            return f"{name}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
+def describe_view_update(func, recorder) -> str:
+    """Where an in-place update of a view happens: the ATen op, the module
+    and the model's source line (for a backward op, those of the forward
+    call it differentiates)."""
+    what = f"aten.{func.overloadpacket.__name__}"
+    if recorder.phase == BACKWARD and recorder.bwd_of is not None:
+        fwd = recorder.bwd_of
+        label = recorder.module_label(fwd.meta.get("tofu_module", ""))
+        where = f"in the backward of {fwd.target} in module {label}"
+        line = fwd.meta.get("tofu_source")
+    else:
+        label = recorder.module_label(recorder.modules[-1]
+                                      if recorder.modules else "")
+        where = f"in module {label}"
+        line = user_line()
+    return f"{what} updates a view of another tensor in place {where}" + (
+        f" at {line}" if line else "")
 
 
 class TaggingTracer(pt.PythonKeyTracer):
@@ -175,22 +225,25 @@ class TaggingTracer(pt.PythonKeyTracer):
 
 
 class RecordingMode(pt.ProxyTorchDispatchMode):
-    """make_fx's dispatch mode, also remembering forward ops' outputs."""
+    """make_fx's dispatch mode, also remembering forward ops' outputs and
+    the first in-place update of a view (`recorder.view_update`)."""
 
     def __init__(self, tracer: TaggingTracer):
         super().__init__(tracer)
 
     def inner_torch_dispatch(self, func, types, args=(), kwargs=None):
-        if self.enable_tracing and _mutates_view(func, args):
-            raise TraceError(f"aten.{func.overloadpacket.__name__} updates a "
-                             "view of another tensor in place (e.g. an "
-                             "inplace=True layer on a reshaped tensor); "
-                             "tofu-export needs the out-of-place form")
+        recorder = self.tracer.recorder
         if self.enable_tracing:
-            self.tracer.recorder.resolve_pending()
+            recorder.resolve_pending()
+            if recorder.view_update is None and _mutates_view(func, args):
+                recorder.view_update = describe_view_update(func, recorder)
+                if recorder.strict_views:
+                    raise TraceError(
+                        recorder.view_update + "; tofu-export needs the "
+                        "out-of-place form (functionalization is off)")
         out = super().inner_torch_dispatch(func, types, args, kwargs)
         if self.enable_tracing:
-            self.tracer.recorder.record_forward(out, self._node_of)
+            recorder.record_forward(out, self._node_of)
         return out
 
     def _node_of(self, t):
@@ -198,14 +251,17 @@ class RecordingMode(pt.ProxyTorchDispatchMode):
         return None if proxy is None else proxy.proxy.node
 
 
-def trace(fn, args, recorder: Recorder) -> torch.fx.GraphModule:
+def trace(fn, args, recorder, tracer: Optional[TaggingTracer] = None,
+          recording: bool = True) -> torch.fx.GraphModule:
     """Trace `fn(*args)` (args: pytrees of meta tensors) into an FX graph.
 
-    This is make_fx(fn, tracing_mode="real") with our tracer and mode.
-    """
+    This is make_fx(fn, tracing_mode="real") with our tracer and mode;
+    `recording` adds the forward/backward pairing and the view-update
+    check (off when an already traced graph is replayed)."""
     phs = pytree.tree_map(lambda _: torch.fx._symbolic_trace.PH, args)
-    tracer = TaggingTracer(recorder)
-    mode = RecordingMode(tracer)
+    tracer = tracer or TaggingTracer(recorder)
+    mode = RecordingMode(tracer) if recording else \
+        pt.ProxyTorchDispatchMode(tracer)
     func = pt.fake_signature(fn, len(phs))
     ACTIVE.append(recorder)
     try:
