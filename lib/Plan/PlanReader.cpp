@@ -153,7 +153,7 @@ llvm::Expected<Plan> plan::readPlanJSON(StringRef text) {
   p.workers = *workers;
   std::vector<int64_t> levels;
   if (llvm::Error err = readNumbers(*root, "levels", levels))
-    return std::move(err);
+    return err;
   for (int64_t f : levels) {
     if (f < 2 || f > (1 << 20))
       return malformed("levels", "each factor must be at least 2");
@@ -165,19 +165,19 @@ llvm::Expected<Plan> plan::readPlanJSON(StringRef text) {
     return malformed("comm_bytes", "expected an integer");
   if (llvm::Error err =
           readNumbers(*root, "resident_bytes_per_worker", p.residentBytesPerWorker))
-    return std::move(err);
+    return err;
   if (llvm::Error err =
           readNumbers(*root, "peak_bytes_per_worker", p.peakBytesPerWorker))
-    return std::move(err);
+    return err;
   auto ops = getArray(*root, "ops", Twine());
   if (!ops)
     return ops.takeError();
   if (llvm::Error err = readOps(**ops, p))
-    return std::move(err);
+    return err;
   auto tensors = getArray(*root, "tensors", Twine());
   if (!tensors)
     return tensors.takeError();
   if (llvm::Error err = readTensors(**tensors, p))
-    return std::move(err);
+    return err;
   return p;
 }

@@ -132,6 +132,19 @@ void SummaryPrinter::printSearch() {
        << formatBytes(trial.maxResidentBytes)
        << llvm::format(" (%.3f s)", trial.seconds)
        << (trial.levels == p.levels ? "  <- chosen" : "") << "\n";
+  if (r.coarsened)
+    os << "  coarsening: " << r.ops << " ops, " << r.tensors
+       << " tensors -> " << r.opClasses << " op and " << r.tensorClasses
+       << " tensor decisions (repeated structure shares one)\n";
+  else
+    os << "  coarsening: none needed (" << r.ops << " ops, " << r.tensors
+       << " tensors, each its own decision)\n";
+  if (r.stats.conditioned)
+    os << "  " << r.stats.conditioned
+       << " decisions fixed greedily where exact elimination needed too "
+          "large a table\n";
+  else
+    os << "  every level solved exactly\n";
   if (r.bytePrice > 0)
     os << "  memory budget met at a price of " << r.bytePrice
        << " moved bytes per stored byte\n";
