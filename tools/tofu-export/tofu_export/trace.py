@@ -176,18 +176,23 @@ def _mutates_view(func, args) -> bool:
             isinstance(args[0], torch.Tensor) and args[0]._is_view())
 
 
-# Frames of these packages are not the model's source line.
-_LIBRARY_DIRS = ("/torch/", "/functorch/", "/tofu_export/trace.py",
-                 "/tofu_export/step.py", "/contextlib.py")
+# Frames of these files are not the model's source line: PyTorch, the
+# launcher and tofu-export itself, except its zoo of models.
+_LIBRARY_DIRS = ("/torch/", "/functorch/", "/contextlib.py", "/tofu-export")
+
+
+def _is_library(filename: str) -> bool:
+    if "/tofu_export/" in filename:
+        return "/tofu_export/zoo/" not in filename
+    return any(d in filename for d in _LIBRARY_DIRS)
 
 
 def user_line() -> Optional[str]:
     """`file:line` of the innermost frame of model code on the stack."""
     frame = sys._getframe(1)
     while frame is not None:
-        name = frame.f_code.co_filename
-        if not any(d in name for d in _LIBRARY_DIRS):
-            return f"{name}:{frame.f_lineno}"
+        if not _is_library(frame.f_code.co_filename):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back
     return None
 
