@@ -45,7 +45,8 @@ MLP = os.path.join(SRC, "test", "Export", "Inputs", "mlp.py")
 LIBRARY_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "library_ops.py")
 MODELS = [
     f"{MLP}:MLP --input 4x1024 --classes 10",
-    f"{MLP}:Scalar --input 8x16 --input 8x4 --optimizer adam",
+    f"{MLP}:Scalar --input 8x16 --input 8x4 --optimizer adam "
+    "--allow-unused-params",
     "rnn:2:8 --batch 3 --steps 3 --vocab 10 --momentum 0.9",
     "gpt:1:16:2:4 --batch 2 --vocab 10 --optimizer adam",
     "torchvision:resnet18 --batch 2 --image 32 --classes 10",
