@@ -67,6 +67,22 @@ class SliceAssign(nn.Module):
         return y
 
 
+class ChannelsLastPool(nn.Module):
+    """Average pooling of a channels-last tensor (as ConvNeXt and Swin pool
+    their permuted features): the kernel re-strides its output with
+    `as_strided_`, and its gradient is written back through a strided
+    buffer."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 6)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+
+    def forward(self, x):
+        y = self.fc(x).permute(0, 3, 1, 2)
+        return self.pool(y).flatten(1)
+
+
 class InplaceDropout(nn.Module):
     """An inplace=True dropout on a reshaped tensor, inside a submodule."""
 

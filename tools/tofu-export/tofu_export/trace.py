@@ -229,9 +229,29 @@ class TaggingTracer(pt.PythonKeyTracer):
         return node
 
 
-class RecordingMode(pt.ProxyTorchDispatchMode):
-    """make_fx's dispatch mode, also remembering forward ops' outputs and
-    the first in-place update of a view (`recorder.view_update`)."""
+class OffsetMode(pt.ProxyTorchDispatchMode):
+    """make_fx's dispatch mode, also noting each output's storage offset
+    (`tofu_offset`; strided.py reads as_strided calls with it)."""
+
+    def inner_torch_dispatch(self, func, types, args=(), kwargs=None):
+        out = super().inner_torch_dispatch(func, types, args, kwargs)
+        if self.enable_tracing:
+            for t in pytree.tree_flatten(out)[0]:
+                node = self._node_of(t) if isinstance(t, torch.Tensor) \
+                    else None
+                if node is not None:
+                    node.meta["tofu_offset"] = t.storage_offset()
+        return out
+
+    def _node_of(self, t):
+        proxy = pt.get_proxy_slot(t, self.tracer, None)
+        return None if proxy is None else proxy.proxy.node
+
+
+class RecordingMode(OffsetMode):
+    """The dispatch mode of the step's trace: also remembers forward ops'
+    outputs and the first in-place update of a view
+    (`recorder.view_update`)."""
 
     def __init__(self, tracer: TaggingTracer):
         super().__init__(tracer)
@@ -251,10 +271,6 @@ class RecordingMode(pt.ProxyTorchDispatchMode):
             recorder.record_forward(out, self._node_of)
         return out
 
-    def _node_of(self, t):
-        proxy = pt.get_proxy_slot(t, self.tracer, None)
-        return None if proxy is None else proxy.proxy.node
-
 
 def trace(fn, args, recorder, tracer: Optional[TaggingTracer] = None,
           recording: bool = True) -> torch.fx.GraphModule:
@@ -265,8 +281,7 @@ def trace(fn, args, recorder, tracer: Optional[TaggingTracer] = None,
     check (off when an already traced graph is replayed)."""
     phs = pytree.tree_map(lambda _: torch.fx._symbolic_trace.PH, args)
     tracer = tracer or TaggingTracer(recorder)
-    mode = RecordingMode(tracer) if recording else \
-        pt.ProxyTorchDispatchMode(tracer)
+    mode = RecordingMode(tracer) if recording else OffsetMode(tracer)
     func = pt.fake_signature(fn, len(phs))
     ACTIVE.append(recorder)
     try:
