@@ -47,7 +47,7 @@ class ViewUpdate(nn.Module):
 
     def forward(self, x):
         y = x @ self.w
-        y[:, 0].mul_(2)
+        y[:, 0].mul_(2)  # errors.test checks this line number
         return y
 
 
@@ -67,6 +67,18 @@ class SliceAssign(nn.Module):
         return y
 
 
+class InplaceDropout(nn.Module):
+    """An inplace=True dropout on a reshaped tensor, inside a submodule."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.head = nn.Sequential(nn.Flatten(), nn.Dropout(0.5, inplace=True))
+
+    def forward(self, x):
+        return self.head(self.fc(x).unsqueeze(2))  # line checked by errors.test
+
+
 class ChannelsLastPool(nn.Module):
     """Average pooling of a channels-last tensor (as ConvNeXt and Swin pool
     their permuted features): the kernel re-strides its output with
@@ -81,18 +93,6 @@ class ChannelsLastPool(nn.Module):
     def forward(self, x):
         y = self.fc(x).permute(0, 3, 1, 2)
         return self.pool(y).flatten(1)
-
-
-class InplaceDropout(nn.Module):
-    """An inplace=True dropout on a reshaped tensor, inside a submodule."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 8)
-        self.head = nn.Sequential(nn.Flatten(), nn.Dropout(0.5, inplace=True))
-
-    def forward(self, x):
-        return self.head(self.fc(x).unsqueeze(2))
 
 
 NOT_A_MODULE = 3
