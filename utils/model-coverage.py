@@ -17,7 +17,7 @@ It writes a markdown table (model, ops, export time, validated, covered %
 of distinct instances, the op types with unresolved instances) between the
 `model-coverage` markers of docs/OperatorLibrary.md, or to --output.
 
-    model-coverage.py [--build DIR] [--models NAME,...] [--jobs N]
+    model-coverage.py [--bin DIR] [--models NAME,...] [--jobs N]
                       [--keep DIR] [--output FILE] [--timeout S]
 
 Run it from anywhere with Debian's /usr/bin/python3 after scripts/build.sh;
@@ -30,6 +30,7 @@ import datetime
 import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -68,12 +69,15 @@ def models(only):
     """(model, extra options) of every model to measure."""
     import torchvision.models as tvm
     names = tvm.list_models(module=tvm)
-    result = [(f"torchvision:{n}", ["--image", "64"] + NEEDS.get(n, []))
+    result = [(f"torchvision:{n}", NEEDS.get(n, ["--image", "64"]))
               for n in names] + OTHER_MODELS
     if only:
-        wanted = set(only.split(","))
-        result = [(m, o) for m, o in result
-                  if m in wanted or m.split(":", 1)[-1] in wanted]
+        # Known models by name (`resnet18` or `torchvision:resnet18`), any
+        # other tofu-export model spec as given (`wresnet:50:2`).
+        known = {}
+        for m, o in result:
+            known[m] = known[m.split(":", 1)[-1]] = (m, o)
+        result = [known.get(m, (m, [])) for m in only.split(",")]
     return result
 
 
@@ -88,6 +92,12 @@ SUMMARY = re.compile(r"op types (\d+)/(\d+) covered; instances (\d+)/(\d+) "
                      r"resolved")
 
 
+def family(op_type):
+    """An op type without its output index and tensor-list length:
+    `cat_n12` -> `cat_nK`, `split_Tensor__1` -> `split_Tensor`."""
+    return re.sub(r"_n\d+", "_nK", re.sub(r"__\d+$", "", op_type))
+
+
 def coverage(tdlc, graph):
     """(resolved, instances, [op types with unresolved instances])."""
     specs = sorted(glob.glob(os.path.join(SRC, "specs", "*.tdl")))
@@ -100,8 +110,9 @@ def coverage(tdlc, graph):
     missing = []
     for line in out.splitlines():
         t = TYPE_LINE.match(line)
-        if t and re.search(r"no overload|error|mismatch", t.group(2)):
-            missing.append(t.group(1))
+        if t and re.search(r"no overload|error|mismatch", t.group(2)) and \
+                family(t.group(1)) not in missing:
+            missing.append(family(t.group(1)))
     return int(m.group(3)), int(m.group(4)), missing
 
 
@@ -136,12 +147,12 @@ def measure(model, extra, bindir, workdir, timeout):
 
 def table(rows):
     lines = ["| model | options | ops | export | validated | covered | "
-             "op types not covered |", "|---|---|---|---|---|---|---|"]
+             "op types not covered (`_nK`: any list length) |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         opts = f"`{r['options']}`" if r["options"] else ""
         if "error" in r:
             lines.append(f"| {r['model']} | {opts} | - | - | no | - | "
-                         f"export failed: {r['error']} |")
+                         f"export failed: {r['error'].replace('|', '/')} |")
             continue
         pct = "-" if not r["instances"] else \
             f"{100.0 * r['resolved'] / r['instances']:.0f}%"
@@ -187,11 +198,12 @@ def write_doc(text, path):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--build", default=os.path.join(SRC, "build"),
-                   help="build directory with bin/tofu-export, tofu-graph, "
-                        "tdlc (default: build/)")
+    p.add_argument("--bin",
+                   help="directory of tofu-export, tofu-graph and tdlc "
+                        "(default: where tdlc is on PATH, else build/bin)")
     p.add_argument("--models", default="",
-                   help="only these models (comma-separated names)")
+                   help="only these models (comma-separated names; other "
+                        "tofu-export model specs are exported as given)")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--keep", help="keep the graphs in this directory")
     p.add_argument("--output", help="write the table here instead of "
@@ -199,7 +211,9 @@ def main():
     p.add_argument("--timeout", type=int, default=600,
                    help="seconds per export (default 600)")
     args = p.parse_args()
-    bindir = os.path.join(args.build, "bin")
+    on_path = shutil.which("tdlc")
+    bindir = args.bin or (os.path.dirname(on_path) if on_path else
+                          os.path.join(SRC, "build", "bin"))
     workdir = args.keep or tempfile.mkdtemp(prefix="tofu-coverage-")
     os.makedirs(workdir, exist_ok=True)
     todo = models(args.models)

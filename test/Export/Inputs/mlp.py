@@ -47,7 +47,7 @@ class ViewUpdate(nn.Module):
 
     def forward(self, x):
         y = x @ self.w
-        y[:, 0].mul_(2)
+        y[:, 0].mul_(2)  # errors.test checks this line number
         return y
 
 
@@ -76,7 +76,23 @@ class InplaceDropout(nn.Module):
         self.head = nn.Sequential(nn.Flatten(), nn.Dropout(0.5, inplace=True))
 
     def forward(self, x):
-        return self.head(self.fc(x).unsqueeze(2))
+        return self.head(self.fc(x).unsqueeze(2))  # line checked by errors.test
+
+
+class ChannelsLastPool(nn.Module):
+    """Average pooling of a channels-last tensor (as ConvNeXt and Swin pool
+    their permuted features): the kernel re-strides its output with
+    `as_strided_`, and its gradient is written back through a strided
+    buffer."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 6)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+
+    def forward(self, x):
+        y = self.fc(x).permute(0, 3, 1, 2)
+        return self.pool(y).flatten(1)
 
 
 NOT_A_MODULE = 3

@@ -11,6 +11,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 
+from . import strided
+
 # ATen ops that are the identity on logical (layout-free) tensors: they are
 # elided and their output is another name for their input.
 ALIAS_OPS = {"detach", "alias", "lift_fresh", "lift_fresh_copy", "clone",
@@ -321,6 +323,12 @@ def _special_form(packet, args, kwargs, bound) -> Optional[OpCall]:
     if packet in ALIAS_OPS or _is_full_slice(packet, args) or \
             _is_same_shape(packet, args, kwargs):
         return OpCall(base=packet, tensors=[("self", args[0])], alias=True)
+    form = strided.logical_form(packet, args) if not kwargs else None
+    if form is not None and form[0] == "alias":
+        return OpCall(base=packet, tensors=[("self", form[1])], alias=True)
+    if form is not None:
+        return OpCall(base="view", tensors=[("self", form[1])],
+                      params={f"size_{i}": d for i, d in enumerate(form[2])})
     if packet in RANDOM_FILL_OPS:
         params = {}
         for a, v, _ in bound[1:]:

@@ -84,6 +84,8 @@ def capture(model: torch.nn.Module, inputs: List[Tuple[str, torch.Tensor]],
     buffers = {n: b.detach() for n, b in model.named_buffers()}
     state = optim.init_state(cfg, params)
     loss_fn = make_loss(loss_kind)
+    if functional:
+        _out_of_place(model)
     recorder = trace.Recorder()
     recorder.strict_views = not functional
     recorder.watch_modules(model)
@@ -131,6 +133,16 @@ def capture(model: torch.nn.Module, inputs: List[Tuple[str, torch.Tensor]],
                 f"{recorder.view_update}, and functionalizing it failed: "
                 f"{type(e).__name__}: {str(e).strip().splitlines()[0]}")
     return result
+
+
+def _out_of_place(model: torch.nn.Module) -> None:
+    """Modules with an `inplace` flag (nn.ReLU, nn.Dropout, nn.Hardswish,
+    ...) compute the same step out of place; in place on a view (EfficientNet
+    drops out its flattened features) they would need functionalization,
+    whose backward goes through layout-dependent `as_strided` ops."""
+    for mod in model.modules():
+        if isinstance(getattr(mod, "inplace", None), bool):
+            mod.inplace = False
 
 
 def _unused_message(unused: List[str]) -> str:

@@ -176,18 +176,23 @@ def _mutates_view(func, args) -> bool:
             isinstance(args[0], torch.Tensor) and args[0]._is_view())
 
 
-# Frames of these packages are not the model's source line.
-_LIBRARY_DIRS = ("/torch/", "/functorch/", "/tofu_export/trace.py",
-                 "/tofu_export/step.py", "/contextlib.py")
+# Frames of these files are not the model's source line: PyTorch, the
+# launcher and tofu-export itself, except its zoo of models.
+_LIBRARY_DIRS = ("/torch/", "/functorch/", "/contextlib.py", "/tofu-export")
+
+
+def _is_library(filename: str) -> bool:
+    if "/tofu_export/" in filename:
+        return "/tofu_export/zoo/" not in filename
+    return any(d in filename for d in _LIBRARY_DIRS)
 
 
 def user_line() -> Optional[str]:
     """`file:line` of the innermost frame of model code on the stack."""
     frame = sys._getframe(1)
     while frame is not None:
-        name = frame.f_code.co_filename
-        if not any(d in name for d in _LIBRARY_DIRS):
-            return f"{name}:{frame.f_lineno}"
+        if not _is_library(frame.f_code.co_filename):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
         frame = frame.f_back
     return None
 
@@ -224,9 +229,29 @@ class TaggingTracer(pt.PythonKeyTracer):
         return node
 
 
-class RecordingMode(pt.ProxyTorchDispatchMode):
-    """make_fx's dispatch mode, also remembering forward ops' outputs and
-    the first in-place update of a view (`recorder.view_update`)."""
+class OffsetMode(pt.ProxyTorchDispatchMode):
+    """make_fx's dispatch mode, also noting each output's storage offset
+    (`tofu_offset`; strided.py reads as_strided calls with it)."""
+
+    def inner_torch_dispatch(self, func, types, args=(), kwargs=None):
+        out = super().inner_torch_dispatch(func, types, args, kwargs)
+        if self.enable_tracing:
+            for t in pytree.tree_flatten(out)[0]:
+                node = self._node_of(t) if isinstance(t, torch.Tensor) \
+                    else None
+                if node is not None:
+                    node.meta["tofu_offset"] = t.storage_offset()
+        return out
+
+    def _node_of(self, t):
+        proxy = pt.get_proxy_slot(t, self.tracer, None)
+        return None if proxy is None else proxy.proxy.node
+
+
+class RecordingMode(OffsetMode):
+    """The dispatch mode of the step's trace: also remembers forward ops'
+    outputs and the first in-place update of a view
+    (`recorder.view_update`)."""
 
     def __init__(self, tracer: TaggingTracer):
         super().__init__(tracer)
@@ -246,10 +271,6 @@ class RecordingMode(pt.ProxyTorchDispatchMode):
             recorder.record_forward(out, self._node_of)
         return out
 
-    def _node_of(self, t):
-        proxy = pt.get_proxy_slot(t, self.tracer, None)
-        return None if proxy is None else proxy.proxy.node
-
 
 def trace(fn, args, recorder, tracer: Optional[TaggingTracer] = None,
           recording: bool = True) -> torch.fx.GraphModule:
@@ -260,8 +281,7 @@ def trace(fn, args, recorder, tracer: Optional[TaggingTracer] = None,
     check (off when an already traced graph is replayed)."""
     phs = pytree.tree_map(lambda _: torch.fx._symbolic_trace.PH, args)
     tracer = tracer or TaggingTracer(recorder)
-    mode = RecordingMode(tracer) if recording else \
-        pt.ProxyTorchDispatchMode(tracer)
+    mode = RecordingMode(tracer) if recording else OffsetMode(tracer)
     func = pt.fake_signature(fn, len(phs))
     ACTIVE.append(recorder)
     try:
