@@ -109,9 +109,7 @@ llvm::Error Binding::bindVarExtents() {
                                       " with these params");
     varExtents[var->getId()] = value;
   }
-  if (llvm::Error err = checkLoneVarExtents())
-    return err;
-  return checkIndexArithmetic();
+  return checkLoneVarExtents();
 }
 
 llvm::Error Binding::checkIndexArithmetic() const {
@@ -183,9 +181,9 @@ llvm::Error Binding::setOutputShape(ArrayRef<int64_t> shape) {
   return checkIndexArithmetic();
 }
 
-llvm::Expected<Binding> Binding::create(const OperatorAnalysis &analysis,
-                                        ArrayRef<Shape> inputShapes,
-                                        ArrayRef<int64_t> params) {
+llvm::Expected<Binding> Binding::bind(const OperatorAnalysis &analysis,
+                                      ArrayRef<Shape> inputShapes,
+                                      ArrayRef<int64_t> params) {
   Binding binding(analysis);
   if (llvm::Error err = binding.bindInputs(inputShapes, params))
     return err;
@@ -196,9 +194,22 @@ llvm::Expected<Binding> Binding::create(const OperatorAnalysis &analysis,
 
 llvm::Expected<Binding> Binding::create(const OperatorAnalysis &analysis,
                                         ArrayRef<Shape> inputShapes,
+                                        ArrayRef<int64_t> params) {
+  llvm::Expected<Binding> binding = bind(analysis, inputShapes, params);
+  if (!binding)
+    return binding.takeError();
+  // The output variables' extents are 0 until the output shape is bound,
+  // which checks again.
+  if (llvm::Error err = binding->checkIndexArithmetic())
+    return err;
+  return binding;
+}
+
+llvm::Expected<Binding> Binding::create(const OperatorAnalysis &analysis,
+                                        ArrayRef<Shape> inputShapes,
                                         ArrayRef<int64_t> outputShape,
                                         ArrayRef<int64_t> params) {
-  llvm::Expected<Binding> binding = create(analysis, inputShapes, params);
+  llvm::Expected<Binding> binding = bind(analysis, inputShapes, params);
   if (!binding)
     return binding.takeError();
   if (llvm::Error err = binding->setOutputShape(outputShape))

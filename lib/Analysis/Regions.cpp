@@ -208,9 +208,34 @@ bool tightenStrided(const Binding &binding, const AffineForm &form,
   return true;
 }
 
+/// Narrows the upper bound `hi` of the clipped interval of `(affine) % k`
+/// whose values wrapped around k once: they are [a mod k, k) and
+/// [0, b mod k] for the affine interval [a, b], and [0, k - 1] is their
+/// hull, but within a dimension shorter than k the first part may be
+/// clipped away entirely. Exact when the affine values are contiguous (unit
+/// coefficients), a bounding box otherwise.
+void tightenWrappedRem(const Binding &binding, const IndexProgram &prog,
+                       ArrayRef<Range> box, int64_t dimExtent, int64_t &hi) {
+  if (prog.insts.size() != 2 || prog.insts[0].op != IndexInst::Op::Affine ||
+      prog.insts[1].op != IndexInst::Op::Rem)
+    return;
+  int64_t k = binding.getCoefficient(prog.insts[1].operand);
+  Arith<false> arith;
+  int64_t a, b;
+  if (k <= 0 ||
+      !evalAffine(binding,
+                  binding.getAnalysis().getAffineForms()[prog.insts[0].operand],
+                  box, arith, a, b) ||
+      floorDiv(a, k) + 1 != floorDiv(b, k))
+    return;
+  hi = floorMod(a, k) <= dimExtent - 1 ? std::min(k - 1, dimExtent - 1)
+                                       : std::min(floorMod(b, k), dimExtent - 1);
+}
+
 /// The range of dimension `dimExtent` that index `prog` reads over `box`:
 /// its interval clipped to the dimension (reads outside are zero padding),
-/// narrowed to the values a strided read really takes there. Returns false
+/// narrowed to the values a strided read, or a `%` that wraps, really takes
+/// there. Returns false
 /// if it reads nothing.
 bool clipIndex(const Binding &binding, const IndexProgram &prog,
                ArrayRef<Range> box, int64_t dimExtent, Range &out) {
@@ -229,12 +254,15 @@ bool clipIndex(const Binding &binding, const IndexProgram &prog,
   int64_t clippedHi = std::min(hi, dimExtent - 1);
   if (clippedLo > clippedHi)
     return false;
-  if ((clippedLo != lo || clippedHi != hi) &&
-      prog.kind == IndexProgram::Kind::Affine &&
-      !tightenStrided(binding,
-                      binding.getAnalysis().getAffineForms()[prog.insts[0].operand],
-                      box, clippedLo, clippedHi))
-    return false;
+  if (clippedLo != lo || clippedHi != hi) {
+    if (prog.kind != IndexProgram::Kind::Affine)
+      tightenWrappedRem(binding, prog, box, dimExtent, clippedHi);
+    else if (!tightenStrided(
+                 binding,
+                 binding.getAnalysis().getAffineForms()[prog.insts[0].operand],
+                 box, clippedLo, clippedHi))
+      return false;
+  }
   out = Range{clippedLo, clippedHi + 1};
   return true;
 }
