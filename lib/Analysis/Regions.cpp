@@ -98,9 +98,16 @@ IndexEval runProgram(const Binding &binding, const IndexProgram &prog,
   if (prog.kind == IndexProgram::Kind::Whole)
     return IndexEval::Whole;
   Arith<Checked> arith;
+  ArrayRef<AffineForm> forms = binding.getAnalysis().getAffineForms();
+  // Most indices are one affine leaf: no stack.
+  if (prog.kind == IndexProgram::Kind::Affine) {
+    if (!evalAffine(binding, forms[prog.insts[0].operand], box, arith, outLo,
+                    outHi))
+      return IndexEval::Empty;
+    return Checked && arith.overflow ? IndexEval::Overflow : IndexEval::Ok;
+  }
   int64_t lo[MaxIndexDepth + 1], hi[MaxIndexDepth + 1];
   unsigned sp = 0;
-  ArrayRef<AffineForm> forms = binding.getAnalysis().getAffineForms();
   for (const IndexInst &inst : prog.insts) {
     int64_t k = 0;
     switch (inst.op) {
@@ -301,16 +308,22 @@ void analysis::getFullBox(const Binding &binding, llvm::SmallVectorImpl<Range> &
 static void addRead(const Binding &binding, const ReadAnalysis &read,
                     ArrayRef<Range> box, Region &region) {
   ArrayRef<int64_t> shape = binding.getInputShape(read.tensor);
-  Range clipped[16];
   unsigned rank = read.dims.size();
-  Region local;
-  Range *dims = rank <= 16 ? clipped : (local.resize(rank), local.data());
-  for (unsigned d = 0; d != rank; ++d)
-    if (!clipIndex(binding, read.dims[d], box, shape[d], dims[d]))
-      return;
+  // Left uninitialized: zeroing a Range array costs more than the reads.
+  int64_t inlineBounds[2 * 16];
+  SmallVector<int64_t, 0> heapBounds;
+  int64_t *bounds =
+      rank <= 16 ? inlineBounds : (heapBounds.resize(2 * rank), heapBounds.data());
   for (unsigned d = 0; d != rank; ++d) {
-    region[d].lo = std::min(region[d].lo, dims[d].lo);
-    region[d].hi = std::max(region[d].hi, dims[d].hi);
+    Range r;
+    if (!clipIndex(binding, read.dims[d], box, shape[d], r))
+      return;
+    bounds[2 * d] = r.lo;
+    bounds[2 * d + 1] = r.hi;
+  }
+  for (unsigned d = 0; d != rank; ++d) {
+    region[d].lo = std::min(region[d].lo, bounds[2 * d]);
+    region[d].hi = std::max(region[d].hi, bounds[2 * d + 1]);
   }
 }
 
