@@ -12,6 +12,10 @@
 #include "tofu/Analysis/Regions.h"
 #include "tofu/TDL/Printers.h"
 
+#include "llvm/Support/MathExtras.h"
+
+#include <cstdlib>
+
 using namespace tofu;
 using namespace tofu::analysis;
 using namespace tofu::tdl;
@@ -113,6 +117,20 @@ llvm::Error Binding::bindVarExtents() {
 }
 
 llvm::Error Binding::checkIndexArithmetic() const {
+  // The common case, small coefficients: every bound is at most the
+  // analysis' index weight times the largest coefficient times the largest
+  // extent (OperatorAnalysis::getIndexWeight).
+  if (unsigned weight = analysis->getIndexWeight()) {
+    int64_t maxCoef = 1, maxExtent = 1, product, bound;
+    for (int64_t c : coefValues)
+      maxCoef = std::max(maxCoef, c == INT64_MIN ? INT64_MAX : std::abs(c));
+    for (int64_t e : varExtents)
+      maxExtent = std::max(maxExtent, e);
+    if (!llvm::MulOverflow(maxCoef, maxExtent, product) &&
+        !llvm::MulOverflow(product, int64_t(weight), bound) &&
+        bound <= MaxIndexMagnitude)
+      return llvm::Error::success();
+  }
   SmallVector<Range, MaxIndexVars> box;
   getFullBox(*this, box);
   for (const ReadAnalysis &read : analysis->getReads())
