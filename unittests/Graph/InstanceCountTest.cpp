@@ -2,9 +2,12 @@
 //
 // A planner that partitions the batch recursively instantiates every op of
 // the graph again at each level with the batch halved. Instances depend on
-// ranks, broadcasting, dim() values and params, not on other extents, so
-// a halved batch makes a new instance only for an overload that reads the
-// batch through dim() (batch norm's element count). This test
+// ranks, broadcasting, the values of the dim() calls folded into bodies,
+// the outcomes of the guards' dim() comparisons, and params; not on other
+// extents. So once the batch has been halved (and a guard comparing it with
+// a param, as `view`'s, has flipped), a halved batch makes a new instance
+// only for an overload whose body folds the batch (batch norm's element
+// count): the count grows linearly, not by all 84 ops a level. This test
 // instantiates every op of the bundled ResNet-50 training step against the
 // standard library (specs/) at batch 32, 16, 8, 4 and 2.
 //
@@ -27,15 +30,13 @@ using namespace tofu::graph;
 
 namespace {
 
-/// True if `op` calls dim() in its guard, body or extents.
-bool readsDim(const tdl::OpDecl *op) {
+/// True if `op` calls dim() in its body or extents (not just its guard).
+bool foldsDim(const tdl::OpDecl *op) {
   bool found = false;
   auto visit = [&](const tdl::Expr &e) {
     if (auto *call = dyn_cast<tdl::CallExpr>(&e))
       found |= call->getBuiltin() == tdl::Builtin::Dim;
   };
-  if (op->getGuard())
-    tdl::walkExpr(*op->getGuard(), visit);
   tdl::walkExpr(op->getBody(), visit);
   for (const tdl::IndexVarDecl *var : op->getIndexVars())
     if (const tdl::Expr *extent = var->getExtentExpr())
@@ -43,7 +44,7 @@ bool readsDim(const tdl::OpDecl *op) {
   return found;
 }
 
-TEST(InstanceCountTest, HalvingTheBatchMakesNoNewInstances) {
+TEST(InstanceCountTest, HalvingTheBatchMakesInstancesOnlyWhereABodyFoldsIt) {
   llvm::SourceMgr srcMgr;
   DiagnosticEngine diags(srcMgr);
   SpecLibrary specs;
@@ -72,9 +73,9 @@ TEST(InstanceCountTest, HalvingTheBatchMakesNoNewInstances) {
       auto instance = specs.instantiate(op.type, inputs, op.params, outputRank);
       ASSERT_TRUE(bool(instance)) << op.name << " at batch " << b << ": "
                                   << toString(instance.takeError());
-      if (!seen.insert(*instance).second || level == 0)
+      if (!seen.insert(*instance).second || level < 2)
         continue;
-      EXPECT_TRUE(readsDim((*instance)->generic))
+      EXPECT_TRUE(foldsDim((*instance)->generic))
           << op.type << " made a new instance at batch " << b;
       batchDependent.insert(op.type);
     }
@@ -83,13 +84,13 @@ TEST(InstanceCountTest, HalvingTheBatchMakesNoNewInstances) {
                 count, types.size());
     if (level == 0)
       atFullBatch = count;
-    // Each level adds the same few instances: no growth beyond linear.
+    // Each level adds at most what the first halving did.
     if (level == 1)
       perLevel = count - atFullBatch;
-    EXPECT_EQ(count, atFullBatch + level * perLevel);
+    EXPECT_LE(count, atFullBatch + level * perLevel);
   }
   for (const std::string &type : batchDependent)
-    std::printf("  reads the batch through dim(): %s\n", type.c_str());
+    std::printf("  folds the batch into its body: %s\n", type.c_str());
   // Far fewer instances than ops: uses differing only in extents share.
   EXPECT_LT(atFullBatch, g->getOps().size() / 4);
   EXPECT_LT(perLevel, atFullBatch / 2);

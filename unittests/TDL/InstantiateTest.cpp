@@ -29,6 +29,8 @@ op lastcol(x) = lambda i: x[i, dim(x, -1) - 1] * rank(x);
 op matmul(A, B) = lambda i, j: Sum(lambda k: A[i, k] * B[k, j]);
 op bernoulli<p: real>() = lambda ...i: opaque;
 op expand(x) = lambda ...i: x[...i];
+op addv(a, b) where dim(a, 0) == dim(b, 0) = lambda i: a[i] + b[i];
+op addv(a, b) where dim(b, 0) == 1 = lambda i: a[i] + b[0];
 )";
 
 class InstantiateTest : public ::testing::Test {
@@ -199,6 +201,14 @@ TEST_F(InstantiateTest, MemoKeysOnWhatTheInstanceDependsOn) {
   const Instance *last8 = get("lastcol", {{4, 8}});
   EXPECT_NE(last8, last7);
   EXPECT_EQ(body(last8), "x[i, 8 - 1] * 2");
+  // A guard that only compares dim() values: the outcomes are the key.
+  const Instance *same = get("addv", {{4}, {4}});
+  EXPECT_EQ(get("addv", {{8}, {8}}), same);
+  const Instance *one = get("addv", {{4}, {1}});
+  EXPECT_NE(one, same);
+  EXPECT_EQ(get("addv", {{9}, {1}}), one);
+  EXPECT_NE(error("addv", {{4}, {3}}).find("the guard is false"),
+            std::string::npos);
   // Which extents are 1 decides broadcasting.
   NamedParamValue alpha{"alpha", ParamValue::ofReal(0.5)};
   const Instance *bcast = get("add", {{2, 3}, {1, 3}}, {alpha});
