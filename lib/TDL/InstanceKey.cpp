@@ -5,8 +5,10 @@
 // concrete operator built depend on the tensors' ranks, on which extents
 // of the rank-polymorphic tensors (and of a known output shape) are 1 (they
 // decide where broadcasting reads index 0), on the values of the `dim(T,
-// K)` calls of the name's guards, bodies and extents (folded to literals),
-// and on the params. The key holds exactly those, as integers in a
+// K)` calls of the name's bodies and extents (folded to literals), on the
+// outcome of each `dim(T, K) == X` a guard tests (X another dim, an int
+// param, a literal or a rank; a dim used otherwise in a guard enters by
+// value), and on the params. The key holds exactly those, as integers in a
 // canonical order, so that uses differing in any other extent (a halved
 // batch) share one instance. The one check that depends on exact extents,
 // that the non-1 extents of each broadcast position agree, is replayed
