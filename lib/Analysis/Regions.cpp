@@ -8,7 +8,10 @@
 
 #include "tofu/Analysis/Regions.h"
 
+#include "llvm/ADT/Sequence.h"
 #include "llvm/Support/MathExtras.h"
+
+#include <cassert>
 
 #include <algorithm>
 #include <limits>
@@ -330,6 +333,15 @@ static void addRead(const Binding &binding, const ReadAnalysis &read,
 void analysis::computeWorkerRegions(const Binding &binding, ArrayRef<Range> box,
                                     WorkerRegions &out) {
   const OperatorAnalysis &analysis = binding.getAnalysis();
+  // Binding's overflow check covers boxes within the extents only.
+  assert(box.size() == analysis.getNumVars() &&
+         llvm::all_of(llvm::seq<unsigned>(0, box.size()),
+                      [&](unsigned v) {
+                        return box[v].empty() ||
+                               (box[v].lo >= 0 &&
+                                box[v].hi <= binding.getVarExtent(v));
+                      }) &&
+         "a box range beyond its variable's extent");
   unsigned outRank = analysis.getOutputRank();
   out.output.assign(box.begin(), box.begin() + outRank);
   unsigned numTensors = analysis.getNumTensors();

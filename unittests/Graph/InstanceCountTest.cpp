@@ -17,12 +17,14 @@
 #include "tofu/Graph/SpecLibrary.h"
 #include "tofu/Support/Diagnostics.h"
 #include "tofu/TDL/ExprWalk.h"
+#include "tofu/TDL/Printers.h"
 
 #include "llvm/Support/SourceMgr.h"
 
 #include "gtest/gtest.h"
 
 #include <cstdio>
+#include <random>
 #include <set>
 
 using namespace tofu;
@@ -94,6 +96,60 @@ TEST(InstanceCountTest, HalvingTheBatchMakesInstancesOnlyWhereABodyFoldsIt) {
   // Far fewer instances than ops: uses differing only in extents share.
   EXPECT_LT(atFullBatch, g->getOps().size() / 4);
   EXPECT_LT(perLevel, atFullBatch / 2);
+}
+
+/// The checked IR of an instance, or its error.
+std::string describe(llvm::Expected<const tdl::Instance *> instance) {
+  if (!instance)
+    return "error: " + toString(instance.takeError());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  tdl::printIR(os, *(*instance)->op);
+  return os.str();
+}
+
+/// Over the whole standard library, at random ranks, extents 1-4 (keys
+/// collide often) and params -1..3, the memo returns what a fresh
+/// Instantiator makes: the key misses nothing an instance depends on.
+TEST(InstanceCountTest, MemoAgreesWithFreshInstantiationOnTheLibrary) {
+  llvm::SourceMgr srcMgr;
+  DiagnosticEngine diags(srcMgr);
+  SpecLibrary specs;
+  ASSERT_TRUE(specs.addDirectory(TOFU_SOURCE_DIR "/specs", diags));
+  ASSERT_TRUE(specs.check(diags));
+  tdl::Instantiator memo(specs.getModule());
+  std::mt19937 rng(3);
+  auto rand = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(rng);
+  };
+  unsigned made = 0;
+  for (const auto &op : specs.getModule().getOps())
+    for (unsigned trial = 0; trial != 12; ++trial) {
+      SmallVector<Shape, 4> shapes;
+      for (const auto &t : op->getTensors()) {
+        int rank = t->isRankPolymorphic() ? t->getNumNamedDims() + rand(0, 2)
+                                          : std::max(t->getRank(), 0);
+        shapes.emplace_back();
+        for (int d = 0; d != rank; ++d)
+          shapes.back().push_back(rand(1, 4));
+      }
+      std::vector<tdl::NamedParamValue> params;
+      for (const auto &p : op->getParams())
+        params.push_back({p->getName().str(),
+                          p->isReal() ? tdl::ParamValue::ofReal(0.5)
+                                      : tdl::ParamValue::ofInt(rand(-1, 3))});
+      llvm::Optional<unsigned> outputRank;
+      if (rand(0, 1))
+        outputRank = op->getOutputRank() + (op->getEllipsisVar() ? rand(0, 1) : 0);
+      std::string memoized =
+          describe(memo.instantiate(op->getName(), shapes, params, outputRank));
+      made += memoized.rfind("error", 0) != 0;
+      tdl::Instantiator fresh(specs.getModule());
+      EXPECT_EQ(memoized, describe(fresh.instantiate(op->getName(), shapes,
+                                                     params, outputRank)))
+          << op->getName().str();
+    }
+  EXPECT_GT(made, 200u);
 }
 
 } // namespace
