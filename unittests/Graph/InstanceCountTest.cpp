@@ -46,12 +46,19 @@ bool foldsDim(const tdl::OpDecl *op) {
   return found;
 }
 
-TEST(InstanceCountTest, HalvingTheBatchMakesInstancesOnlyWhereABodyFoldsIt) {
+/// The standard library (specs/), checked.
+class InstanceCountTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_TRUE(specs.addDirectory(TOFU_SOURCE_DIR "/specs", diags));
+    ASSERT_TRUE(specs.check(diags));
+  }
   llvm::SourceMgr srcMgr;
-  DiagnosticEngine diags(srcMgr);
+  DiagnosticEngine diags{srcMgr};
   SpecLibrary specs;
-  ASSERT_TRUE(specs.addDirectory(TOFU_SOURCE_DIR "/specs", diags));
-  ASSERT_TRUE(specs.check(diags));
+};
+
+TEST_F(InstanceCountTest, HalvingTheBatchMakesInstancesOnlyWhereABodyFoldsIt) {
   std::unique_ptr<Graph> g =
       readGraphFile(TOFU_SOURCE_DIR "/models/resnet50.json", diags);
   ASSERT_TRUE(g);
@@ -111,12 +118,7 @@ std::string describe(llvm::Expected<const tdl::Instance *> instance) {
 /// Over the whole standard library, at random ranks, extents 1-4 (keys
 /// collide often) and params -1..3, the memo returns what a fresh
 /// Instantiator makes: the key misses nothing an instance depends on.
-TEST(InstanceCountTest, MemoAgreesWithFreshInstantiationOnTheLibrary) {
-  llvm::SourceMgr srcMgr;
-  DiagnosticEngine diags(srcMgr);
-  SpecLibrary specs;
-  ASSERT_TRUE(specs.addDirectory(TOFU_SOURCE_DIR "/specs", diags));
-  ASSERT_TRUE(specs.check(diags));
+TEST_F(InstanceCountTest, MemoAgreesWithFreshInstantiationOnTheLibrary) {
   tdl::Instantiator memo(specs.getModule());
   std::mt19937 rng(3);
   auto rand = [&](int lo, int hi) {
