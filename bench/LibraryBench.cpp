@@ -4,7 +4,9 @@
 // operators: every distinct use (type, input shapes, params, output rank)
 // of the bundled ResNet-50, GPT and LSTM graphs instantiated against the
 // standard library (specs/) with a fresh Instantiator, then analysed and
-// bound to its shapes; and the same uses again once memoized.
+// bound to its shapes; the same uses again once memoized; and ResNet-50's
+// uses at batch 32, 16, 8, 4 and 2 (a planner halving the batch at each
+// level), counting the instances made.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +30,7 @@ namespace {
 
 /// One use of an operator in a graph.
 struct Use {
+  std::string model;
   std::string type;
   SmallVector<Shape, 4> inputs;
   std::vector<tdl::NamedParamValue> params;
@@ -48,7 +51,8 @@ struct Corpus {
       if (!g)
         std::abort();
       for (const graph::Op &op : g->getOps()) {
-        Use use{op.type, {}, op.params, g->getTensor(op.getOutput()).shape};
+        Use use{model, op.type, {}, op.params,
+                g->getTensor(op.getOutput()).shape};
         std::string key = op.type;
         for (const graph::TensorRef &ref : op.inputs) {
           use.inputs.push_back(g->getTensor(ref.index).shape);
@@ -99,8 +103,41 @@ void BM_AnalyzeEveryUseFresh(benchmark::State &state) {
       analyzeUse(inst, use);
   }
   state.counters["uses"] = corpus.uses.size();
+  tdl::Instantiator inst(corpus.specs.getModule());
+  for (const Use &use : corpus.uses)
+    analyzeUse(inst, use);
+  state.counters["instances"] = inst.getNumInstances();
 }
 BENCHMARK(BM_AnalyzeEveryUseFresh)->Unit(benchmark::kMillisecond);
+
+/// ResNet-50's uses with the batch (dimension 0 of extent 32) halved four
+/// times, as a planner partitioning the batch recursively makes them.
+void BM_InstantiateResNetHalvingTheBatch(benchmark::State &state) {
+  const Corpus &corpus = getCorpus();
+  unsigned instances = 0, uses = 0;
+  for (auto _ : state) {
+    tdl::Instantiator inst(corpus.specs.getModule());
+    uses = 0;
+    for (int64_t batch = 32; batch >= 2; batch /= 2)
+      for (const Use &use : corpus.uses) {
+        if (use.model != "resnet50")
+          continue;
+        SmallVector<Shape, 4> inputs(use.inputs.begin(), use.inputs.end());
+        for (Shape &shape : inputs)
+          if (!shape.empty() && shape[0] == 32)
+            shape[0] = batch;
+        auto instance = inst.instantiate(use.type, inputs, use.params,
+                                         unsigned(use.output.size()));
+        if (!instance)
+          std::abort();
+        ++uses;
+      }
+    instances = inst.getNumInstances();
+  }
+  state.counters["uses"] = uses;
+  state.counters["instances"] = instances;
+}
+BENCHMARK(BM_InstantiateResNetHalvingTheBatch)->Unit(benchmark::kMillisecond);
 
 void BM_InstantiateEveryUseMemoized(benchmark::State &state) {
   const Corpus &corpus = getCorpus();

@@ -12,6 +12,10 @@
 #include "tofu/Analysis/Regions.h"
 #include "tofu/TDL/Printers.h"
 
+#include "llvm/Support/MathExtras.h"
+
+#include <cstdlib>
+
 using namespace tofu;
 using namespace tofu::analysis;
 using namespace tofu::tdl;
@@ -109,12 +113,24 @@ llvm::Error Binding::bindVarExtents() {
                                       " with these params");
     varExtents[var->getId()] = value;
   }
-  if (llvm::Error err = checkLoneVarExtents())
-    return err;
-  return checkIndexArithmetic();
+  return checkLoneVarExtents();
 }
 
 llvm::Error Binding::checkIndexArithmetic() const {
+  // The common case, small coefficients: every bound is at most the
+  // analysis' index weight times the largest coefficient times the largest
+  // extent (OperatorAnalysis::getIndexWeight).
+  if (unsigned weight = analysis->getIndexWeight()) {
+    int64_t maxCoef = 1, maxExtent = 1, product, bound;
+    for (int64_t c : coefValues)
+      maxCoef = std::max(maxCoef, c == INT64_MIN ? INT64_MAX : std::abs(c));
+    for (int64_t e : varExtents)
+      maxExtent = std::max(maxExtent, e);
+    if (!llvm::MulOverflow(maxCoef, maxExtent, product) &&
+        !llvm::MulOverflow(product, int64_t(weight), bound) &&
+        bound <= MaxIndexMagnitude)
+      return llvm::Error::success();
+  }
   SmallVector<Range, MaxIndexVars> box;
   getFullBox(*this, box);
   for (const ReadAnalysis &read : analysis->getReads())
@@ -183,9 +199,9 @@ llvm::Error Binding::setOutputShape(ArrayRef<int64_t> shape) {
   return checkIndexArithmetic();
 }
 
-llvm::Expected<Binding> Binding::create(const OperatorAnalysis &analysis,
-                                        ArrayRef<Shape> inputShapes,
-                                        ArrayRef<int64_t> params) {
+llvm::Expected<Binding> Binding::bind(const OperatorAnalysis &analysis,
+                                      ArrayRef<Shape> inputShapes,
+                                      ArrayRef<int64_t> params) {
   Binding binding(analysis);
   if (llvm::Error err = binding.bindInputs(inputShapes, params))
     return err;
@@ -196,9 +212,22 @@ llvm::Expected<Binding> Binding::create(const OperatorAnalysis &analysis,
 
 llvm::Expected<Binding> Binding::create(const OperatorAnalysis &analysis,
                                         ArrayRef<Shape> inputShapes,
+                                        ArrayRef<int64_t> params) {
+  llvm::Expected<Binding> binding = bind(analysis, inputShapes, params);
+  if (!binding)
+    return binding.takeError();
+  // The output variables' extents are 0 until the output shape is bound,
+  // which checks again.
+  if (llvm::Error err = binding->checkIndexArithmetic())
+    return err;
+  return binding;
+}
+
+llvm::Expected<Binding> Binding::create(const OperatorAnalysis &analysis,
+                                        ArrayRef<Shape> inputShapes,
                                         ArrayRef<int64_t> outputShape,
                                         ArrayRef<int64_t> params) {
-  llvm::Expected<Binding> binding = create(analysis, inputShapes, params);
+  llvm::Expected<Binding> binding = bind(analysis, inputShapes, params);
   if (!binding)
     return binding.takeError();
   if (llvm::Error err = binding->setOutputShape(outputShape))

@@ -108,6 +108,23 @@ void OperatorAnalysis::analyzeReads() {
              });
 }
 
+void OperatorAnalysis::computeIndexWeight() {
+  indexWeight = 1;
+  for (const ReadAnalysis &read : reads)
+    for (const IndexProgram &prog : read.dims) {
+      unsigned weight = 0;
+      for (const IndexInst &inst : prog.insts) {
+        if (inst.op == IndexInst::Op::MulConst) {
+          indexWeight = 0;
+          return;
+        }
+        if (inst.op == IndexInst::Op::Affine)
+          weight += compiler.affineForms[inst.operand].terms.size() + 1;
+      }
+      indexWeight = std::max(indexWeight, weight);
+    }
+}
+
 void OperatorAnalysis::analyzeExtents() {
   extentSlots.assign(numVars, -1);
   for (const IndexVarDecl *var : op->getIndexVars())
@@ -143,6 +160,7 @@ OperatorAnalysis::analyze(const tdl::OpDecl &op) {
     if (!coef.isValid())
       return fail("a constant of an index or extent overflows 64-bit "
                   "arithmetic");
+  result.computeIndexWeight();
   result.discoverStrategies();
   return result;
 }

@@ -8,7 +8,10 @@
 
 #include "tofu/Analysis/Regions.h"
 
+#include "llvm/ADT/Sequence.h"
 #include "llvm/Support/MathExtras.h"
+
+#include <cassert>
 
 #include <algorithm>
 #include <limits>
@@ -98,9 +101,16 @@ IndexEval runProgram(const Binding &binding, const IndexProgram &prog,
   if (prog.kind == IndexProgram::Kind::Whole)
     return IndexEval::Whole;
   Arith<Checked> arith;
+  ArrayRef<AffineForm> forms = binding.getAnalysis().getAffineForms();
+  // Most indices are one affine leaf: no stack.
+  if (prog.kind == IndexProgram::Kind::Affine) {
+    if (!evalAffine(binding, forms[prog.insts[0].operand], box, arith, outLo,
+                    outHi))
+      return IndexEval::Empty;
+    return Checked && arith.overflow ? IndexEval::Overflow : IndexEval::Ok;
+  }
   int64_t lo[MaxIndexDepth + 1], hi[MaxIndexDepth + 1];
   unsigned sp = 0;
-  ArrayRef<AffineForm> forms = binding.getAnalysis().getAffineForms();
   for (const IndexInst &inst : prog.insts) {
     int64_t k = 0;
     switch (inst.op) {
@@ -208,9 +218,34 @@ bool tightenStrided(const Binding &binding, const AffineForm &form,
   return true;
 }
 
+/// Narrows the upper bound `hi` of the clipped interval of `(affine) % k`
+/// whose values wrapped around k once: they are [a mod k, k) and
+/// [0, b mod k] for the affine interval [a, b], and [0, k - 1] is their
+/// hull, but within a dimension shorter than k the first part may be
+/// clipped away entirely. Exact when the affine values are contiguous (unit
+/// coefficients), a bounding box otherwise.
+void tightenWrappedRem(const Binding &binding, const IndexProgram &prog,
+                       ArrayRef<Range> box, int64_t dimExtent, int64_t &hi) {
+  if (prog.insts.size() != 2 || prog.insts[0].op != IndexInst::Op::Affine ||
+      prog.insts[1].op != IndexInst::Op::Rem)
+    return;
+  int64_t k = binding.getCoefficient(prog.insts[1].operand);
+  Arith<false> arith;
+  int64_t a, b;
+  if (k <= 0 ||
+      !evalAffine(binding,
+                  binding.getAnalysis().getAffineForms()[prog.insts[0].operand],
+                  box, arith, a, b) ||
+      floorDiv(a, k) + 1 != floorDiv(b, k))
+    return;
+  hi = floorMod(a, k) <= dimExtent - 1 ? std::min(k - 1, dimExtent - 1)
+                                       : std::min(floorMod(b, k), dimExtent - 1);
+}
+
 /// The range of dimension `dimExtent` that index `prog` reads over `box`:
 /// its interval clipped to the dimension (reads outside are zero padding),
-/// narrowed to the values a strided read really takes there. Returns false
+/// narrowed to the values a strided read, or a `%` that wraps, really takes
+/// there. Returns false
 /// if it reads nothing.
 bool clipIndex(const Binding &binding, const IndexProgram &prog,
                ArrayRef<Range> box, int64_t dimExtent, Range &out) {
@@ -229,12 +264,15 @@ bool clipIndex(const Binding &binding, const IndexProgram &prog,
   int64_t clippedHi = std::min(hi, dimExtent - 1);
   if (clippedLo > clippedHi)
     return false;
-  if ((clippedLo != lo || clippedHi != hi) &&
-      prog.kind == IndexProgram::Kind::Affine &&
-      !tightenStrided(binding,
-                      binding.getAnalysis().getAffineForms()[prog.insts[0].operand],
-                      box, clippedLo, clippedHi))
-    return false;
+  if (clippedLo != lo || clippedHi != hi) {
+    if (prog.kind != IndexProgram::Kind::Affine)
+      tightenWrappedRem(binding, prog, box, dimExtent, clippedHi);
+    else if (!tightenStrided(
+                 binding,
+                 binding.getAnalysis().getAffineForms()[prog.insts[0].operand],
+                 box, clippedLo, clippedHi))
+      return false;
+  }
   out = Range{clippedLo, clippedHi + 1};
   return true;
 }
@@ -273,22 +311,37 @@ void analysis::getFullBox(const Binding &binding, llvm::SmallVectorImpl<Range> &
 static void addRead(const Binding &binding, const ReadAnalysis &read,
                     ArrayRef<Range> box, Region &region) {
   ArrayRef<int64_t> shape = binding.getInputShape(read.tensor);
-  Range clipped[16];
   unsigned rank = read.dims.size();
-  Region local;
-  Range *dims = rank <= 16 ? clipped : (local.resize(rank), local.data());
-  for (unsigned d = 0; d != rank; ++d)
-    if (!clipIndex(binding, read.dims[d], box, shape[d], dims[d]))
-      return;
+  // Left uninitialized: zeroing a Range array costs more than the reads.
+  int64_t inlineBounds[2 * 16];
+  SmallVector<int64_t, 0> heapBounds;
+  int64_t *bounds =
+      rank <= 16 ? inlineBounds : (heapBounds.resize(2 * rank), heapBounds.data());
   for (unsigned d = 0; d != rank; ++d) {
-    region[d].lo = std::min(region[d].lo, dims[d].lo);
-    region[d].hi = std::max(region[d].hi, dims[d].hi);
+    Range r;
+    if (!clipIndex(binding, read.dims[d], box, shape[d], r))
+      return;
+    bounds[2 * d] = r.lo;
+    bounds[2 * d + 1] = r.hi;
+  }
+  for (unsigned d = 0; d != rank; ++d) {
+    region[d].lo = std::min(region[d].lo, bounds[2 * d]);
+    region[d].hi = std::max(region[d].hi, bounds[2 * d + 1]);
   }
 }
 
 void analysis::computeWorkerRegions(const Binding &binding, ArrayRef<Range> box,
                                     WorkerRegions &out) {
   const OperatorAnalysis &analysis = binding.getAnalysis();
+  // Binding's overflow check covers boxes within the extents only.
+  assert(box.size() == analysis.getNumVars() &&
+         llvm::all_of(llvm::seq<unsigned>(0, box.size()),
+                      [&](unsigned v) {
+                        return box[v].empty() ||
+                               (box[v].lo >= 0 &&
+                                box[v].hi <= binding.getVarExtent(v));
+                      }) &&
+         "a box range beyond its variable's extent");
   unsigned outRank = analysis.getOutputRank();
   out.output.assign(box.begin(), box.begin() + outRank);
   unsigned numTensors = analysis.getNumTensors();

@@ -46,12 +46,19 @@ private:
   /// bound the variable, or an error if even extent 1 reads out of bounds.
   llvm::Expected<llvm::Optional<int64_t>> inferFrom(const ReadAnalysis &read,
                                                     unsigned dim);
-  /// The interval of `prog` with the variable over [0, extent), checked:
-  /// the search tries extents far beyond the binding's.
+  /// The interval of `prog` with the variable over [0, extent). Checked
+  /// unless `unchecked` (the search tries extents far beyond the binding's;
+  /// once the largest has been evaluated without overflow, smaller ones
+  /// cannot overflow).
   IndexEval evaluate(const IndexProgram &prog, int64_t extent,
-                     int64_t dimExtent, int64_t &lo, int64_t &hi) {
+                     int64_t dimExtent, int64_t &lo, int64_t &hi,
+                     bool unchecked = false) {
     box[var] = Range{0, extent};
-    IndexEval result = evaluateIndexIntervalChecked(binding, prog, box, lo, hi);
+    IndexEval result = IndexEval::Ok;
+    if (!unchecked)
+      result = evaluateIndexIntervalChecked(binding, prog, box, lo, hi);
+    else if (!evaluateIndexInterval(binding, prog, box, dimExtent, lo, hi))
+      result = IndexEval::Empty;
     if (result == IndexEval::Whole) {
       lo = 0;
       hi = dimExtent - 1;
@@ -81,11 +88,13 @@ DimInference::inferFrom(const ReadAnalysis &read, unsigned dim) {
                           exprToString(read.expr->getIndex(dim)) +
                           ") overflows 64-bit arithmetic with these shapes "
                           "and params (a bound beyond 2^62)");
-  int64_t padding = first == IndexEval::Overflow ? 0 : std::max<int64_t>(0, -lo);
+  int64_t padding = std::max<int64_t>(0, -lo);
   // An extent whose bounds overflow reads far out of bounds: it does not fit.
+  bool unchecked = false;
   auto fits = [&](int64_t extent) {
     int64_t l, h;
-    return evaluate(prog, extent, dimExtent, l, h) != IndexEval::Overflow &&
+    return evaluate(prog, extent, dimExtent, l, h, unchecked) !=
+               IndexEval::Overflow &&
            l >= -padding && h <= dimExtent - 1 + padding;
   };
   if (!fits(1)) {
@@ -98,8 +107,10 @@ DimInference::inferFrom(const ReadAnalysis &read, unsigned dim) {
             exprToString(read.expr->getIndex(dim)) + ") within its extent " +
             Twine(dimExtent));
   }
+  int64_t l, h;
   if (fits(MaxExtent))
     return llvm::Optional<int64_t>();
+  unchecked = evaluate(prog, MaxExtent, dimExtent, l, h) != IndexEval::Overflow;
   int64_t good = 1, bad = MaxExtent;
   while (bad - good > 1) {
     int64_t mid = good + (bad - good) / 2;

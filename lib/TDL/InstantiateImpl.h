@@ -33,8 +33,24 @@ struct NameDeps {
   unsigned id = 0;
   /// The param names of every overload, sorted, unique.
   SmallVector<StringRef, 4> paramNames;
-  /// (tensor position, K) of every `dim(T, K)` in a guard, body or extent.
+  /// (tensor position, K) of every `dim(T, K)` in a guard, body or extent,
+  /// sorted, unique.
   SmallVector<std::pair<unsigned, int64_t>, 4> dimQueries;
+  /// By dimQueries index: its value is part of the key (a body or an
+  /// extent folds it, or a guard uses it other than in a comparison).
+  SmallVector<bool, 4> valueNeeded;
+  /// `dim(T, K) == X` or `!=` in a guard, X another dim(), an int param, a
+  /// literal or a rank: the key holds whether they are equal.
+  struct Comparison {
+    enum class Kind { Dim, Param, Literal, Rank };
+    /// The dimQueries index of the dim().
+    unsigned query = 0;
+    Kind kind = Kind::Literal;
+    /// A dimQueries index, a paramNames index, the literal, or a tensor
+    /// position.
+    int64_t operand = 0;
+  };
+  SmallVector<Comparison, 4> comparisons;
   /// By tensor position: rank polymorphic in some overload.
   SmallVector<bool, 4> polymorphic;
 };
@@ -43,8 +59,9 @@ NameDeps computeNameDeps(ArrayRef<const OpDecl *> overloads, unsigned id);
 
 /// Fills `key` with what an instance for `use` depends on: the name, ranks,
 /// which extents of rank-polymorphic tensors and of a known output shape
-/// are 1, the output rank, the params in canonical order, and the values of
-/// the name's `dim()` calls. False if a param name is unknown to every
+/// are 1, the output rank, the params in canonical order, the values of
+/// the `dim()` calls folded into bodies and extents, and the outcome of the
+/// guards' comparisons of the others. False if a param name is unknown to every
 /// overload (the use fails; it is not memoized).
 bool encodeKey(const NameDeps &deps, const Use &use,
                SmallVectorImpl<int64_t> &key);

@@ -18,7 +18,12 @@
 
 #if defined(__SANITIZE_ADDRESS__)
 #define TOFU_COUNT_MALLOC 0
-#else
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+#define TOFU_COUNT_MALLOC 0
+#endif
+#endif
+#ifndef TOFU_COUNT_MALLOC
 #define TOFU_COUNT_MALLOC 1
 #endif
 

@@ -27,6 +27,7 @@
 #include "gtest/gtest.h"
 
 #include <cstdio>
+#include <functional>
 #include <random>
 
 using namespace tofu;
@@ -52,6 +53,11 @@ op sel(A, B) = lambda i: select(i < 3, A[i], B[i + 1]);
 op mulparam<a, b>(A) = lambda i, j: A[(a + 1) * i - b * j];
 op divparam<d>(A) = lambda i: A[i / d, i % d];
 op twice(A) = lambda i: A[i + i - i, i - 1];
+op stride_pad<s, p>(X) = lambda y: Sum(lambda ky < 3: X[s * y + ky - p]);
+op mulk(A) = lambda i, j: A[i * 2, 3 * j + 1];
+op negstride(A) = lambda i, j: Sum(lambda k < 2: A[7 - 3 * i + k, j]);
+op divk(A) = lambda i, j: Sum(lambda k < 2: A[(i + k) / 3, j % 4]);
+op remk(A, B) = lambda i, j: A[(2 - i) % 5] + B[(j + 3) / 2 - 1];
 )";
 
 //===----------------------------------------------------------------------===//
@@ -183,34 +189,122 @@ void forEachPoint(ArrayRef<Range> box, uint64_t mask,
   }
 }
 
-/// True if every index of `read` is affine with coefficients in {-1, 0, 1}
-/// at these params and no variable occurs in two of its indices: then the
-/// analysed region must be exactly the bounding box.
-bool isUnitAffine(const TensorReadExpr &read, unsigned numVars,
-                  ArrayRef<int64_t> params) {
-  uint64_t used = 0;
-  SmallVector<int64_t, 8> point(numVars, 0);
-  for (unsigned d = 0; d != read.getNumIndices(); ++d) {
-    if (read.getIndexKind(d) != IndexKind::Affine)
-      return false;
-    auto base = evalIndex(read.getIndex(d), point, params);
-    if (!base)
-      return false;
-    for (unsigned v = 0; v != numVars; ++v) {
-      point[v] = 1;
-      auto at = evalIndex(read.getIndex(d), point, params);
-      point[v] = 0;
-      if (!at)
-        return false;
-      int64_t coef = *at - *base;
-      if (coef < -1 || coef > 1)
-        return false;
-      if (coef == 0)
-        continue;
-      if (used >> v & 1)
-        return false;
-      used |= uint64_t(1) << v;
+/// Fills `coefs` (by variable id) and `constant` if `e` is affine in the
+/// index variables at these params; false otherwise. Independent of the
+/// analysis: it walks the AST.
+bool getAffine(const Expr &e, ArrayRef<int64_t> params,
+               llvm::MutableArrayRef<int64_t> coefs, int64_t &constant) {
+  std::fill(coefs.begin(), coefs.end(), 0);
+  constant = 0;
+  if (auto *lit = dyn_cast<IntLiteralExpr>(&e)) {
+    constant = lit->getValue();
+    return true;
+  }
+  if (auto *name = dyn_cast<NameExpr>(&e)) {
+    if (const IndexVarDecl *v = name->getIndexVar()) {
+      coefs[v->getId()] = 1;
+      return true;
     }
+    if (!name->getParam())
+      return false;
+    constant = params[name->getParam()->getPosition()];
+    return true;
+  }
+  if (auto *un = dyn_cast<UnaryExpr>(&e)) {
+    if (un->getOp() != UnaryOp::Neg ||
+        !getAffine(un->getOperand(), params, coefs, constant))
+      return false;
+    for (int64_t &c : coefs)
+      c = -c;
+    constant = -constant;
+    return true;
+  }
+  auto *bin = dyn_cast<BinaryExpr>(&e);
+  if (!bin)
+    return false;
+  SmallVector<int64_t, 8> rhs(coefs.size());
+  int64_t rhsConstant;
+  if (!getAffine(bin->getLHS(), params, coefs, constant) ||
+      !getAffine(bin->getRHS(), params, rhs, rhsConstant))
+    return false;
+  auto isConstant = [](ArrayRef<int64_t> cs) {
+    return llvm::all_of(cs, [](int64_t c) { return c == 0; });
+  };
+  switch (bin->getOp()) {
+  case BinaryOp::Add:
+  case BinaryOp::Sub: {
+    int64_t sign = bin->getOp() == BinaryOp::Add ? 1 : -1;
+    for (unsigned v = 0; v != coefs.size(); ++v)
+      coefs[v] += sign * rhs[v];
+    constant += sign * rhsConstant;
+    return true;
+  }
+  case BinaryOp::Mul:
+    if (isConstant(rhs)) {
+      for (int64_t &c : coefs)
+        c *= rhsConstant;
+      constant *= rhsConstant;
+      return true;
+    }
+    if (!isConstant(coefs))
+      return false;
+    for (unsigned v = 0; v != coefs.size(); ++v)
+      coefs[v] = rhs[v] * constant;
+    constant *= rhsConstant;
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// The index variables with a non-zero coefficient.
+uint64_t getVarMask(ArrayRef<int64_t> coefs) {
+  uint64_t mask = 0;
+  for (unsigned v = 0; v != coefs.size(); ++v)
+    if (coefs[v] != 0)
+      mask |= uint64_t(1) << v;
+  return mask;
+}
+
+/// True if the analysis must give exactly the bounding box of index `e`'s
+/// in-bounds values: `e` is affine with at most one coefficient beyond
+/// ±1 (a strided read, clipped or not), or an affine index with
+/// coefficients -1, 0 and 1 divided by, or modulo, a positive constant.
+/// `vars` gets the variables it uses.
+bool isExactIndex(const Expr &e, unsigned numVars, ArrayRef<int64_t> params,
+                  uint64_t &vars) {
+  SmallVector<int64_t, 8> coefs(numVars);
+  int64_t constant;
+  auto countStrided = [&] {
+    return llvm::count_if(coefs, [](int64_t c) { return c < -1 || c > 1; });
+  };
+  if (getAffine(e, params, coefs, constant)) {
+    vars = getVarMask(coefs);
+    return countStrided() <= 1;
+  }
+  auto *bin = dyn_cast<BinaryExpr>(&e);
+  if (!bin || (bin->getOp() != BinaryOp::Div && bin->getOp() != BinaryOp::Rem))
+    return false;
+  SmallVector<int64_t, 8> divisor(numVars);
+  int64_t k;
+  if (!getAffine(bin->getRHS(), params, divisor, k) || getVarMask(divisor) ||
+      k <= 0 || !getAffine(bin->getLHS(), params, coefs, constant))
+    return false;
+  vars = getVarMask(coefs);
+  return countStrided() == 0;
+}
+
+/// True if every index of `read` is exact (isExactIndex) and no variable
+/// occurs in two of them: then the analysed region must be exactly the
+/// bounding box.
+bool isExactRead(const TensorReadExpr &read, unsigned numVars,
+                 ArrayRef<int64_t> params) {
+  uint64_t used = 0;
+  for (unsigned d = 0; d != read.getNumIndices(); ++d) {
+    uint64_t vars = 0;
+    if (!isExactIndex(read.getIndex(d), numVars, params, vars) || (used & vars))
+      return false;
+    used |= vars;
   }
   return true;
 }
@@ -235,11 +329,18 @@ struct BruteForceBox {
   }
 };
 
+/// Changes a worker's analysed regions before they are checked: a
+/// deliberately wrong analysis, to show that the checker catches it.
+using Mutant = std::function<void(const Binding &, ArrayRef<Range> box,
+                                  WorkerRegions &)>;
+
+/// Checks the analysed regions of one operator against brute force at
+/// random shapes, recording each discrepancy in `failures`.
 class PropertyChecker {
 public:
   PropertyChecker(const OpDecl &op, const OperatorAnalysis &analysis,
-                  std::mt19937 &rng)
-      : op(op), analysis(analysis), rng(rng) {
+                  std::mt19937 &rng, Mutant mutant = nullptr)
+      : op(op), analysis(analysis), rng(rng), mutant(std::move(mutant)) {
     collectScopedReads(op.getBody(), (uint64_t(1) << op.getOutputRank()) - 1,
                        reads);
   }
@@ -248,6 +349,8 @@ public:
   /// operator (the trial is skipped).
   bool runTrial();
   unsigned numChecks = 0;
+  /// Every discrepancy found, with its context.
+  std::vector<std::string> failures;
 
 private:
   int64_t rand(int64_t lo, int64_t hi) {
@@ -257,11 +360,16 @@ private:
   void checkStrategy(const Binding &binding, const Strategy &s,
                      ArrayRef<Range> parts);
   void checkWorker(const Binding &binding, ArrayRef<Range> box,
-                   const WorkerRegions &worker);
+                   const WorkerRegions &worker, const std::string &where);
+
+  void fail(const std::string &where, const std::string &what) {
+    failures.push_back(context + ", " + where + ": " + what);
+  }
 
   const OpDecl &op;
   const OperatorAnalysis &analysis;
   std::mt19937 &rng;
+  Mutant mutant;
   std::vector<ScopedRead> reads;
   SmallVector<int64_t, 4> params;
   std::string context;
@@ -354,25 +462,36 @@ void PropertyChecker::checkStrategy(const Binding &binding, const Strategy &s,
   getFullBox(binding, box);
   for (unsigned w = 0; w != parts.size(); ++w) {
     box[s.var] = parts[w];
-    SCOPED_TRACE(context + ", " + getStrategyKindName(s.kind).str() + " " +
-                 op.getIndexVars()[s.var]->getName().str() + ", worker " +
-                 std::to_string(w) + " of " + std::to_string(parts.size()));
-    EXPECT_EQ(workers[w].partial, s.kind == Strategy::Kind::Reduce);
+    if (mutant)
+      mutant(binding, box, workers[w]);
+    std::string where = getStrategyKindName(s.kind).str() + " " +
+                        op.getIndexVars()[s.var]->getName().str() +
+                        ", worker " + std::to_string(w) + " of " +
+                        std::to_string(parts.size());
+    if (workers[w].partial != (s.kind == Strategy::Kind::Reduce))
+      fail(where, "wrong partial flag");
     for (unsigned v = 0; v != op.getOutputRank(); ++v)
-      EXPECT_EQ(workers[w].output[v], box[v]) << "output dimension " << v;
-    checkWorker(binding, box, workers[w]);
+      if (workers[w].output[v] != box[v])
+        fail(where, "output dimension " + std::to_string(v) +
+                        " is not the worker's range");
+    checkWorker(binding, box, workers[w], where);
   }
 }
 
+static std::string formatRange(const Range &r) {
+  return "[" + std::to_string(r.lo) + ", " + std::to_string(r.hi) + ")";
+}
+
 void PropertyChecker::checkWorker(const Binding &binding, ArrayRef<Range> box,
-                                  const WorkerRegions &worker) {
+                                  const WorkerRegions &worker,
+                                  const std::string &where) {
   unsigned numTensors = op.getTensors().size();
   std::vector<BruteForceBox> truth(numTensors);
   std::vector<bool> exact(numTensors, true);
   for (const ScopedRead &sr : reads) {
     unsigned t = sr.read->getTensor()->getPosition();
     ArrayRef<int64_t> shape = binding.getInputShape(t);
-    exact[t] = exact[t] && isUnitAffine(*sr.read, box.size(), params);
+    exact[t] = exact[t] && isExactRead(*sr.read, box.size(), params);
     forEachPoint(box, sr.scope, [&](ArrayRef<int64_t> point) {
       SmallVector<Range, 4> element;
       for (unsigned d = 0; d != shape.size(); ++d) {
@@ -392,24 +511,22 @@ void PropertyChecker::checkWorker(const Binding &binding, ArrayRef<Range> box,
     std::string name = op.getTensors()[t]->getName().str();
     ++numChecks;
     if (!truth[t].any) {
-      if (exact[t]) {
-        for (const Range &r : region)
-          EXPECT_TRUE(r.empty()) << name << " is not read but has a region";
-      }
+      if (exact[t] && llvm::any_of(region, [](Range r) { return !r.empty(); }))
+        fail(where, name + " is not read but has a region");
       continue;
     }
-    ASSERT_EQ(region.size(), truth[t].box.size());
+    if (region.size() != truth[t].box.size()) {
+      fail(where, name + " has a region of the wrong rank");
+      continue;
+    }
     for (unsigned d = 0; d != region.size(); ++d) {
       const Range &got = region[d], &want = truth[t].box[d];
-      EXPECT_TRUE(got.lo <= want.lo && want.hi <= got.hi)
-          << name << " dim " << d << ": analysed [" << got.lo << ", " << got.hi
-          << ") misses reads in [" << want.lo << ", " << want.hi << ")";
-      if (exact[t]) {
-        EXPECT_EQ(got, want) << name << " dim " << d << ": analysed ["
-                             << got.lo << ", " << got.hi
-                             << ") is not the bounding box [" << want.lo
-                             << ", " << want.hi << ")";
-      }
+      std::string dim = name + " dim " + std::to_string(d) + ": analysed " +
+                        formatRange(got);
+      if (!(got.lo <= want.lo && want.hi <= got.hi))
+        fail(where, dim + " misses reads in " + formatRange(want));
+      else if (exact[t] && got != want)
+        fail(where, dim + " is not the bounding box " + formatRange(want));
     }
   }
 }
@@ -456,6 +573,103 @@ std::vector<Source> getSources() {
   addFiles(TOFU_SOURCE_DIR "/specs", /*recursive=*/false, /*mustCheck=*/true,
            sources);
   return sources;
+}
+
+/// The operators the mutants below are tried on: `%`, `/` and strided
+/// reads that are clipped at random shapes.
+const char *const mutationOps = R"(
+op remk(A, B) = lambda i, j: A[(2 - i) % 5] + B[(j + 3) / 2 - 1];
+op stride_pad<s, p>(X) = lambda y: Sum(lambda ky < 3: X[s * y + ky - p]);
+op strided_pair(A) = lambda i, j: A[3 * i - 2, j % 3];
+op halves(A) = lambda i, j: Sum(lambda k < 2: A[(i + k) / 2, j]);
+)";
+
+/// Calls `fn` on every dimension of every read of `binding`'s operator
+/// whose region in `worker` is not empty.
+void forEachReadDim(const Binding &binding, WorkerRegions &worker,
+                    llvm::function_ref<void(const ReadAnalysis &, unsigned,
+                                            Range &)>
+                        fn) {
+  for (const ReadAnalysis &read : binding.getAnalysis().getReads()) {
+    Region &region = worker.inputs[read.tensor];
+    if (llvm::any_of(region, [](Range r) { return r.empty(); }))
+      continue;
+    for (unsigned d = 0; d != read.dims.size(); ++d)
+      fn(read, d, region[d]);
+  }
+}
+
+/// Wrong analyses the property must catch.
+struct NamedMutant {
+  const char *name;
+  Mutant mutant;
+};
+
+const NamedMutant mutants[] = {
+    {"reads the whole dimension for %",
+     [](const Binding &binding, ArrayRef<Range>, WorkerRegions &worker) {
+       forEachReadDim(binding, worker,
+                      [&](const ReadAnalysis &read, unsigned d, Range &r) {
+                        auto *bin = dyn_cast<BinaryExpr>(&read.expr->getIndex(d));
+                        if (bin && bin->getOp() == BinaryOp::Rem)
+                          r = Range{0, binding.getInputShape(read.tensor)[d]};
+                      });
+     }},
+    {"divides the upper bound without flooring (+1)",
+     [](const Binding &binding, ArrayRef<Range>, WorkerRegions &worker) {
+       forEachReadDim(binding, worker,
+                      [&](const ReadAnalysis &read, unsigned d, Range &r) {
+                        auto *bin = dyn_cast<BinaryExpr>(&read.expr->getIndex(d));
+                        if (bin && bin->getOp() == BinaryOp::Div &&
+                            r.hi < binding.getInputShape(read.tensor)[d])
+                          ++r.hi;
+                      });
+     }},
+    {"clips strided reads without finding the last element read",
+     [](const Binding &binding, ArrayRef<Range> box, WorkerRegions &worker) {
+       forEachReadDim(binding, worker,
+                      [&](const ReadAnalysis &read, unsigned d, Range &r) {
+                        int64_t extent = binding.getInputShape(read.tensor)[d];
+                        int64_t lo, hi;
+                        if (read.dims[d].kind != IndexProgram::Kind::Affine ||
+                            !evaluateIndexInterval(binding, read.dims[d], box,
+                                                   extent, lo, hi))
+                          return;
+                        lo = std::max<int64_t>(lo, 0);
+                        hi = std::min(hi + 1, extent);
+                        if (lo < hi)
+                          r = Range{std::min(r.lo, lo), std::max(r.hi, hi)};
+                      });
+     }},
+    {"misses the last element",
+     [](const Binding &binding, ArrayRef<Range>, WorkerRegions &worker) {
+       forEachReadDim(binding, worker,
+                      [](const ReadAnalysis &, unsigned, Range &r) { --r.hi; });
+     }},
+};
+
+TEST(AnalysisProperty, TheCheckerCatchesWrongAnalyses) {
+  ParsedSource parsed(mutationOps);
+  ASSERT_TRUE(parsed.errors.empty()) << parsed.errors.front();
+  for (const NamedMutant &m : mutants) {
+    SCOPED_TRACE(m.name);
+    unsigned caught = 0;
+    for (const auto &op : parsed.module.getOps()) {
+      llvm::Expected<OperatorAnalysis> analysis = OperatorAnalysis::analyze(*op);
+      ASSERT_TRUE(bool(analysis)) << toString(analysis.takeError());
+      // The same random trials pass with the real analysis.
+      std::mt19937 rng(7), mutantRng(7);
+      PropertyChecker real(*op, *analysis, rng);
+      PropertyChecker mutated(*op, *analysis, mutantRng, m.mutant);
+      for (unsigned trial = 0; trial != 40; ++trial) {
+        real.runTrial();
+        mutated.runTrial();
+      }
+      EXPECT_TRUE(real.failures.empty()) << real.failures.front();
+      caught += !mutated.failures.empty();
+    }
+    EXPECT_GT(caught, 0u) << "no operator's check caught the mutant";
+  }
 }
 
 /// An instance of generic operator `op` (or of an overload of its name) at
@@ -517,6 +731,9 @@ TEST(AnalysisProperty, RegionsContainEveryReadAndAreExactWhereAffine) {
       for (unsigned trial = 0; trial != 60 && ran != 12; ++trial)
         ran += checker.runTrial();
       EXPECT_GT(ran, 0u) << "no random shapes fit operator " << op->getName().str();
+      EXPECT_TRUE(checker.failures.empty())
+          << checker.failures.size() << " failures, the first: "
+          << checker.failures.front();
       ++numOps;
       numChecks += checker.numChecks;
     }

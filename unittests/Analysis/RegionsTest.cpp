@@ -130,6 +130,23 @@ TEST(RegionsTest, StridedReadsClippedAtAnEdgeEndAtTheLastElementRead) {
   EXPECT_EQ(w.inputs[0], region({{0, 0}}));
 }
 
+TEST(RegionsTest, ModuloThatWrapsIsClippedToWhatItReads) {
+  // (2 - i) % 5 over i in [2, 4) takes 0 and 4; A has 2 elements, so only 0
+  // is read, not the hull [0, 5) clipped to [0, 2).
+  AnalysedOp op("op f(A) = lambda i: A[(2 - i) % 5];", "f");
+  Binding binding = op.bind({{2}}, {4});
+  SmallVector<Range, 4> box;
+  getFullBox(binding, box);
+  box[0] = Range{2, 4};
+  WorkerRegions w;
+  computeWorkerRegions(binding, box, w);
+  EXPECT_EQ(w.inputs[0], region({{0, 1}}));
+  // Over [1, 4) it takes 1, 0, 4: [0, 2).
+  box[0] = Range{1, 4};
+  computeWorkerRegions(binding, box, w);
+  EXPECT_EQ(w.inputs[0], region({{0, 2}}));
+}
+
 TEST(RegionsTest, DataDependentAndProductIndicesReadTheWholeDimension) {
   AnalysedOp op("op f(W, idx) = lambda i, d: W[idx[i], d] + W[i * d, 0];", "f");
   ASSERT_EQ(op.analysis->getNotes().size(), 2u);

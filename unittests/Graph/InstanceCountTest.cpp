@@ -2,9 +2,12 @@
 //
 // A planner that partitions the batch recursively instantiates every op of
 // the graph again at each level with the batch halved. Instances depend on
-// ranks, broadcasting, dim() values and params, not on other extents, so
-// a halved batch makes a new instance only for an overload that reads the
-// batch through dim() (batch norm's element count). This test
+// ranks, broadcasting, the values of the dim() calls folded into bodies,
+// the outcomes of the guards' dim() comparisons, and params; not on other
+// extents. So once the batch has been halved (and a guard comparing it with
+// a param, as `view`'s, has flipped), a halved batch makes a new instance
+// only for an overload whose body folds the batch (batch norm's element
+// count): the count grows linearly, not by all 84 ops a level. This test
 // instantiates every op of the bundled ResNet-50 training step against the
 // standard library (specs/) at batch 32, 16, 8, 4 and 2.
 //
@@ -14,12 +17,14 @@
 #include "tofu/Graph/SpecLibrary.h"
 #include "tofu/Support/Diagnostics.h"
 #include "tofu/TDL/ExprWalk.h"
+#include "tofu/TDL/Printers.h"
 
 #include "llvm/Support/SourceMgr.h"
 
 #include "gtest/gtest.h"
 
 #include <cstdio>
+#include <random>
 #include <set>
 
 using namespace tofu;
@@ -27,15 +32,13 @@ using namespace tofu::graph;
 
 namespace {
 
-/// True if `op` calls dim() in its guard, body or extents.
-bool readsDim(const tdl::OpDecl *op) {
+/// True if `op` calls dim() in its body or extents (not just its guard).
+bool foldsDim(const tdl::OpDecl *op) {
   bool found = false;
   auto visit = [&](const tdl::Expr &e) {
     if (auto *call = dyn_cast<tdl::CallExpr>(&e))
       found |= call->getBuiltin() == tdl::Builtin::Dim;
   };
-  if (op->getGuard())
-    tdl::walkExpr(*op->getGuard(), visit);
   tdl::walkExpr(op->getBody(), visit);
   for (const tdl::IndexVarDecl *var : op->getIndexVars())
     if (const tdl::Expr *extent = var->getExtentExpr())
@@ -43,12 +46,19 @@ bool readsDim(const tdl::OpDecl *op) {
   return found;
 }
 
-TEST(InstanceCountTest, HalvingTheBatchMakesNoNewInstances) {
+/// The standard library (specs/), checked.
+class InstanceCountTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_TRUE(specs.addDirectory(TOFU_SOURCE_DIR "/specs", diags));
+    ASSERT_TRUE(specs.check(diags));
+  }
   llvm::SourceMgr srcMgr;
-  DiagnosticEngine diags(srcMgr);
+  DiagnosticEngine diags{srcMgr};
   SpecLibrary specs;
-  ASSERT_TRUE(specs.addDirectory(TOFU_SOURCE_DIR "/specs", diags));
-  ASSERT_TRUE(specs.check(diags));
+};
+
+TEST_F(InstanceCountTest, HalvingTheBatchMakesInstancesOnlyWhereABodyFoldsIt) {
   std::unique_ptr<Graph> g =
       readGraphFile(TOFU_SOURCE_DIR "/models/resnet50.json", diags);
   ASSERT_TRUE(g);
@@ -72,9 +82,9 @@ TEST(InstanceCountTest, HalvingTheBatchMakesNoNewInstances) {
       auto instance = specs.instantiate(op.type, inputs, op.params, outputRank);
       ASSERT_TRUE(bool(instance)) << op.name << " at batch " << b << ": "
                                   << toString(instance.takeError());
-      if (!seen.insert(*instance).second || level == 0)
+      if (!seen.insert(*instance).second || level < 2)
         continue;
-      EXPECT_TRUE(readsDim((*instance)->generic))
+      EXPECT_TRUE(foldsDim((*instance)->generic))
           << op.type << " made a new instance at batch " << b;
       batchDependent.insert(op.type);
     }
@@ -83,16 +93,65 @@ TEST(InstanceCountTest, HalvingTheBatchMakesNoNewInstances) {
                 count, types.size());
     if (level == 0)
       atFullBatch = count;
-    // Each level adds the same few instances: no growth beyond linear.
+    // Each level adds at most what the first halving did.
     if (level == 1)
       perLevel = count - atFullBatch;
-    EXPECT_EQ(count, atFullBatch + level * perLevel);
+    EXPECT_LE(count, atFullBatch + level * perLevel);
   }
   for (const std::string &type : batchDependent)
-    std::printf("  reads the batch through dim(): %s\n", type.c_str());
+    std::printf("  folds the batch into its body: %s\n", type.c_str());
   // Far fewer instances than ops: uses differing only in extents share.
   EXPECT_LT(atFullBatch, g->getOps().size() / 4);
   EXPECT_LT(perLevel, atFullBatch / 2);
+}
+
+/// The checked IR of an instance, or its error.
+std::string describe(llvm::Expected<const tdl::Instance *> instance) {
+  if (!instance)
+    return "error: " + toString(instance.takeError());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  tdl::printIR(os, *(*instance)->op);
+  return os.str();
+}
+
+/// Over the whole standard library, at random ranks, extents 1-4 (keys
+/// collide often) and params -1..3, the memo returns what a fresh
+/// Instantiator makes: the key misses nothing an instance depends on.
+TEST_F(InstanceCountTest, MemoAgreesWithFreshInstantiationOnTheLibrary) {
+  tdl::Instantiator memo(specs.getModule());
+  std::mt19937 rng(3);
+  auto rand = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(rng);
+  };
+  unsigned made = 0;
+  for (const auto &op : specs.getModule().getOps())
+    for (unsigned trial = 0; trial != 12; ++trial) {
+      SmallVector<Shape, 4> shapes;
+      for (const auto &t : op->getTensors()) {
+        int rank = t->isRankPolymorphic() ? t->getNumNamedDims() + rand(0, 2)
+                                          : std::max(t->getRank(), 0);
+        shapes.emplace_back();
+        for (int d = 0; d != rank; ++d)
+          shapes.back().push_back(rand(1, 4));
+      }
+      std::vector<tdl::NamedParamValue> params;
+      for (const auto &p : op->getParams())
+        params.push_back({p->getName().str(),
+                          p->isReal() ? tdl::ParamValue::ofReal(0.5)
+                                      : tdl::ParamValue::ofInt(rand(-1, 3))});
+      llvm::Optional<unsigned> outputRank;
+      if (rand(0, 1))
+        outputRank = op->getOutputRank() + (op->getEllipsisVar() ? rand(0, 1) : 0);
+      std::string memoized =
+          describe(memo.instantiate(op->getName(), shapes, params, outputRank));
+      made += memoized.rfind("error", 0) != 0;
+      tdl::Instantiator fresh(specs.getModule());
+      EXPECT_EQ(memoized, describe(fresh.instantiate(op->getName(), shapes,
+                                                     params, outputRank)))
+          << op->getName().str();
+    }
+  EXPECT_GT(made, 200u);
 }
 
 } // namespace

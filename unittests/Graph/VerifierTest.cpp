@@ -25,6 +25,7 @@ op conv1d<stride>(data, w) =
 op halve(x) = lambda i: opaque(x[2 * i]);
 op conv1d_backward_weight<stride>(g, data) =
     lambda ci, co, dx: Sum(lambda x: g[co, x] * data[ci, x * stride + dx]);
+op bigstep(x, w) = lambda i: Sum(lambda k: x[i + k * 3000000000] * w[k]);
 )";
 
 struct Fixture : public ::testing::Test {
@@ -90,6 +91,25 @@ TEST_F(Fixture, StridedWeightGradientMayDropTheLastPartialStride) {
   EXPECT_TRUE(verify(with("1")));
   EXPECT_TRUE(verify(with("2")));
   EXPECT_FALSE(verify(with("3")));
+}
+
+TEST_F(Fixture, IndexArithmeticThatOverflowsIsAnError) {
+  auto with = [&](StringRef extent) {
+    return graphJSON(
+        (R"({"name": "x", "shape": [10], "dtype": "f32", "role": "input"},
+            {"name": "w", "shape": [)" + extent + R"(], "dtype": "f32", "role": "input"},
+            {"name": "y", "shape": [1], "dtype": "f32", "role": "output"})")
+            .str(),
+        R"({"name": "y", "type": "bigstep", "inputs": ["x", "w"], "outputs": ["y"]})");
+  };
+  EXPECT_TRUE(verify(with("1"))) << (c.messages.empty() ? "" : c.messages[0]);
+  EXPECT_FALSE(verify(with("4000000000")));
+  ASSERT_FALSE(c.messages.empty());
+  EXPECT_NE(c.messages.back().find(
+                "error: op 'y' (operator 'bigstep'): index 0 of 'x' (i + k * "
+                "3000000000) overflows 64-bit arithmetic"),
+            std::string::npos)
+      << c.messages.back();
 }
 
 TEST_F(Fixture, OpaqueOutputsMayBeSmallerThanTheirReadsAllow) {

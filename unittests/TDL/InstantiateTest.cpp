@@ -29,6 +29,8 @@ op lastcol(x) = lambda i: x[i, dim(x, -1) - 1] * rank(x);
 op matmul(A, B) = lambda i, j: Sum(lambda k: A[i, k] * B[k, j]);
 op bernoulli<p: real>() = lambda ...i: opaque;
 op expand(x) = lambda ...i: x[...i];
+op addv(a, b) where dim(a, 0) == dim(b, 0) = lambda i: a[i] + b[i];
+op addv(a, b) where dim(b, 0) == 1 = lambda i: a[i] + b[0];
 )";
 
 class InstantiateTest : public ::testing::Test {
@@ -199,6 +201,14 @@ TEST_F(InstantiateTest, MemoKeysOnWhatTheInstanceDependsOn) {
   const Instance *last8 = get("lastcol", {{4, 8}});
   EXPECT_NE(last8, last7);
   EXPECT_EQ(body(last8), "x[i, 8 - 1] * 2");
+  // A guard that only compares dim() values: the outcomes are the key.
+  const Instance *same = get("addv", {{4}, {4}});
+  EXPECT_EQ(get("addv", {{8}, {8}}), same);
+  const Instance *one = get("addv", {{4}, {1}});
+  EXPECT_NE(one, same);
+  EXPECT_EQ(get("addv", {{9}, {1}}), one);
+  EXPECT_NE(error("addv", {{4}, {3}}).find("the guard is false"),
+            std::string::npos);
   // Which extents are 1 decides broadcasting.
   NamedParamValue alpha{"alpha", ParamValue::ofReal(0.5)};
   const Instance *bcast = get("add", {{2, 3}, {1, 3}}, {alpha});
@@ -256,6 +266,52 @@ TEST_F(InstantiateTest, ErrorsNameTheOpAndEachReason) {
             std::string::npos);
   // An integral real is a valid int param.
   EXPECT_EQ(error("view", {{12}}, {{"size_0", ParamValue::ofReal(12.0)}}), "");
+}
+
+/// The checked IR of an instance, or its error.
+std::string describe(llvm::Expected<const Instance *> instance) {
+  if (!instance)
+    return "error: " + toString(instance.takeError());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printIR(os, *(*instance)->op);
+  for (const ParamValue &p : (*instance)->params)
+    os << " param " << p.isReal << ":" << p.intValue << ":" << p.realValue;
+  return os.str();
+}
+
+/// The memo returns for every use what a fresh Instantiator makes: its key
+/// misses nothing an instance depends on. Random uses with extents 1-3
+/// share keys often.
+TEST_F(InstantiateTest, MemoAgreesWithFreshInstantiation) {
+  std::mt19937 rng(11);
+  auto rand = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(rng);
+  };
+  unsigned hits = 0;
+  for (const auto &op : src.module.getOps())
+    for (unsigned trial = 0; trial != 100; ++trial) {
+      SmallVector<Shape, 2> shapes(op->getTensors().size());
+      for (Shape &shape : shapes)
+        for (int d = rand(1, 3); d > 0; --d)
+          shape.push_back(rand(1, 3));
+      SmallVector<NamedParamValue, 2> params;
+      for (const auto &p : op->getParams())
+        params.push_back({p->getName().str(), ParamValue::ofInt(rand(-1, 2))});
+      llvm::Optional<unsigned> outputRank;
+      if (rand(0, 2) == 0)
+        outputRank = rand(1, 3);
+      unsigned before = instantiator.getNumInstances();
+      std::string memoized = describe(
+          instantiator.instantiate(op->getName(), shapes, params, outputRank));
+      hits += instantiator.getNumInstances() == before &&
+              memoized.rfind("error", 0) != 0;
+      Instantiator fresh(src.module);
+      EXPECT_EQ(memoized, describe(fresh.instantiate(op->getName(), shapes,
+                                                     params, outputRank)))
+          << op->getName().str();
+    }
+  EXPECT_GT(hits, 150u);
 }
 
 /// Random uses of every operator (ranks 0-3, extents 1-3, params -1..2,

@@ -58,6 +58,10 @@ public:
 
 private:
   explicit Binding(const OperatorAnalysis &analysis) : analysis(&analysis) {}
+  /// create() without checkIndexArithmetic.
+  static llvm::Expected<Binding> bind(const OperatorAnalysis &analysis,
+                                      ArrayRef<Shape> inputShapes,
+                                      ArrayRef<int64_t> params);
   llvm::Error bindInputs(ArrayRef<Shape> shapes, ArrayRef<int64_t> values);
   llvm::Error bindVarExtents();
   llvm::Error checkLoneVarExtents() const;

@@ -92,8 +92,17 @@ public:
                                 : unsigned(extentSlots[var]);
   }
 
+  /// The most coefficient * variable products (and constants) any index
+  /// program sums: over its affine leaves, terms + 1. Every bound of an
+  /// index is then at most this times the largest coefficient times the
+  /// largest extent, which lets Binding skip its overflow check when that
+  /// product is small. 0 if some program multiplies an interval by a
+  /// coefficient (`(i / 2) * k`), where the bound does not hold.
+  unsigned getIndexWeight() const { return indexWeight; }
+
 private:
   OperatorAnalysis() = default;
+  void computeIndexWeight();
   void analyzeReads();
   void analyzeExtents();
   void discoverStrategies();
@@ -106,6 +115,7 @@ private:
   std::vector<AnalysisNote> notes;
   /// Coefficient slot of each variable's explicit extent, or -1.
   std::vector<int> extentSlots;
+  unsigned indexWeight = 0;
 };
 
 } // namespace analysis

@@ -9,8 +9,9 @@
 // hand-written ones. Plain (non-generic) operators come back as themselves.
 // Results are memoized on what an instance depends on, not on the exact
 // shapes: the ranks, which extents broadcast (1 or not), the values of the
-// `dim()` calls the operator makes, and the params. Uses that differ only
-// in other extents (a planner halving the batch) share one instance.
+// `dim()` calls folded into the instance, the outcomes of the guards' `dim()`
+// comparisons, and the params. Uses that differ only in other extents (a
+// planner halving the batch) share one instance.
 //
 //===----------------------------------------------------------------------===//
 
