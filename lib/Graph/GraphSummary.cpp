@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Graph/GraphSummary.h"
+#include "tofu/Support/ByteSize.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Format.h"
@@ -28,23 +29,6 @@ int64_t saturatingAdd(int64_t a, int64_t b) {
   return a > INT64_MAX - b ? INT64_MAX : a + b;
 }
 
-/// 16793640 -> "16.0 MiB".
-std::string humanBytes(int64_t bytes) {
-  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double v = bytes;
-  unsigned u = 0;
-  while (v >= 1024 && u + 1 < std::size(units)) {
-    v /= 1024;
-    ++u;
-  }
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  if (u == 0)
-    os << bytes << " B";
-  else
-    os << llvm::format("%.1f ", v) << units[u];
-  return os.str();
-}
 } // namespace
 
 void graph::printSummary(llvm::raw_ostream &os, const Graph &g) {
@@ -64,7 +48,7 @@ void graph::printSummary(llvm::raw_ostream &os, const Graph &g) {
   for (const auto &[role, r] : roles)
     os << llvm::format("%-12s %8u %16lld %18lld", role.c_str(), r.tensors,
                        (long long)r.elements, (long long)r.bytes)
-       << "  (" << humanBytes(r.bytes) << ")\n";
+       << "  (" << formatByteSize(r.bytes) << ")\n";
   std::vector<std::pair<std::string, unsigned>> types;
   for (const auto &entry : typeCounts)
     types.emplace_back(entry.getKey().str(), entry.getValue());

@@ -49,6 +49,15 @@ bool SpecLibrary::addDirectory(StringRef dir, DiagnosticEngine &diags) {
   return ok;
 }
 
+bool SpecLibrary::load(StringRef standardDir, ArrayRef<std::string> files,
+                       DiagnosticEngine &diags) {
+  if (!standardDir.empty())
+    addDirectory(standardDir, diags);
+  for (const std::string &file : files)
+    addFile(file, diags);
+  return !diags.hasErrors() && check(diags);
+}
+
 bool SpecLibrary::check(DiagnosticEngine &diags) {
   if (!tdl::checkModule(*module, diags))
     return false;

@@ -38,6 +38,13 @@ llvm::Optional<Step> plan::parseStep(StringRef text) {
   return llvm::None;
 }
 
+std::string plan::formatLevels(ArrayRef<unsigned> levels) {
+  std::string text;
+  for (unsigned f : levels)
+    text += (text.empty() ? "" : "x") + std::to_string(f);
+  return text.empty() ? "1" : text;
+}
+
 unsigned plan::getNumWorkers(ArrayRef<unsigned> levels) {
   unsigned k = 1;
   for (unsigned f : levels)

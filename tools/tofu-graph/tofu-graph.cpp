@@ -8,21 +8,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tofu/Graph/GraphReader.h"
 #include "tofu/Graph/GraphSummary.h"
+#include "tofu/Graph/ModelFile.h"
 #include "tofu/Graph/GraphWriter.h"
 #include "tofu/Graph/SpecLibrary.h"
 #include "tofu/Graph/Verifier.h"
 #include "tofu/Support/Diagnostics.h"
 #include "tofu/Support/Version.h"
-#ifdef TOFU_HAVE_ONNX
-#include "tofu/Graph/ONNXImporter.h"
-#endif
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
@@ -70,67 +66,28 @@ cl::opt<std::string> outputFile("o", cl::desc("Write output to FILE"),
                                 cl::value_desc("FILE"), cl::init("-"),
                                 cl::cat(category));
 
-std::unique_ptr<Graph> loadInput(DiagnosticEngine &diags) {
-  if (StringRef(inputFile).endswith(".onnx")) {
-#ifdef TOFU_HAVE_ONNX
-    // The imported graph is written out as tofu-graph JSON and read back,
-    // so that diagnostics about it point at a line of that text.
-    std::unique_ptr<Graph> imported = importONNXFile(inputFile, diags);
-    if (!imported)
-      return nullptr;
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    writeGraph(os, *imported);
-    unsigned id = diags.getSourceMgr().AddNewSourceBuffer(
-        llvm::MemoryBuffer::getMemBufferCopy(os.str(), inputFile + ".json"),
-        SMLoc());
-    return readGraph(id, diags);
-#else
-    llvm::WithColor::error(llvm::errs(), "tofu-graph")
-        << "'" << inputFile
-        << "': this tofu-graph was built without the ONNX importer "
-           "(install libonnx-dev and libprotobuf-dev and reconfigure)\n";
-    return nullptr;
-#endif
-  }
-  return readGraphFile(inputFile, diags);
-}
-
-bool loadSpecs(SpecLibrary &specs, DiagnosticEngine &diags) {
-  if (!noDefaultSpecs && StringRef(TOFU_SPECS_DIR) != "")
-    specs.addDirectory(TOFU_SPECS_DIR, diags);
-  for (const std::string &file : specFiles)
-    specs.addFile(file, diags);
-  if (diags.hasErrors())
-    return false;
-  return specs.check(diags);
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::HideUnrelatedOptions(category);
   cl::SetVersionPrinter(printToolVersion);
-  if (!cl::ParseCommandLineOptions(
-          argc, argv,
-          "tofu-graph: validate a training graph (tofu-graph JSON"
-#ifdef TOFU_HAVE_ONNX
-          ", or an ONNX model, imported first"
-#endif
-          ") against the TDL operator specs and print a summary or the "
-          "graph as JSON.\nExit status: 0 valid, 1 bad input (diagnostics on "
-          "stderr), 2 bad usage.\n",
-          &llvm::errs()))
+  std::string overview =
+      std::string("tofu-graph: validate a training graph (tofu-graph JSON") +
+      (canReadONNX() ? ", or an ONNX model, imported first" : "") +
+      ") against the TDL operator specs and print a summary or the graph as "
+      "JSON.\nExit status: 0 valid, 1 bad input (diagnostics on stderr), 2 "
+      "bad usage.\n";
+  if (!cl::ParseCommandLineOptions(argc, argv, overview, &llvm::errs()))
     return BadUsage;
 
   llvm::SourceMgr srcMgr;
   DiagnosticEngine diags(srcMgr);
-  std::unique_ptr<Graph> g = loadInput(diags);
+  std::unique_ptr<Graph> g = readModelFile(inputFile, diags);
   if (!g)
     return BadInput;
   SpecLibrary specs;
-  if (!loadSpecs(specs, diags))
+  if (!specs.load(noDefaultSpecs ? "" : TOFU_SPECS_DIR, specFiles, diags))
     return BadInput;
   if (!verifyStructure(*g, diags))
     return BadInput;

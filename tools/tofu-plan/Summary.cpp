@@ -10,6 +10,8 @@
 
 #include "Summary.h"
 
+#include "tofu/Support/ByteSize.h"
+
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Format.h"
 
@@ -18,28 +20,7 @@ using namespace tofu::planner;
 
 namespace {
 
-std::string formatBytes(double bytes) {
-  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  unsigned u = 0;
-  while (bytes >= 1024 && u + 1 < 5) {
-    bytes /= 1024;
-    ++u;
-  }
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  if (u == 0)
-    os << int64_t(bytes) << " B";
-  else
-    os << llvm::format("%.2f %s", bytes, units[u]);
-  return os.str();
-}
-
-std::string formatLevels(ArrayRef<unsigned> levels) {
-  std::string text;
-  for (unsigned f : levels)
-    text += (text.empty() ? "" : "x") + std::to_string(f);
-  return text.empty() ? "none" : text;
-}
+std::string formatBytes(double bytes) { return formatByteSize(bytes, 2); }
 
 std::string formatSteps(const plan::OpPlan &op) {
   std::string text;
@@ -86,7 +67,7 @@ void SummaryPrinter::printTotals() {
   for (int64_t b : p.peakBytesPerWorker)
     peak = std::max(peak, b);
   os << "plan:       " << in.what << " for " << p.workers << " workers, levels "
-     << formatLevels(p.levels) << "\n";
+     << plan::formatLevels(p.levels) << "\n";
   os << "graph:      " << in.graphName << ": " << g.getNumOps() << " ops, "
      << g.getNumTensors() << " tensors, " << formatBytes(total) << "\n";
   os << "comm_bytes: " << p.commBytes << " (" << formatBytes(p.commBytes)
@@ -127,7 +108,7 @@ void SummaryPrinter::printSearch() {
      << r.stats.decisions << " decisions eliminated, largest table "
      << r.stats.largestTable << " entries\n";
   for (const LevelTrial &trial : r.trials)
-    os << "  levels " << formatLevels(trial.levels) << ": "
+    os << "  levels " << plan::formatLevels(trial.levels) << ": "
        << trial.commBytes << " bytes, fullest worker "
        << formatBytes(trial.maxResidentBytes)
        << llvm::format(" (%.3f s)", trial.seconds)

@@ -12,8 +12,7 @@
 
 #include "Summary.h"
 
-#include "tofu/Graph/GraphReader.h"
-#include "tofu/Graph/GraphWriter.h"
+#include "tofu/Graph/ModelFile.h"
 #include "tofu/Graph/SpecLibrary.h"
 #include "tofu/Graph/Verifier.h"
 #include "tofu/Plan/PlanEmitters.h"
@@ -22,9 +21,6 @@
 #include "tofu/Planner/Planner.h"
 #include "tofu/Support/Diagnostics.h"
 #include "tofu/Support/Version.h"
-#ifdef TOFU_HAVE_ONNX
-#include "tofu/Graph/ONNXImporter.h"
-#endif
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -125,38 +121,6 @@ cl::opt<std::string> outputFile("o", cl::desc("Write output to FILE"),
 
 llvm::raw_ostream &error() { return llvm::WithColor::error(llvm::errs(), "tofu-plan"); }
 
-std::unique_ptr<graph::Graph> loadGraph(StringRef path, DiagnosticEngine &diags) {
-  if (path.endswith(".onnx")) {
-#ifdef TOFU_HAVE_ONNX
-    std::unique_ptr<graph::Graph> imported = graph::importONNXFile(path, diags);
-    if (!imported)
-      return nullptr;
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    graph::writeGraph(os, *imported);
-    unsigned id = diags.getSourceMgr().AddNewSourceBuffer(
-        llvm::MemoryBuffer::getMemBufferCopy(os.str(), path.str() + ".json"),
-        SMLoc());
-    return graph::readGraph(id, diags);
-#else
-    error() << "'" << path << "': this tofu-plan was built without the ONNX "
-            << "importer\n";
-    return nullptr;
-#endif
-  }
-  return graph::readGraphFile(path, diags);
-}
-
-bool loadSpecs(graph::SpecLibrary &specs, DiagnosticEngine &diags) {
-  if (!noDefaultSpecs && StringRef(TOFU_SPECS_DIR) != "")
-    specs.addDirectory(TOFU_SPECS_DIR, diags);
-  for (const std::string &file : specFiles)
-    specs.addFile(file, diags);
-  if (diags.hasErrors())
-    return false;
-  return specs.check(diags);
-}
-
 llvm::Optional<unsigned> parseWorkers() {
   unsigned k = 0;
   if (workersFlag.empty()) {
@@ -199,8 +163,9 @@ struct LoadedGraph {
 
 bool loadProblem(StringRef path, graph::SpecLibrary &specs,
                  DiagnosticEngine &diags, LoadedGraph &out) {
-  out.graph = loadGraph(path, diags);
-  if (!out.graph || !loadSpecs(specs, diags) ||
+  out.graph = graph::readModelFile(path, diags);
+  if (!out.graph ||
+      !specs.load(noDefaultSpecs ? "" : TOFU_SPECS_DIR, specFiles, diags) ||
       !graph::verifyGraph(*out.graph, specs, diags))
     return false;
   out.problem = planner::PlanningProblem::build(*out.graph, specs, diags);
@@ -290,17 +255,22 @@ int runPlan(DiagnosticEngine &diags) {
   SummaryInput summary;
   summary.graphName = llvm::sys::path::filename(positional[0]).str();
   summary.problem = &problem;
-  plan::Plan dataParallel = planner::planBaseline(
-      problem, planner::BaselineKind::DataParallel, *workers);
-  plan::Plan replicated = planner::planBaseline(
-      problem, planner::BaselineKind::Replicate, *workers);
-  summary.dataParallel = &dataParallel;
-  summary.replicated = &replicated;
+  // The baselines are plans of their own when asked for, and the summary's
+  // points of comparison; other outputs do not need them.
+  bool dp = baseline == BaselineChoice::DataParallel;
+  llvm::Optional<plan::Plan> dataParallel, replicated;
+  if (emitKind == EmitKind::Summary || dp)
+    dataParallel = planner::planBaseline(
+        problem, planner::BaselineKind::DataParallel, *workers);
+  if (emitKind == EmitKind::Summary || baseline == BaselineChoice::Replicate)
+    replicated = planner::planBaseline(
+        problem, planner::BaselineKind::Replicate, *workers);
+  summary.dataParallel = dataParallel ? &*dataParallel : nullptr;
+  summary.replicated = replicated ? &*replicated : nullptr;
 
   if (baseline != BaselineChoice::None) {
-    bool dp = baseline == BaselineChoice::DataParallel;
     summary.what = dp ? "the data-parallel baseline" : "the replicate baseline";
-    summary.plan = dp ? &dataParallel : &replicated;
+    summary.plan = dp ? summary.dataParallel : summary.replicated;
     return writeOutput(*loaded.graph, *summary.plan, summary);
   }
   planner::PlannerReport report;

@@ -40,6 +40,10 @@ public:
   /// Parses every `*.tdl` file of `dir` in name order. A missing directory
   /// adds nothing and is not an error.
   bool addDirectory(StringRef dir, DiagnosticEngine &diags);
+  /// Parses the standard library in `standardDir` (skipped when empty) and
+  /// `files`, then checks them: what every tool that reads graphs loads.
+  bool load(StringRef standardDir, ArrayRef<std::string> files,
+            DiagnosticEngine &diags);
   /// Checks the parsed operators (Sema) as one module. Call once, after
   /// adding files and before lookups.
   bool check(DiagnosticEngine &diags);

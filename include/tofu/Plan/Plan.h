@@ -86,6 +86,8 @@ struct Plan {
   std::vector<int64_t> peakBytesPerWorker;
 };
 
+/// "2x2x2"; "1" for no levels (one worker).
+std::string formatLevels(ArrayRef<unsigned> levels);
 /// The number of workers of `levels` (1 for none).
 unsigned getNumWorkers(ArrayRef<unsigned> levels);
 /// Worker `w`'s digit at each level (`w = ((c1 * f2 + c2) * f3 + c3) ...`).
