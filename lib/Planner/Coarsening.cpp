@@ -14,17 +14,6 @@
 using namespace tofu;
 using namespace tofu::planner;
 
-Coarsening planner::getIdentityCoarsening(const PlanningProblem &problem) {
-  Coarsening c;
-  c.numOpClasses = problem.getOps().size();
-  c.numTensorClasses = problem.getTensors().size();
-  for (unsigned i = 0; i != c.numOpClasses; ++i)
-    c.opClass.push_back(i);
-  for (unsigned t = 0; t != c.numTensorClasses; ++t)
-    c.tensorClass.push_back(t);
-  return c;
-}
-
 static llvm::hash_code hashShape(ArrayRef<int64_t> shape) {
   return llvm::hash_combine_range(shape.begin(), shape.end());
 }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Planner/Planner.h"
+#include "tofu/Support/ByteSize.h"
 
 #include "llvm/Support/Format.h"
 
@@ -20,15 +21,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// Graphs with more ops than this share the decisions of repeated
+/// structure (docs/Planner.md, "Coarsening").
+constexpr unsigned MaxOpsDecidedAlone = 2000;
+
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-std::string formatLevels(ArrayRef<unsigned> levels) {
-  std::string text;
-  for (unsigned f : levels)
-    text += (text.empty() ? "" : "x") + std::to_string(f);
-  return text.empty() ? "1" : text;
 }
 
 /// Runs the searches and keeps the best plan.
@@ -61,8 +59,8 @@ private:
   PlannerReport &report;
   Clock::time_point start;
   llvm::Optional<std::string> failure;
-  Coarsening coarse;
-  bool useCoarse = false;
+  /// Repeated structure's classes, when decisions are shared.
+  llvm::Optional<Coarsening> coarse;
 };
 
 } // namespace
@@ -71,7 +69,7 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
   SearchSettings settings;
   settings.replicateTensors = options.memoryBytes.hasValue();
   settings.bytePrice = price;
-  settings.coarsening = useCoarse ? &coarse : nullptr;
+  settings.coarsening = coarse ? &*coarse : nullptr;
   llvm::Optional<plan::Plan> best;
   report.trials.clear();
   for (const auto &levels : getLevelCandidates(options.workers)) {
@@ -81,7 +79,7 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
       break;
     }
     Clock::time_point trialStart = Clock::now();
-    std::string name = formatLevels(levels);
+    std::string name = plan::formatLevels(levels);
     settings.onLevel = [&](unsigned l, unsigned n) {
       progress("levels " + name + ": solving level " + Twine(l + 1) + "/" +
                Twine(n));
@@ -90,16 +88,6 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
         options.search == SearchKind::Exact
             ? searchExact(problem, levels, settings, report.stats)
             : searchRecursive(problem, levels, settings, report.stats);
-    if (!assignment && options.search == SearchKind::Recursive &&
-        !useCoarse && options.coarsen != PlannerOptions::Coarsen::Never) {
-      // The graph's own elimination needs too large a table: share the
-      // decisions of repeated structure and go on with that.
-      llvm::consumeError(assignment.takeError());
-      progress("levels " + name + ": sharing decisions of repeated structure");
-      useCoarse = report.coarsened = true;
-      settings.coarsening = &coarse;
-      assignment = searchRecursive(problem, levels, settings, report.stats);
-    }
     if (!assignment && options.search == SearchKind::Exact) {
       // The optimum over the other factorings still stands; say which
       // ones were out of reach.
@@ -138,15 +126,7 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
 }
 
 static std::string formatBytes(int64_t bytes) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  if (bytes >= (int64_t(1) << 30))
-    os << llvm::format("%.2f GiB", bytes / double(int64_t(1) << 30));
-  else if (bytes >= (1 << 20))
-    os << llvm::format("%.2f MiB", bytes / double(1 << 20));
-  else
-    os << bytes << " bytes";
-  return os.str();
+  return formatByteSize(bytes, 2);
 }
 
 llvm::Expected<plan::Plan> Driver::searchWithinBudget(int64_t budget) {
@@ -206,14 +186,14 @@ llvm::Expected<plan::Plan> Driver::searchWithinBudget(int64_t budget) {
 llvm::Expected<plan::Plan> Driver::run() {
   report.ops = problem.getOps().size();
   report.tensors = problem.getTensors().size();
+  // Large graphs share the decisions of repeated structure (the exact
+  // search never does).
   if (options.search == SearchKind::Recursive &&
-      options.coarsen != PlannerOptions::Coarsen::Never) {
+      problem.getOps().size() > MaxOpsDecidedAlone) {
     coarse = coarsenRepeatedStructure(problem);
-    report.opClasses = coarse.numOpClasses;
-    report.tensorClasses = coarse.numTensorClasses;
-    useCoarse = options.coarsen == PlannerOptions::Coarsen::Always ||
-                problem.getOps().size() > 2000;
-    report.coarsened = useCoarse;
+    report.opClasses = coarse->numOpClasses;
+    report.tensorClasses = coarse->numTensorClasses;
+    report.coarsened = true;
   }
   if (options.memoryBytes) {
     // Every element is stored somewhere, so some worker holds at least

@@ -80,9 +80,8 @@ void SearchSpace::computeTensorRegions(unsigned t) {
   }
 }
 
-void SearchSpace::computeOpRegions(unsigned i) {
+void SearchSpace::computeOpRegions(unsigned i, OpRegions &regions) const {
   const ProblemOp &op = problem.getOp(i);
-  auto &regions = opRegions[i];
   regions.resize(opDomains[i].size());
   SmallVector<analysis::Range, 8> box;
   for (unsigned a = 0, e = regions.size(); a != e; ++a) {
@@ -94,7 +93,8 @@ void SearchSpace::computeOpRegions(unsigned i) {
   }
 }
 
-SearchSpace::OpTables SearchSpace::computeOpTables(unsigned i) {
+SearchSpace::OpTables
+SearchSpace::computeOpTables(unsigned i, const OpRegions &opRegions) const {
   const ProblemOp &op = problem.getOp(i);
   unsigned numWorkers = frame.workers.size(), na = opDomains[i].size();
   OpTables tables;
@@ -107,7 +107,7 @@ SearchSpace::OpTables SearchSpace::computeOpTables(unsigned i) {
       for (unsigned b = 0; b != nb; ++b) {
         int64_t elements = 0;
         for (unsigned w = 0; w != numWorkers; ++w)
-          elements += countFetched(opRegions[i][a][w].inputs[pos],
+          elements += countFetched(opRegions[a][w].inputs[pos],
                                    &tensorRegions[t][b][w]);
         table[a * nb + b] = scale * elements;
       }
@@ -125,7 +125,7 @@ SearchSpace::OpTables SearchSpace::computeOpTables(unsigned i) {
     for (uint8_t s : opDomains[i][a])
       partial |= op.isReduceStep(s);
     for (unsigned w = 0; w != numWorkers; ++w)
-      computed[w] = opRegions[i][a][w].output;
+      computed[w] = opRegions[a][w].output;
     for (unsigned b = 0; b != nb; ++b) {
       for (unsigned w = 0; w != numWorkers; ++w)
         held[w] = &tensorRegions[t][b][w];
@@ -137,7 +137,7 @@ SearchSpace::OpTables SearchSpace::computeOpTables(unsigned i) {
   return tables;
 }
 
-std::vector<double> SearchSpace::computeNextStepTable(unsigned t) {
+std::vector<double> SearchSpace::computeNextStepTable(unsigned t) const {
   unsigned target = problem.getTensor(t).updates;
   unsigned numWorkers = frame.workers.size();
   double scale = frame.weight * problem.getTensor(target).elementSize;
@@ -211,7 +211,6 @@ bool SearchSpace::build() {
   unsigned numTensors = problem.getTensors().size();
   opDomains.assign(numOps, {});
   tensorDomains.assign(numTensors, {});
-  opRegions.assign(numOps, {});
   tensorRegions.assign(numTensors, {});
   for (unsigned t = 0; t != numTensors; ++t) {
     buildTensorDomain(t);
@@ -224,6 +223,7 @@ bool SearchSpace::build() {
   // Ops of one decision whose tensors are of the same decisions have the
   // same tables: compute them once, add them once per op.
   std::map<SmallVector<unsigned, 8>, std::pair<OpTables, unsigned>> bundles;
+  OpRegions regions;
   for (unsigned i = 0; i != numOps; ++i) {
     buildOpDomain(i);
     if (opDomains[i].size() > 65535)
@@ -237,10 +237,8 @@ bool SearchSpace::build() {
     ++it->second.second;
     if (!inserted)
       continue;
-    computeOpRegions(i);
-    it->second.first = computeOpTables(i);
-    // The op's regions are only needed for its own tables.
-    std::vector<std::vector<analysis::WorkerRegions>>().swap(opRegions[i]);
+    computeOpRegions(i, regions);
+    it->second.first = computeOpTables(i, regions);
   }
   for (auto &[key, bundle] : bundles)
     for (auto &[tensorVar, table] : bundle.first)

@@ -33,9 +33,6 @@ struct Coarsening {
   unsigned numTensorClasses = 0;
 };
 
-/// Every op and tensor in a class of its own.
-Coarsening getIdentityCoarsening(const PlanningProblem &problem);
-
 /// Classes of repeated structure after `rounds` rounds of refinement.
 Coarsening coarsenRepeatedStructure(const PlanningProblem &problem,
                                     unsigned rounds = 3);

@@ -32,10 +32,6 @@ struct PlannerOptions {
   llvm::Optional<int64_t> memoryBytes;
   /// Stop trying further factorings after this many seconds (0: no limit).
   double timeLimitSeconds = 0;
-  /// Share decisions of repeated structure: always, never, or (Auto) for
-  /// graphs of more than 2000 ops and wherever the graph's elimination
-  /// would need too large a table.
-  enum class Coarsen { Auto, Always, Never } coarsen = Coarsen::Auto;
   /// Where progress lines go for searches over a second (null: nowhere).
   llvm::raw_ostream *progress = nullptr;
 };

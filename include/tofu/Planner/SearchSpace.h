@@ -69,15 +69,18 @@ public:
 private:
   void buildOpDomain(unsigned i);
   void buildTensorDomain(unsigned t);
-  void computeOpRegions(unsigned i);
+  /// [config][worker]: each decision tuple's regions on the measured
+  /// workers (only needed while an op's tables are made).
+  using OpRegions = std::vector<std::vector<analysis::WorkerRegions>>;
+  void computeOpRegions(unsigned i, OpRegions &regions) const;
   void computeTensorRegions(unsigned t);
   unsigned getTensorVar(unsigned t);
   unsigned getOpVar(unsigned i);
   /// The fetch and produce tables of op `i`, each with the decision of the
   /// tensor it is over.
   using OpTables = std::vector<std::pair<unsigned, std::vector<double>>>;
-  OpTables computeOpTables(unsigned i);
-  std::vector<double> computeNextStepTable(unsigned t);
+  OpTables computeOpTables(unsigned i, const OpRegions &regions) const;
+  std::vector<double> computeNextStepTable(unsigned t) const;
   void addStoragePrices(unsigned t);
   /// Adds `table` (op or tensor decision `a` by tensor decision `b`) `times`
   /// times.
@@ -93,8 +96,7 @@ private:
   /// Decision of each (class, decisions of the fixed levels).
   std::map<std::pair<unsigned, SmallVector<uint8_t, 4>>, unsigned> opVarOf,
       tensorVarOf;
-  /// [op][config][worker] and [tensor][config][worker].
-  std::vector<std::vector<std::vector<analysis::WorkerRegions>>> opRegions;
+  /// [tensor][config][worker].
   std::vector<std::vector<std::vector<analysis::Region>>> tensorRegions;
 };
 
