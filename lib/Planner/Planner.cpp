@@ -71,7 +71,9 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
   settings.bytePrice = price;
   settings.coarsening = coarse ? &*coarse : nullptr;
   llvm::Optional<plan::Plan> best;
+  // A budgeted search runs this at several prices: report the last run.
   report.trials.clear();
+  report.note.clear();
   for (const auto &levels : getLevelCandidates(options.workers)) {
     if (best && outOfTime()) {
       report.note = "stopped after " + std::to_string(report.trials.size()) +
@@ -91,11 +93,10 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
     if (!assignment && options.search == SearchKind::Exact) {
       // The optimum over the other factorings still stands; say which
       // ones were out of reach.
-      std::string why = llvm::toString(assignment.takeError());
+      failure = llvm::toString(assignment.takeError());
       report.note += (report.note.empty() ? "" : "; ") +
                      ("levels " + name + " skipped: too large for the exact "
                                          "search");
-      failure = why;
       continue;
     }
     if (!assignment) {
