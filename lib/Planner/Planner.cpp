@@ -143,17 +143,25 @@ llvm::Expected<plan::Plan> Driver::searchWithinBudget(int64_t budget) {
     return fail();
   if (fits(*best))
     return std::move(*best);
-  // Raise the price until a plan fits.
+  // Raise the price until a plan fits. The report describes the run that
+  // found the plan returned.
   double lo = 0, hi = 1.0 / 1024;
   llvm::Optional<plan::Plan> feasible;
+  PlannerReport kept;
+  auto keep = [&](plan::Plan p, double price) {
+    feasible = std::move(p);
+    report.bytePrice = price;
+    kept = report;
+  };
+  int64_t leastResident = getMaxResidentBytes(*best);
   for (int i = 0; i != 40 && !feasible; ++i) {
     progress("memory price " + Twine(std::to_string(hi)) + " per byte");
     llvm::Optional<plan::Plan> p = searchAtPrice(hi);
     if (!p)
       return fail();
+    leastResident = std::min(leastResident, getMaxResidentBytes(*p));
     if (fits(*p)) {
-      feasible = std::move(p);
-      report.bytePrice = hi;
+      keep(std::move(*p), hi);
     } else {
       lo = hi;
       hi *= 4;
@@ -164,7 +172,7 @@ llvm::Expected<plan::Plan> Driver::searchWithinBudget(int64_t budget) {
         llvm::inconvertibleErrorCode(),
         "no plan found within --memory " + formatBytes(budget) +
             " per worker: the most frugal plan found needs " +
-            formatBytes(getMaxResidentBytes(*best)));
+            formatBytes(leastResident));
   // Narrow the price: a lower one that still fits moves fewer bytes.
   for (int i = 0; i != 10 && !outOfTime(); ++i) {
     double mid = (lo + hi) / 2;
@@ -173,14 +181,16 @@ llvm::Expected<plan::Plan> Driver::searchWithinBudget(int64_t budget) {
       return fail();
     if (fits(*p)) {
       hi = mid;
-      if (p->commBytes <= feasible->commBytes) {
-        feasible = std::move(p);
-        report.bytePrice = mid;
-      }
+      if (p->commBytes <= feasible->commBytes)
+        keep(std::move(*p), mid);
     } else {
       lo = mid;
     }
   }
+  // Keep the search statistics of every run; the trials and notes of the
+  // plan's own.
+  kept.stats = report.stats;
+  report = std::move(kept);
   return std::move(*feasible);
 }
 
