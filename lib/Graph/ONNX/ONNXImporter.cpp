@@ -1,9 +1,11 @@
 //===- ONNXImporter.cpp - ONNX inference graphs into the Graph IR ---------===//
 //
 // This file implements the driver of the ONNX import: it parses the model,
-// runs ONNX shape inference, records every value's shape and dtype and
-// every constant, lowers the nodes in order (ONNXOps.cpp), and assigns
-// roles. Unsupported nodes are collected and reported in one error.
+// folds its shape arithmetic under ONNX shape inference with data
+// propagation (ONNXFold.cpp), fuses decompositions (ONNXFuse.cpp), records
+// every value's shape and dtype and every constant, lowers the nodes in
+// order (ONNXOps.cpp, ONNXRecurrent.cpp), and assigns roles. Unsupported
+// nodes are collected and reported in one error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,9 +13,8 @@
 #include "tofu/Graph/ONNXImporter.h"
 #include "tofu/Support/Diagnostics.h"
 
+#include "ONNXConstant.h"
 #include "ONNXLowering.h"
-
-#include "onnx/shape_inference/implementation.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -74,12 +75,12 @@ bool Importer::load() {
     error("not an ONNX model (the protobuf does not parse)");
     return false;
   }
-  try {
-    onnx::shape_inference::InferShapes(model);
-  } catch (const std::exception &e) {
-    error(Twine("ONNX shape inference failed: ") + e.what());
+  std::string why;
+  if (!foldConstants(model, why)) {
+    error("ONNX shape inference failed: " + why);
     return false;
   }
+  fuseDecompositions(*model.mutable_graph());
   return true;
 }
 

@@ -23,6 +23,8 @@ namespace tofu {
 namespace graph {
 namespace onnximport {
 
+struct ConstValue;
+
 /// What the importer knows about one ONNX value.
 struct ValueInfo {
   Shape shape;
@@ -38,7 +40,9 @@ public:
   /// identities).
   std::string use(StringRef name) const;
   const ValueInfo *getInfo(StringRef name) const;
-  /// The integer / real contents of a constant value, if it is one.
+  /// The contents of a constant value, if it is one.
+  bool getConstant(StringRef name, ConstValue &out) const;
+  /// The integer / real (one element) contents of a constant value.
   bool getInts(StringRef name, std::vector<int64_t> &out) const;
   bool getReal(StringRef name, double &out) const;
   bool isConstant(StringRef name) const { return constants.count(name); }
@@ -65,6 +69,10 @@ public:
 /// Lowers `node`. Returns false if its op type (or this use of it) is not
 /// supported, with the reason in `why`.
 bool lowerNode(const onnx::NodeProto &node, Lowering &l, std::string &why);
+
+/// Lowers an LSTM node by unrolling it over its time steps
+/// (ONNXRecurrent.cpp).
+bool lowerLSTM(const onnx::NodeProto &node, Lowering &l, std::string &why);
 
 /// The tofu dtype of an ONNX element type, if it has one.
 bool mapElementType(int elemType, DType &out);

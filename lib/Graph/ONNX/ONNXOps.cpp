@@ -8,12 +8,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ONNXConstant.h"
 #include "ONNXLowering.h"
 
 #include "llvm/ADT/StringSwitch.h"
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <numeric>
 
@@ -53,66 +56,26 @@ const ValueInfo *Lowering::getInfo(StringRef name) const {
   return it == values.end() || !it->second.known ? nullptr : &it->second;
 }
 
-bool Lowering::getInts(StringRef name, std::vector<int64_t> &out) const {
+bool Lowering::getConstant(StringRef name, ConstValue &out) const {
   auto it = constants.find(name);
-  if (it == constants.end())
+  return it != constants.end() && readConstant(*it->second, out);
+}
+
+bool Lowering::getInts(StringRef name, std::vector<int64_t> &out) const {
+  ConstValue c;
+  if (!getConstant(name, c) || c.isReal())
     return false;
-  const onnx::TensorProto &t = *it->second;
-  out.clear();
-  if (t.data_type() == onnx::TensorProto::INT64) {
-    if (t.has_raw_data()) {
-      const std::string &raw = t.raw_data();
-      out.resize(raw.size() / sizeof(int64_t));
-      std::memcpy(out.data(), raw.data(), out.size() * sizeof(int64_t));
-    } else {
-      out.assign(t.int64_data().begin(), t.int64_data().end());
-    }
-    return true;
-  }
-  if (t.data_type() == onnx::TensorProto::INT32) {
-    out.assign(t.int32_data().begin(), t.int32_data().end());
-    return !t.has_raw_data();
-  }
-  return false;
+  out = c.ints;
+  return true;
 }
 
 bool Lowering::getReal(StringRef name, double &out) const {
-  auto it = constants.find(name);
-  if (it == constants.end() || getNumElements(values.lookup(name).shape) != 1)
+  ConstValue c;
+  if (!getConstant(name, c) || c.size() != 1)
     return false;
-  const onnx::TensorProto &t = *it->second;
-  const std::string &raw = t.raw_data();
-  switch (t.data_type()) {
-  case onnx::TensorProto::FLOAT: {
-    float f;
-    if (t.has_raw_data() && raw.size() == sizeof f)
-      std::memcpy(&f, raw.data(), sizeof f);
-    else if (t.float_data_size() == 1)
-      f = t.float_data(0);
-    else
-      return false;
-    out = widen(f);
-    return true;
-  }
-  case onnx::TensorProto::DOUBLE: {
-    if (t.has_raw_data() && raw.size() == sizeof out)
-      std::memcpy(&out, raw.data(), sizeof out);
-    else if (t.double_data_size() == 1)
-      out = t.double_data(0);
-    else
-      return false;
-    return true;
-  }
-  case onnx::TensorProto::INT64: {
-    std::vector<int64_t> v;
-    if (!getInts(name, v) || v.size() != 1)
-      return false;
-    out = double(v[0]);
-    return true;
-  }
-  default:
-    return false;
-  }
+  out = c.elemType == onnx::TensorProto::FLOAT ? widen(float(c.reals[0]))
+                                                : c.getReal(0);
+  return true;
 }
 
 std::string Lowering::temp(StringRef suffix) {
@@ -163,14 +126,6 @@ void Lowering::emit(StringRef type, ArrayRef<std::string> inputs,
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-const onnx::AttributeProto *findAttr(const onnx::NodeProto &node,
-                                     StringRef name) {
-  for (const auto &attr : node.attribute())
-    if (attr.name() == name)
-      return &attr;
-  return nullptr;
-}
 
 int64_t attrInt(const onnx::NodeProto &node, StringRef name, int64_t dflt) {
   const auto *attr = findAttr(node, name);
@@ -237,7 +192,19 @@ struct NodeLowering {
   bool gemm();
   bool matmul();
   bool conv();
+  bool poolParams(Params &params);
   bool maxPool();
+  bool avgPool();
+  bool concat();
+  std::string sliceAxis(const std::string &x, Shape &shape, int64_t axis,
+                        int64_t start, int64_t end, int64_t step,
+                        const std::string &name);
+  bool slice();
+  bool gather();
+  bool pad();
+  bool clip();
+  bool expand();
+  bool constantOfShape();
   bool softmax(StringRef type);
   bool transpose();
   bool batchNorm();
@@ -393,24 +360,250 @@ bool NodeLowering::conv() {
   return true;
 }
 
-bool NodeLowering::maxPool() {
-  if (node.output_size() > 1 && !node.output(1).empty())
-    return fail("the Indices output is not supported");
+bool NodeLowering::poolParams(Params &params) {
   auto kernel = attrInts(node, "kernel_shape", {});
   auto strides = attrInts(node, "strides", {1, 1});
   auto pads = attrInts(node, "pads", {0, 0, 0, 0});
-  auto dilations = attrInts(node, "dilations", {1, 1});
-  if (kernel.size() != 2 || strides.size() != 2 || pads.size() != 4 ||
-      dilations.size() != 2)
+  auto autoPad = findAttr(node, "auto_pad");
+  if (autoPad && autoPad->s() != "NOTSET" && autoPad->s() != "VALID")
+    return fail("auto_pad " + autoPad->s() + " is not supported");
+  if (kernel.size() != 2 || strides.size() != 2 || pads.size() != 4)
     return fail("only 2-d pooling is supported");
   if (pads[0] != pads[2] || pads[1] != pads[3])
     return fail("asymmetric padding is not supported");
-  Params params = {{"kernel_size_0", I(kernel[0])}, {"kernel_size_1", I(kernel[1])},
-                   {"stride_0", I(strides[0])},     {"stride_1", I(strides[1])},
-                   {"padding_0", I(pads[0])},       {"padding_1", I(pads[1])},
-                   {"dilation_0", I(dilations[0])}, {"dilation_1", I(dilations[1])},
-                   {"ceil_mode", I(attrInt(node, "ceil_mode", 0))}};
+  params = {{"kernel_size_0", I(kernel[0])}, {"kernel_size_1", I(kernel[1])},
+            {"stride_0", I(strides[0])},     {"stride_1", I(strides[1])},
+            {"padding_0", I(pads[0])},       {"padding_1", I(pads[1])}};
+  return true;
+}
+
+bool NodeLowering::maxPool() {
+  if (node.output_size() > 1 && !node.output(1).empty())
+    return fail("the Indices output is not supported");
+  auto dilations = attrInts(node, "dilations", {1, 1});
+  Params params;
+  if (!poolParams(params))
+    return false;
+  if (dilations.size() != 2)
+    return fail("only 2-d pooling is supported");
+  params.emplace_back("dilation_0", I(dilations[0]));
+  params.emplace_back("dilation_1", I(dilations[1]));
+  params.emplace_back("ceil_mode", I(attrInt(node, "ceil_mode", 0)));
   l.emit("max_pool2d_with_indices__0", {in(0)}, params, outName(),
+         out().shape, out().dtype);
+  return true;
+}
+
+bool NodeLowering::avgPool() {
+  Params params;
+  if (!poolParams(params))
+    return false;
+  params.emplace_back("ceil_mode", I(attrInt(node, "ceil_mode", 0)));
+  params.emplace_back("count_include_pad",
+                      I(attrInt(node, "count_include_pad", 0)));
+  l.emit("avg_pool2d", {in(0)}, params, outName(), out().shape, out().dtype);
+  return true;
+}
+
+bool NodeLowering::concat() {
+  std::vector<std::string> inputs;
+  for (int i = 0; i != node.input_size(); ++i)
+    if (hasInput(i))
+      inputs.push_back(in(i));
+  int64_t rank = out().shape.size();
+  int64_t axis = attrInt(node, "axis", 0);
+  if (axis < 0)
+    axis += rank;
+  if (inputs.size() == 1) {
+    l.alias(outName(), node.input(0));
+    return true;
+  }
+  if (inputs.size() > 64)
+    return fail("more than 64 inputs are not supported");
+  l.emit("cat_n" + std::to_string(inputs.size()), inputs, {{"dim", I(axis)}},
+         outName(), out().shape, out().dtype);
+  return true;
+}
+
+/// Slices `x` (of `shape`) along `axis` from `start` to `end` by `step`,
+/// clamped like ONNX Slice; the new extent goes into `shape`.
+std::string NodeLowering::sliceAxis(const std::string &x, Shape &shape,
+                                    int64_t axis, int64_t start, int64_t end,
+                                    int64_t step, const std::string &name) {
+  shape[axis] = (end - start + step - 1) / step;
+  l.emit("slice_Tensor", {x},
+         {{"dim", I(axis)}, {"start", I(start)}, {"end", I(end)},
+          {"step", I(step)}},
+         name, shape, out().dtype);
+  return name;
+}
+
+bool NodeLowering::slice() {
+  std::vector<int64_t> starts, ends, axes, steps;
+  auto ints = [&](int i, StringRef attr, std::vector<int64_t> &v) {
+    if (findAttr(node, attr)) {
+      v = attrInts(node, attr, {});
+      return true;
+    }
+    return !hasInput(i) || l.getInts(node.input(i), v);
+  };
+  if (!ints(1, "starts", starts) || !ints(2, "ends", ends) ||
+      !ints(3, "axes", axes) || !ints(4, "steps", steps))
+    return fail("only constant starts, ends, axes and steps are supported");
+  Shape shape = info(0).shape;
+  int64_t rank = shape.size();
+  if (axes.empty())
+    for (size_t i = 0; i != starts.size(); ++i)
+      axes.push_back(i);
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size())
+    return fail("starts, ends, axes and steps differ in length");
+  std::vector<std::array<int64_t, 4>> cuts; // axis, start, end, step
+  for (size_t k = 0; k != axes.size(); ++k) {
+    int64_t axis = axes[k] < 0 ? axes[k] + rank : axes[k];
+    if (axis < 0 || axis >= rank)
+      return fail("axis " + Twine(axes[k]) + " is out of range");
+    if (steps[k] <= 0)
+      return fail("only positive steps are supported");
+    int64_t extent = shape[axis];
+    auto clamp = [&](int64_t v) {
+      return std::clamp(v < 0 ? v + extent : v, int64_t(0), extent);
+    };
+    int64_t start = clamp(starts[k]), end = clamp(ends[k]);
+    if (end <= start)
+      return fail("empty slices are not supported");
+    if (start != 0 || end != extent || steps[k] != 1)
+      cuts.push_back({axis, start, end, steps[k]});
+  }
+  std::string x = in(0);
+  for (size_t k = 0; k != cuts.size(); ++k)
+    x = sliceAxis(x, shape, cuts[k][0], cuts[k][1], cuts[k][2], cuts[k][3],
+                  k + 1 == cuts.size() ? outName() : l.temp("slice"));
+  if (cuts.empty())
+    l.alias(outName(), x);
+  return true;
+}
+
+bool NodeLowering::gather() {
+  Shape shape = info(0).shape;
+  int64_t rank = shape.size();
+  int64_t axis = attrInt(node, "axis", 0);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return fail("axis " + Twine(attrInt(node, "axis", 0)) + " is out of range");
+  int64_t extent = shape[axis];
+  std::vector<int64_t> idx;
+  if (l.getInts(node.input(1), idx) && info(1).shape.size() <= 1 &&
+      !idx.empty()) {
+    for (int64_t &i : idx)
+      i = i < 0 ? i + extent : i;
+    if (llvm::any_of(idx, [&](int64_t i) { return i < 0 || i >= extent; }))
+      return fail("an index is out of range");
+    if (info(1).shape.empty()) {
+      l.emit("select_int", {in(0)}, {{"dim", I(axis)}, {"index", I(idx[0])}},
+             outName(), out().shape, out().dtype);
+      return true;
+    }
+    int64_t step = idx.size() > 1 ? idx[1] - idx[0] : 1;
+    bool evenlySpaced = step >= 1;
+    for (size_t k = 1; k < idx.size(); ++k)
+      evenlySpaced &= idx[k] - idx[k - 1] == step;
+    if (evenlySpaced) {
+      sliceAxis(in(0), shape, axis, idx[0], idx.back() + 1, step, outName());
+      return true;
+    }
+  }
+  if (axis == 0 && rank == 2) {
+    l.emit("embedding", {in(0), in(1)},
+           {{"padding_idx", I(-1)}, {"scale_grad_by_freq", I(0)},
+            {"sparse", I(0)}},
+           outName(), out().shape, out().dtype);
+    return true;
+  }
+  return fail("only constant scalar or evenly spaced indices, or rows of a "
+              "matrix, are supported");
+}
+
+bool NodeLowering::pad() {
+  const auto *mode = findAttr(node, "mode");
+  if (mode && mode->s() != "constant")
+    return fail("mode '" + mode->s() + "' is not supported");
+  std::vector<int64_t> pads = attrInts(node, "pads", {});
+  if (hasInput(1) && !l.getInts(node.input(1), pads))
+    return fail("only constant pads are supported");
+  if (hasInput(3))
+    return fail("the axes input is not supported");
+  double value = attrReal(node, "value", 0);
+  if (hasInput(2) && !l.getReal(node.input(2), value))
+    return fail("only a constant padding value is supported");
+  int64_t rank = info(0).shape.size();
+  if (int64_t(pads.size()) != 2 * rank)
+    return fail("pads do not match the input's rank");
+  if (llvm::all_of(pads, [](int64_t p) { return p == 0; })) {
+    l.alias(outName(), node.input(0));
+    return true;
+  }
+  if (llvm::any_of(pads, [](int64_t p) { return p < 0; }))
+    return fail("negative pads (cropping) are not supported");
+  // aten's pad lists (begin, end) pairs from the last dimension on.
+  int64_t first = 0;
+  while (pads[first] == 0 && pads[first + rank] == 0)
+    ++first;
+  Params params;
+  unsigned k = 0;
+  for (int64_t d = rank - 1; d >= first; --d) {
+    params.emplace_back("pad_" + std::to_string(k++), I(pads[d]));
+    params.emplace_back("pad_" + std::to_string(k++), I(pads[d + rank]));
+  }
+  params.emplace_back("value", R(value));
+  l.emit("constant_pad_nd", {in(0)}, params, outName(), out().shape,
+         out().dtype);
+  return true;
+}
+
+bool NodeLowering::clip() {
+  double lo = 0, hi = 0;
+  bool hasLo = findAttr(node, "min"), hasHi = findAttr(node, "max");
+  lo = attrReal(node, "min", 0);
+  hi = attrReal(node, "max", 0);
+  if ((hasInput(1) && !l.getReal(node.input(1), lo)) ||
+      (hasInput(2) && !l.getReal(node.input(2), hi)))
+    return fail("only constant bounds are supported");
+  hasLo |= hasInput(1);
+  hasHi |= hasInput(2);
+  if (hasLo && hasHi) {
+    l.emit("hardtanh", {in(0)}, {{"min_val", R(lo)}, {"max_val", R(hi)}},
+           outName(), out().shape, out().dtype);
+    return true;
+  }
+  if (hasLo && !hasHi && lo == 0)
+    return unary("relu");
+  return fail("only both bounds, or a lower bound of 0, are supported");
+}
+
+bool NodeLowering::expand() {
+  const Shape &to = out().shape;
+  if (info(0).shape == to) {
+    l.alias(outName(), node.input(0));
+    return true;
+  }
+  Params params;
+  for (size_t i = 0; i != to.size(); ++i)
+    params.emplace_back("size_" + std::to_string(i), I(to[i]));
+  l.emit("expand", {in(0)}, params, outName(), to, out().dtype);
+  return true;
+}
+
+bool NodeLowering::constantOfShape() {
+  ConstValue value;
+  value.reals = {0.0};
+  if (const auto *attr = findAttr(node, "value"))
+    if (!readConstant(attr->t(), value) || value.size() != 1)
+      return fail("the value is not a one-element tensor");
+  l.emit("full", {}, {{"value", R(value.getReal(0))}}, outName(),
          out().shape, out().dtype);
   return true;
 }
@@ -483,7 +676,8 @@ bool onnximport::lowerNode(const onnx::NodeProto &node, Lowering &l,
   NodeLowering n{node, l, why};
   int minInputs = llvm::StringSwitch<int>(node.op_type())
                       .Cases("Add", "Sub", "Mul", "Div", 2)
-                      .Cases("Gemm", "MatMul", "Conv", 2)
+                      .Cases("Gemm", "MatMul", "Conv", "Gather", "Expand", 2)
+                      .Case("LSTM", 3)
                       .Case("BatchNormalization", 5)
                       .Default(1);
   if (node.input_size() < minInputs)
@@ -495,6 +689,8 @@ bool onnximport::lowerNode(const onnx::NodeProto &node, Lowering &l,
   for (int i = 0; i != node.input_size(); ++i)
     if (!node.input(i).empty() && !l.getInfo(node.input(i)))
       return n.fail("the shape of input '" + node.input(i) + "' is unknown");
+  if (node.op_type() == "LSTM")
+    return lowerLSTM(node, l, why);
   if (node.output_size() < 1 || !l.getInfo(node.output(0)))
     return n.fail("the shape of its output is unknown");
   StringRef type = node.op_type();
@@ -554,6 +750,27 @@ bool onnximport::lowerNode(const onnx::NodeProto &node, Lowering &l,
     return n.transpose();
   if (type == "BatchNormalization")
     return n.batchNorm();
+  if (type == "AveragePool")
+    return n.avgPool();
+  if (type == "Concat")
+    return n.concat();
+  if (type == "Slice")
+    return n.slice();
+  if (type == "Gather")
+    return n.gather();
+  if (type == "Pad")
+    return n.pad();
+  if (type == "Clip")
+    return n.clip();
+  if (type == "Expand")
+    return n.expand();
+  if (type == "ConstantOfShape")
+    return n.constantOfShape();
+  if (type == "Gelu") {
+    const auto *approximate = findAttr(node, "approximate");
+    return n.unary(approximate && approximate->s() == "tanh" ? "gelu_tanh"
+                                                             : "gelu");
+  }
   why.clear();
   return false;
 }

@@ -120,13 +120,18 @@ def layernorm():
 
 def unsupported():
     nodes = [
-        helper.make_node("AveragePool", ["x"], ["a"], name="avg1", kernel_shape=[2, 2]),
+        helper.make_node("Erf", ["x"], ["a"], name="erf1"),
         helper.make_node("Relu", ["a"], ["r"], name="relu"),
-        helper.make_node("AveragePool", ["r"], ["b"], name="avg2", kernel_shape=[2, 2]),
-        helper.make_node("LRN", ["b"], ["y"], name="lrn", size=3),
+        helper.make_node("Erf", ["r"], ["b"], name="erf2"),
+        helper.make_node("LRN", ["b"], ["c"], name="lrn", size=3),
+        # A supported type used in an unsupported way.
+        helper.make_node("Pad", ["c", "pads"], ["y"], name="reflect",
+                         mode="reflect"),
     ]
+    pads = numpy_helper.from_array(
+        np.array([0, 0, 1, 1, 0, 0, 1, 1], dtype=np.int64), name="pads")
     return model("unsupported", nodes, [f32("x", 1, 3, 8, 8)],
-                 [f32("y", 1, 3, 6, 6)], [])
+                 [f32("y", 1, 3, 10, 10)], [pads])
 
 
 def malformed():
