@@ -484,8 +484,11 @@ bool Folder::fold(const onnx::NodeProto &node, ConstValue &out) {
 unsigned Folder::run() {
   for (const auto &init : graph.initializer()) {
     shapes[init.name()] = Shape(init.dims().begin(), init.dims().end());
+    // Real initializers are the model's parameters: what computes from
+    // them stays ops (a folded copy would stand in for the parameter).
     ConstValue c;
-    if (getNumElements(shapes[init.name()]) <= kMaxFoldElements &&
+    if (!ConstValue::isRealType(init.data_type()) &&
+        getNumElements(shapes[init.name()]) <= kMaxFoldElements &&
         readConstant(init, c))
       consts[init.name()] = std::move(c);
   }

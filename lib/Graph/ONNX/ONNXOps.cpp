@@ -546,8 +546,6 @@ bool NodeLowering::pad() {
     l.alias(outName(), node.input(0));
     return true;
   }
-  if (llvm::any_of(pads, [](int64_t p) { return p < 0; }))
-    return fail("negative pads (cropping) are not supported");
   // aten's pad lists (begin, end) pairs from the last dimension on.
   int64_t first = 0;
   while (pads[first] == 0 && pads[first + rank] == 0)

@@ -118,6 +118,84 @@ def layernorm():
                  [c("two", 2.0), c("eps", 1e-5), init("gamma", 32), init("beta", 32)])
 
 
+def const(name, value, dtype=np.int64):
+    return helper.make_node(
+        "Constant", [], [name], name=name,
+        value=numpy_helper.from_array(np.array(value, dtype=dtype), name=name))
+
+
+def shapechain():
+    # Shape arithmetic the importer folds: a flatten target from
+    # Shape/Gather/Unsqueeze/Concat, an `expand(n, -1, -1)` target from
+    # ConstantOfShape/Mul/Equal/Where, gather indices from Sub/Cast/Range.
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        const("zero", 0), const("one", 1), const("minus1", [-1]),
+        const("axes0", [0]), const("three", [3]), const("neg", -1),
+        helper.make_node("Gather", ["s", "zero"], ["n"], name="batch"),
+        helper.make_node("Unsqueeze", ["n", "axes0"], ["n1"], name="n1"),
+        helper.make_node("Concat", ["n1", "minus1"], ["target"], name="target",
+                         axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["flat"], name="flatten"),
+        helper.make_node("ConstantOfShape", ["three"], ["ones"], name="ones",
+                         value=numpy_helper.from_array(
+                             np.array([1], dtype=np.int64))),
+        helper.make_node("Mul", ["ones", "neg"], ["negs"], name="negs"),
+        helper.make_node("Concat", ["n1", "minus1", "minus1"], ["want"],
+                         name="want", axis=0),
+        helper.make_node("Equal", ["want", "negs"], ["eq"], name="eq"),
+        helper.make_node("Where", ["eq", "ones", "want"], ["shape3"],
+                         name="where"),
+        helper.make_node("Expand", ["token", "shape3"], ["tokens"],
+                         name="expand"),
+        helper.make_node("Gather", ["s", "one"], ["c"], name="channels"),
+        helper.make_node("Sub", ["c", "one"], ["c1"], name="c1"),
+        helper.make_node("Cast", ["c1"], ["c1f"], name="tofloat",
+                         to=TensorProto.FLOAT),
+        helper.make_node("Cast", ["c1f"], ["limit"], name="toint",
+                         to=TensorProto.INT64),
+        helper.make_node("Range", ["zero", "limit", "one"], ["idx"],
+                         name="range"),
+        helper.make_node("Gather", ["x", "idx"], ["first"], name="first",
+                         axis=1),
+    ]
+    return model("shapechain", nodes, [f32("x", 2, 3, 4, 4)],
+                 [f32("flat", 2, 48), f32("tokens", 2, 1, 8),
+                  f32("first", 2, 2, 4, 4)],
+                 [init("token", 1, 1, 8)])
+
+
+def layers():
+    # The newly mapped operators, with constant operands: Pad, AveragePool,
+    # Clip, Concat, Slice, Gather of one index, and the exact GELU as
+    # torch.onnx decomposes it.
+    nodes = [
+        const("pads", [0, 0, 1, 1, 0, 0, 1, 1]),
+        const("padval", 0.0, np.float32),
+        helper.make_node("Pad", ["x", "pads", "padval"], ["p"], name="pad"),
+        helper.make_node("AveragePool", ["p"], ["a"], name="avg",
+                         kernel_shape=[2, 2], strides=[2, 2]),
+        const("lo", 0.0, np.float32), const("hi", 6.0, np.float32),
+        helper.make_node("Clip", ["a", "lo", "hi"], ["c"], name="relu6"),
+        helper.make_node("Concat", ["c", "a"], ["cat"], name="cat", axis=1),
+        const("starts", [1]), const("ends", [100]), const("axes", [2]),
+        const("steps", [2]),
+        helper.make_node("Slice", ["cat", "starts", "ends", "axes", "steps"],
+                         ["sl"], name="slice"),
+        const("idx", 3),
+        helper.make_node("Gather", ["sl", "idx"], ["g"], name="pick", axis=1),
+        const("sqrt2", 1.4142135381698608, np.float32),
+        const("one", 1.0, np.float32), const("half", 0.5, np.float32),
+        helper.make_node("Div", ["g", "sqrt2"], ["d"], name="gelu_div"),
+        helper.make_node("Erf", ["d"], ["e"], name="gelu_erf"),
+        helper.make_node("Add", ["e", "one"], ["e1"], name="gelu_add"),
+        helper.make_node("Mul", ["g", "e1"], ["m"], name="gelu_mul"),
+        helper.make_node("Mul", ["m", "half"], ["y"], name="gelu"),
+    ]
+    return model("layers", nodes, [f32("x", 1, 4, 8, 8)],
+                 [f32("y", 1, 2, 5)], [])
+
+
 def unsupported():
     nodes = [
         helper.make_node("Erf", ["x"], ["a"], name="erf1"),
@@ -165,7 +243,8 @@ def strings():
 if __name__ == "__main__":
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for make in (mlp, convnet, attention, layernorm, unsupported, malformed, symbolic,
+    for make in (mlp, convnet, attention, layernorm, shapechain, layers,
+                 unsupported, malformed, symbolic,
                  strings):
         onnx.save(make(), os.path.join(out, make.__name__ + ".onnx"))
     with open(os.path.join(out, "garbage.onnx"), "wb") as f:

@@ -1,0 +1,137 @@
+"""Exports PyTorch models with torch.onnx (static shapes, eval mode), imports
+each with tofu-graph, and runs the imported graph with PyTorch's CPU kernels
+(tofu_export.replay: each op as the ATen op its type names) on the ONNX
+file's parameters and a random input, comparing the graph's output with the
+model's. This checks that the importer's lowerings (and its constant
+folding) compute what the ONNX model computes, not only that the shapes
+validate.
+
+    run_onnx_import.py TOFU_EXPORT_DIR TOFU_GRAPH OUTDIR MODEL...
+
+MODEL: resnet50, densenet121, mobilenet_v2 (torchvision, 32x32 images),
+vit (a two-layer VisionTransformer), lstm (a two-layer nn.LSTM and a
+linear head on the last step), bilstm (one bidirectional layer).
+Prints `MODEL: N ops ran, output matches` per model, or the mismatch;
+exits 1 on any mismatch.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, sys.argv[1])
+
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+import torch  # noqa: E402
+import torchvision  # noqa: E402
+from onnx import numpy_helper  # noqa: E402
+from torchvision.models.vision_transformer import VisionTransformer  # noqa: E402
+
+from tofu_export import models, replay  # noqa: E402
+
+
+class LSTMNet(torch.nn.Module):
+    def __init__(self, layers=2, bidirectional=False):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(16, 32, num_layers=layers, batch_first=True,
+                                  bidirectional=bidirectional)
+        self.fc = torch.nn.Linear(64 if bidirectional else 32, 10)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.fc(y[:, -1])
+
+
+def make(name):
+    image = torch.randn(2, 3, 32, 32)
+    if name == "vit":
+        return VisionTransformer(image_size=32, patch_size=16, num_layers=2,
+                                 num_heads=2, hidden_dim=64, mlp_dim=128,
+                                 num_classes=10), image
+    if name == "lstm":
+        return LSTMNet(), torch.randn(2, 5, 16)
+    if name == "bilstm":
+        return LSTMNet(layers=1, bidirectional=True), torch.randn(2, 4, 16)
+    return getattr(torchvision.models, name)(num_classes=10), image
+
+
+def aten_of(op_type):
+    """The ATen op behind a library op type (naming rules: overload
+    suffix, `_nN` input counts, `__K` output indices, `_no<arg>`)."""
+    base = re.sub(r"__\d+$", "", op_type)
+    base = re.sub(r"_n\d+$", "", base)
+    base = re.sub(r"_no(bias|weight)$", "", base)
+    head, _, tail = base.rpartition("_")
+    try:
+        getattr(getattr(torch.ops.aten, head), tail)
+        return f"{head}.{tail}"
+    except (AttributeError, RuntimeError):
+        return f"{base}.default"
+
+
+def constants(model):
+    """Values of the ONNX model's initializers and Constant nodes, and of
+    the Expand nodes of constants the importer folds (LSTM initial states)."""
+    values = {i.name: numpy_helper.to_array(i)
+              for i in model.graph.initializer}
+    for node in model.graph.node:
+        if node.op_type == "Constant":
+            values[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
+        elif node.op_type == "Expand" and node.input[0] in values:
+            shapes = {v.name: [d.dim_value for d in
+                               v.type.tensor_type.shape.dim]
+                      for v in model.graph.value_info}
+            values[node.output[0]] = np.broadcast_to(
+                values[node.input[0]], shapes[node.output[0]]).copy()
+    return values
+
+
+def run(name, tofu_graph, outdir):
+    torch.manual_seed(0)
+    module, x = make(name)
+    module.eval()
+    path = os.path.join(outdir, f"{name}.onnx")
+    torch.onnx.export(module, x, path, opset_version=13,
+                      do_constant_folding=True)
+    doc = json.loads(subprocess.run(
+        [tofu_graph, path, "--emit=json"], check=True,
+        capture_output=True, text=True).stdout)
+    model = onnx.shape_inference.infer_shapes(onnx.load(path), data_prop=True)
+    known = constants(model)
+    shape_of = {t["name"]: (t["shape"], models.DTYPE_NAMES[t["dtype"]])
+                for t in doc["tensors"]}
+    values = {}
+    for t in doc["tensors"]:
+        if t["role"] == "input":
+            values[t["name"]] = x
+        elif t["role"] == "param":
+            values[t["name"]] = torch.from_numpy(np.array(known[t["name"]]))
+    for op in doc["ops"]:
+        op["aten"] = aten_of(op["type"])
+        values[op["outputs"][0]] = replay.run_op(op, values, shape_of)
+    out = [t["name"] for t in doc["tensors"] if t["role"] == "output"]
+    with torch.no_grad():
+        expected = module(x)
+    got = values[out[0]]
+    if got.shape != expected.shape or not torch.allclose(
+            got, expected, rtol=1e-4, atol=1e-5):
+        err = (got - expected).abs().max().item() \
+            if got.shape == expected.shape else "shape"
+        print(f"{name}: output differs (max abs error {err})")
+        return False
+    print(f"{name}: {len(doc['ops'])} ops ran, output matches")
+    return True
+
+
+def main():
+    tofu_graph, outdir = sys.argv[2], sys.argv[3]
+    os.makedirs(outdir, exist_ok=True)
+    ok = all([run(name, tofu_graph, outdir) for name in sys.argv[4:]])
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
