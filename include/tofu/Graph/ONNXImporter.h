@@ -2,7 +2,8 @@
 //
 // This file declares the ONNX importer (library TofuGraphONNX, built when
 // Debian's libonnx-dev and libprotobuf-dev are found). It reads an ONNX
-// model, runs ONNX shape inference, and lowers each node to the tofu
+// model, folds its shape arithmetic under ONNX shape inference with data
+// propagation, and lowers each node to the tofu
 // operator types of the standard library (docs/GraphFormat.md, "ONNX
 // import"): initializers become `param` tensors, the other graph inputs
 // `input`, the graph outputs `output`, everything else `activation`; all

@@ -205,6 +205,7 @@ struct NodeLowering {
   bool clip();
   bool expand();
   bool constantOfShape();
+  bool layerNorm();
   bool softmax(StringRef type);
   bool transpose();
   bool batchNorm();
@@ -595,6 +596,25 @@ bool NodeLowering::expand() {
   return true;
 }
 
+bool NodeLowering::layerNorm() {
+  int64_t rank = info(0).shape.size();
+  int64_t axis = attrInt(node, "axis", -1);
+  if (axis < 0)
+    axis += rank;
+  if (axis != rank - 1)
+    return fail("only normalization over the last axis is supported");
+  if (!hasInput(1) || !hasInput(2))
+    return fail("only a layer norm with scale and bias is supported");
+  for (int i = 1; i < node.output_size(); ++i)
+    if (!node.output(i).empty())
+      return fail("the Mean and InvStdDev outputs are not supported");
+  l.emit("native_layer_norm__0", {in(0), in(1), in(2)},
+         {{"normalized_shape_0", I(info(0).shape.back())},
+          {"eps", R(attrReal(node, "epsilon", 1e-5))}},
+         outName(), out().shape, out().dtype);
+  return true;
+}
+
 bool NodeLowering::constantOfShape() {
   ConstValue value;
   value.reals = {0.0};
@@ -764,6 +784,8 @@ bool onnximport::lowerNode(const onnx::NodeProto &node, Lowering &l,
     return n.expand();
   if (type == "ConstantOfShape")
     return n.constantOfShape();
+  if (type == "LayerNormalization")
+    return n.layerNorm();
   if (type == "Gelu") {
     const auto *approximate = findAttr(node, "approximate");
     return n.unary(approximate && approximate->s() == "tanh" ? "gelu_tanh"

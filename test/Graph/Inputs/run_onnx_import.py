@@ -10,7 +10,8 @@ validate.
 
 MODEL: resnet50, densenet121, mobilenet_v2 (torchvision, 32x32 images),
 vit (a two-layer VisionTransformer), lstm (a two-layer nn.LSTM and a
-linear head on the last step), bilstm (one bidirectional layer).
+linear head on the last step), bilstm (one bidirectional layer); exported
+at opset 13, or at N with MODEL@N (vit@17: LayerNormalization nodes).
 Prints `MODEL: N ops ran, output matches` per model, or the mismatch;
 exits 1 on any mismatch.
 """
@@ -89,12 +90,13 @@ def constants(model):
     return values
 
 
-def run(name, tofu_graph, outdir):
+def run(spec, tofu_graph, outdir):
+    name, _, opset = spec.partition("@")
     torch.manual_seed(0)
     module, x = make(name)
     module.eval()
-    path = os.path.join(outdir, f"{name}.onnx")
-    torch.onnx.export(module, x, path, opset_version=13,
+    path = os.path.join(outdir, spec.replace("@", "-opset") + ".onnx")
+    torch.onnx.export(module, x, path, opset_version=int(opset or 13),
                       do_constant_folding=True)
     doc = json.loads(subprocess.run(
         [tofu_graph, path, "--emit=json"], check=True,
@@ -120,9 +122,9 @@ def run(name, tofu_graph, outdir):
             got, expected, rtol=1e-4, atol=1e-5):
         err = (got - expected).abs().max().item() \
             if got.shape == expected.shape else "shape"
-        print(f"{name}: output differs (max abs error {err})")
+        print(f"{spec}: output differs (max abs error {err})")
         return False
-    print(f"{name}: {len(doc['ops'])} ops ran, output matches")
+    print(f"{spec}: {len(doc['ops'])} ops ran, output matches")
     return True
 
 
