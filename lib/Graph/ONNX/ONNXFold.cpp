@@ -63,6 +63,18 @@ size_t broadcastIndex(size_t i, const Shape &out, const Shape &in) {
   return result;
 }
 
+/// Whether `shape` is a shape a fold may produce: no negative extent, at
+/// most kMaxFoldElements elements.
+bool isFoldableShape(ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && count > kMaxFoldElements / d))
+      return false;
+    count *= d;
+  }
+  return count <= kMaxFoldElements;
+}
+
 void copyElement(ConstValue &out, size_t i, const ConstValue &in, size_t j) {
   out.set(i, in.isReal() ? in.reals[j] : double(in.ints[j]), in.getInt(j));
 }
@@ -324,7 +336,7 @@ bool Folder::reshape(const ConstValue &data, Shape shape, ConstValue &out) {
   }
   if (inferred >= 0)
     shape[inferred] = known ? int64_t(data.size()) / known : 0;
-  if (getNumElements(shape) != int64_t(data.size()))
+  if (!isFoldableShape(shape) || getNumElements(shape) != int64_t(data.size()))
     return false;
   out = data;
   out.shape = shape;
@@ -369,7 +381,7 @@ bool Folder::fold(const onnx::NodeProto &node, ConstValue &out) {
     if (!value) {
       out.reals = {0.0};
     }
-    if (out.size() != 1 || getNumElements(x->ints) > kMaxFoldElements)
+    if (out.size() != 1 || !isFoldableShape(x->ints))
       return false;
     ConstValue one = out;
     out.shape.assign(x->ints.begin(), x->ints.end());
@@ -385,7 +397,7 @@ bool Folder::fold(const onnx::NodeProto &node, ConstValue &out) {
       return false;
     double start = x->getReal(0), step = delta->getReal(0);
     double n = std::ceil((limit->getReal(0) - start) / step);
-    if (n > kMaxFoldElements)
+    if (!(n <= kMaxFoldElements))
       return false;
     out.elemType = x->elemType;
     out.shape = {std::max(int64_t(n), int64_t(0))};
@@ -464,7 +476,7 @@ bool Folder::fold(const onnx::NodeProto &node, ConstValue &out) {
     if (!broadcastShapes(x->shape,
                          Shape(target->ints.begin(), target->ints.end()),
                          shape) ||
-        getNumElements(shape) > kMaxFoldElements)
+        !isFoldableShape(shape))
       return false;
     out.elemType = x->elemType;
     out.shape = shape;

@@ -203,9 +203,19 @@ bool LSTMUnroller::run() {
     return fail("direction '" + dir + "' is unknown");
   numDirections = dir == "bidirectional" ? 2 : 1;
   reverse = dir == "reverse";
-  if (w->shape[0] != numDirections || w->shape[1] != 4 * hidden ||
-      w->shape[2] != inputSize)
+  if (hidden <= 0)
+    return fail("hidden_size must be positive");
+  if (w->shape != Shape{numDirections, 4 * hidden, inputSize})
     return fail("W's shape does not match X and hidden_size");
+  auto expect = [&](int input, const Shape &shape, StringRef what) {
+    return !hasInput(input) || l.getInfo(node.input(input))->shape == shape ||
+           fail(what + "'s shape is not " + formatShape(shape));
+  };
+  if (!expect(2, {numDirections, 4 * hidden, hidden}, "R") ||
+      !expect(3, {numDirections, 8 * hidden}, "B") ||
+      !expect(5, {numDirections, batch, hidden}, "initial_h") ||
+      !expect(6, {numDirections, batch, hidden}, "initial_c"))
+    return false;
   if (hasInput(4))
     return fail("sequence_lens is not supported");
   if (hasInput(7))
@@ -232,10 +242,14 @@ bool LSTMUnroller::run() {
     std::vector<std::string> hs;
     std::string lastH, lastC;
     runDirection(d, xFlat, hs, lastH, lastC);
+    // One direction: Y_h and Y_c are these views, under their ONNX names.
+    auto last = [&](int output) {
+      return numDirections == 1 ? StringRef(node.output(output)) : "";
+    };
     if (hasOutput(1))
-      lastHs.push_back(view(lastH, {1, B, H}, "Y_h"));
+      lastHs.push_back(view(lastH, {1, B, H}, "Y_h", last(1)));
     if (hasOutput(2))
-      lastCs.push_back(view(lastC, {1, B, H}, "Y_c"));
+      lastCs.push_back(view(lastC, {1, B, H}, "Y_c", last(2)));
     if (!hasOutput(0))
       continue;
     // Y_d = [T, 1, B, H]: the steps stacked along a unit dimension.
@@ -252,9 +266,9 @@ bool LSTMUnroller::run() {
   }
   if (hasOutput(0) && numDirections == 2)
     cat(ys, {T, 1, B, H}, 1, "Y", node.output(0));
-  if (hasOutput(1))
+  if (hasOutput(1) && numDirections == 2)
     cat(lastHs, {1, B, H}, 0, "Y_h", node.output(1));
-  if (hasOutput(2))
+  if (hasOutput(2) && numDirections == 2)
     cat(lastCs, {1, B, H}, 0, "Y_c", node.output(2));
   return true;
 }

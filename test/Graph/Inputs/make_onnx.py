@@ -196,6 +196,27 @@ def layers():
                  [f32("y", 1, 2, 5)], [])
 
 
+def lstm():
+    # A reverse LSTM without bias or initial state (handwritten; the torch
+    # exports of onnx-models.test have both): Y and Y_h.
+    nodes = [helper.make_node("LSTM", ["x", "w", "r"], ["y", "y_h"],
+                              name="lstm", hidden_size=2, direction="reverse")]
+    return model("lstm", nodes, [f32("x", 3, 2, 4)],
+                 [f32("y", 3, 1, 2, 2), f32("y_h", 1, 2, 2)],
+                 [init("w", 1, 8, 4), init("r", 1, 8, 2)])
+
+
+def badlstm():
+    # Per-sequence lengths are not supported: an error naming the node.
+    nodes = [helper.make_node("LSTM", ["x", "w", "r", "", "lens"], ["y"],
+                              name="lstm", hidden_size=2)]
+    lens = numpy_helper.from_array(np.array([3, 2], dtype=np.int32),
+                                   name="lens")
+    return model("badlstm", nodes, [f32("x", 3, 2, 4)],
+                 [f32("y", 3, 1, 2, 2)],
+                 [init("w", 1, 8, 4), init("r", 1, 8, 2), lens])
+
+
 def unsupported():
     nodes = [
         helper.make_node("Erf", ["x"], ["a"], name="erf1"),
@@ -244,7 +265,7 @@ if __name__ == "__main__":
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     for make in (mlp, convnet, attention, layernorm, shapechain, layers,
-                 unsupported, malformed, symbolic,
+                 lstm, badlstm, unsupported, malformed, symbolic,
                  strings):
         onnx.save(make(), os.path.join(out, make.__name__ + ".onnx"))
     with open(os.path.join(out, "garbage.onnx"), "wb") as f:
