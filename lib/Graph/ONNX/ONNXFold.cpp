@@ -345,6 +345,8 @@ bool Folder::reshape(const ConstValue &data, Shape shape, ConstValue &out) {
 
 bool Folder::fold(const onnx::NodeProto &node, ConstValue &out) {
   StringRef type = node.op_type();
+  if (node.input_size() == 0 || node.input(0).empty())
+    return false;
   const ConstValue *x = get(node, 0);
   if (type == "Shape") {
     auto it = shapes.find(node.input(0));

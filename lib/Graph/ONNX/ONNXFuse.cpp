@@ -111,10 +111,11 @@ unsigned Fuser::fuseGelu() {
       if (plus < 0)
         continue;
       int erf = soleProducer(otherOperand(graph.node(plus), 1.0), "Erf");
-      if (erf < 0)
+      if (erf < 0 || graph.node(erf).input_size() != 1)
         continue;
       int div = soleProducer(graph.node(erf).input(0), "Div");
-      if (div < 0 || graph.node(div).input(0) != x ||
+      if (div < 0 || graph.node(div).input_size() != 2 ||
+          graph.node(div).input(0) != x ||
           !isScalar(graph.node(div).input(1), std::sqrt(2.0)))
         continue;
       dead[prod] = dead[plus] = dead[erf] = dead[div] = true;

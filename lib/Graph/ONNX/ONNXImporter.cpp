@@ -16,6 +16,7 @@
 #include "ONNXConstant.h"
 #include "ONNXLowering.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <fstream>
@@ -75,6 +76,19 @@ bool Importer::load() {
     error("not an ONNX model (the protobuf does not parse)");
     return false;
   }
+  // ONNX shape inference divides by these without checking them.
+  for (const auto &node : model.graph().node())
+    for (const auto &attr : node.attribute())
+      if (llvm::is_contained(
+              ArrayRef<StringRef>{"strides", "dilations", "kernel_shape",
+                                  "group"},
+              attr.name()) &&
+          (llvm::any_of(attr.ints(), [](int64_t v) { return v <= 0; }) ||
+           (attr.name() == "group" && attr.i() <= 0))) {
+        error("node '" + node.name() + "' (" + node.op_type() +
+              "): attribute '" + attr.name() + "' must be positive");
+        return false;
+      }
   std::string why;
   if (!foldConstants(model, why)) {
     error("ONNX shape inference failed: " + why);

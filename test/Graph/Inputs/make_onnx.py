@@ -233,6 +233,42 @@ def unsupported():
                  [f32("y", 1, 3, 10, 10)], [pads])
 
 
+def zerostride():
+    # A zero stride: ONNX shape inference would divide by it.
+    nodes = [helper.make_node("MaxPool", ["x"], ["y"], name="pool",
+                              kernel_shape=[2, 2], strides=[2, 0])]
+    return model("zerostride", nodes, [f32("x", 1, 1, 4, 4)],
+                 [f32("y", 1, 1, 2, 2)], [])
+
+
+def noinput():
+    # A Shape node without its input (not a valid model): the folding must
+    # leave it to the lowering's diagnostic, not read a missing input.
+    nodes = [helper.make_node("Shape", [], ["s"], name="shape"),
+             helper.make_node("Reshape", ["x", "s"], ["y"], name="reshape")]
+    graph = helper.make_graph(nodes, "noinput", [f32("x", 2, 2)],
+                              [f32("y", 2, 2)], [])
+    return helper.make_model(graph, producer_name="make_onnx.py",
+                             opset_imports=[helper.make_opsetid("", 13)])
+
+
+def badgelu():
+    # The GELU pattern around a Div without its divisor (not a valid
+    # model): the fusion must not read the missing input.
+    nodes = [
+        const("one", 1.0, np.float32), const("half", 0.5, np.float32),
+        helper.make_node("Div", ["x"], ["d"], name="gelu_div"),
+        helper.make_node("Erf", ["d"], ["e"], name="gelu_erf"),
+        helper.make_node("Add", ["e", "one"], ["e1"], name="gelu_add"),
+        helper.make_node("Mul", ["x", "e1"], ["m"], name="gelu_mul"),
+        helper.make_node("Mul", ["m", "half"], ["y"], name="gelu"),
+    ]
+    graph = helper.make_graph(nodes, "badgelu", [f32("x", 2, 2)],
+                              [f32("y", 2, 2)], [])
+    return helper.make_model(graph, producer_name="make_onnx.py",
+                             opset_imports=[helper.make_opsetid("", 13)])
+
+
 def malformed():
     # A Gemm with one input: not a valid model (the checker would say so);
     # the importer must report it, not read past the inputs.
@@ -265,7 +301,8 @@ if __name__ == "__main__":
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     for make in (mlp, convnet, attention, layernorm, shapechain, layers,
-                 lstm, badlstm, unsupported, malformed, symbolic,
+                 lstm, badlstm, zerostride, noinput, badgelu,
+                 unsupported, malformed, symbolic,
                  strings):
         onnx.save(make(), os.path.join(out, make.__name__ + ".onnx"))
     with open(os.path.join(out, "garbage.onnx"), "wb") as f:
