@@ -99,6 +99,18 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
                                          "search");
       continue;
     }
+    int64_t unrefinedBytes = 0;
+    if (assignment && options.search == SearchKind::Recursive &&
+        options.refine && levels.size() > 1) {
+      progress("levels " + name + ": refining");
+      if (auto costs = evaluatePlan(problem, materializePlan(problem, *assignment)))
+        unrefinedBytes = costs->commBytes;
+      else
+        llvm::consumeError(costs.takeError());
+      if (llvm::Error err = refineLevels(problem, settings, /*maxRounds=*/3,
+                                         *assignment, report.stats))
+        assignment = std::move(err);
+    }
     if (!assignment) {
       failure = llvm::toString(assignment.takeError());
       return llvm::None;
@@ -111,8 +123,8 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
     }
     recordCosts(*costs, candidate);
     LevelTrial trial{levels, candidate.commBytes,
-                     getMaxResidentBytes(candidate),
-                     secondsSince(trialStart)};
+                     getMaxResidentBytes(candidate), secondsSince(trialStart),
+                     unrefinedBytes};
     report.trials.push_back(trial);
     progress("levels " + name + ": " + Twine(candidate.commBytes) + " bytes");
     bool fits = !options.memoryBytes ||

@@ -107,12 +107,16 @@ void SummaryPrinter::printSearch() {
   os << "\nsearch:     " << llvm::format("%.3f", r.searchSeconds) << " s, "
      << r.stats.decisions << " decisions eliminated, largest table "
      << r.stats.largestTable << " entries\n";
-  for (const LevelTrial &trial : r.trials)
+  for (const LevelTrial &trial : r.trials) {
     os << "  levels " << plan::formatLevels(trial.levels) << ": "
        << trial.commBytes << " bytes, fullest worker "
        << formatBytes(trial.maxResidentBytes)
        << llvm::format(" (%.3f s)", trial.seconds)
        << (trial.levels == p.levels ? "  <- chosen" : "") << "\n";
+    if (trial.unrefinedCommBytes)
+      os << "    refined from " << trial.unrefinedCommBytes
+         << " bytes (the recursion alone)\n";
+  }
   if (r.coarsened)
     os << "  coarsening: " << r.ops << " ops, " << r.tensors
        << " tensors -> " << r.opClasses << " op and " << r.tensorClasses

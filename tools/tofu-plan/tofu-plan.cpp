@@ -106,6 +106,13 @@ cl::opt<double> timeLimit(
              "(the best plan so far is kept)"),
     cl::value_desc("SECONDS"), cl::init(0), cl::cat(category));
 
+cl::opt<bool> refine(
+    "refine",
+    cl::desc("Refine the recursive search's plans: re-decide each level with "
+             "the others fixed, over every worker (default on; "
+             "--refine=false for the paper's search alone)"),
+    cl::init(true), cl::cat(category));
+
 cl::opt<bool> quiet("quiet", cl::desc("No progress lines on stderr"),
                     cl::cat(category));
 
@@ -240,6 +247,7 @@ int runPlan(DiagnosticEngine &diags) {
   options.workers = *workers;
   options.search = searchKind;
   options.timeLimitSeconds = timeLimit;
+  options.refine = refine;
   options.progress = quiet ? nullptr : &llvm::errs();
   if (!memoryFlag.empty()) {
     options.memoryBytes = parseMemory();

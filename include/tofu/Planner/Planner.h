@@ -30,6 +30,8 @@ struct PlannerOptions {
   SearchKind search = SearchKind::Recursive;
   /// Cap on resident bytes per worker.
   llvm::Optional<int64_t> memoryBytes;
+  /// Refine the recursive search's plans level by level (refineLevels).
+  bool refine = true;
   /// Stop trying further factorings after this many seconds (0: no limit).
   double timeLimitSeconds = 0;
   /// Where progress lines go for searches over a second (null: nowhere).
@@ -42,6 +44,8 @@ struct LevelTrial {
   int64_t commBytes = 0;
   int64_t maxResidentBytes = 0;
   double seconds = 0;
+  /// comm_bytes before refinement (0: not refined).
+  int64_t unrefinedCommBytes = 0;
 };
 
 /// What the planner did, for the summary.

@@ -7,6 +7,8 @@
 //    the first group of workers of the levels above;
 //  - searchExact (ExactSearch.cpp): every level at once, over every worker,
 //    the true optimum of the cost model for that factoring;
+//  - refineLevels (Refinement.cpp): block coordinate descent over the
+//    levels of a recursive search's result, exact for each level;
 //  - the baselines of docs/CostModel.md (Baselines.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -48,6 +50,8 @@ struct SearchStats {
   uint64_t largestTable = 0;
   /// Decisions fixed greedily (0: every level was solved exactly).
   unsigned conditioned = 0;
+  /// Factorings whose plan was refined (refineLevels).
+  unsigned refinements = 0;
 };
 
 /// Tofu's recursive search over `levels`.
@@ -55,6 +59,13 @@ llvm::Expected<Assignment> searchRecursive(const PlanningProblem &problem,
                                            ArrayRef<unsigned> levels,
                                            const SearchSettings &settings,
                                            SearchStats &stats);
+
+/// Re-decides each level of `assignment` with the others fixed, measured
+/// over every worker, for up to `maxRounds` rounds or until a round gains
+/// nothing; never makes the plan worse (Refinement.cpp).
+llvm::Error refineLevels(const PlanningProblem &problem,
+                         const SearchSettings &settings, unsigned maxRounds,
+                         Assignment &assignment, SearchStats &stats);
 
 /// The exact optimum over `levels`; an error when the graph is too large.
 llvm::Expected<Assignment> searchExact(const PlanningProblem &problem,
