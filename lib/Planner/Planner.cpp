@@ -44,6 +44,15 @@ private:
   /// search failed (the error is kept in `failure`).
   llvm::Optional<plan::Plan> searchAtPrice(double price);
   llvm::Expected<plan::Plan> searchWithinBudget(int64_t budget);
+  /// On a topology, estimates the step of `p` and records it in `p`.
+  llvm::Error recordEstimate(plan::Plan &p) const;
+  /// The better of two plans: fewer bytes, or on a topology a shorter
+  /// estimated step.
+  bool isCheaper(const plan::Plan &a, const plan::Plan &b) const {
+    if (a.estimate && b.estimate)
+      return a.estimate->totalSeconds() < b.estimate->totalSeconds();
+    return a.commBytes < b.commBytes;
+  }
   void progress(const Twine &msg) {
     if (options.progress && secondsSince(start) > 1.0)
       *options.progress << "tofu-plan: [" << llvm::format("%.1f", secondsSince(start))
@@ -74,7 +83,10 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
   // A budgeted search runs this at several prices: report the last run.
   report.trials.clear();
   report.note.clear();
-  for (const auto &levels : getLevelCandidates(options.workers)) {
+  auto candidates = options.topology
+                        ? getTopologyLevelCandidates(*options.topology)
+                        : getLevelCandidates(options.workers);
+  for (const auto &levels : candidates) {
     if (best && outOfTime()) {
       report.note = "stopped after " + std::to_string(report.trials.size()) +
                     " factorings: --time-limit reached";
@@ -82,6 +94,8 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
     }
     Clock::time_point trialStart = Clock::now();
     std::string name = plan::formatLevels(levels);
+    if (options.topology)
+      settings.levelWeights = getLevelWeights(*options.topology, levels);
     settings.onLevel = [&](unsigned l, unsigned n) {
       progress("levels " + name + ": solving level " + Twine(l + 1) + "/" +
                Twine(n));
@@ -122,6 +136,10 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
       return llvm::None;
     }
     recordCosts(*costs, candidate);
+    if (llvm::Error err = recordEstimate(candidate)) {
+      failure = llvm::toString(std::move(err));
+      return llvm::None;
+    }
     LevelTrial trial{levels, candidate.commBytes,
                      getMaxResidentBytes(candidate), secondsSince(trialStart),
                      unrefinedBytes};
@@ -132,10 +150,21 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
     bool bestFits = best && (!options.memoryBytes ||
                              getMaxResidentBytes(*best) <= *options.memoryBytes);
     if (!best || (fits && !bestFits) ||
-        (fits == bestFits && candidate.commBytes < best->commBytes))
+        (fits == bestFits && isCheaper(candidate, *best)))
       best = std::move(candidate);
   }
   return best;
+}
+
+llvm::Error Driver::recordEstimate(plan::Plan &p) const {
+  if (!options.topology)
+    return llvm::Error::success();
+  auto estimate = estimateStep(problem, p, *options.topology);
+  if (!estimate)
+    return estimate.takeError();
+  p.topology = options.topology;
+  p.estimate = std::move(*estimate);
+  return llvm::Error::success();
 }
 
 static std::string formatBytes(int64_t bytes) {
@@ -193,7 +222,7 @@ llvm::Expected<plan::Plan> Driver::searchWithinBudget(int64_t budget) {
       return fail();
     if (fits(*p)) {
       hi = mid;
-      if (p->commBytes <= feasible->commBytes)
+      if (!isCheaper(*feasible, *p))
         keep(std::move(*p), mid);
     } else {
       lo = mid;
@@ -249,7 +278,8 @@ llvm::Expected<plan::Plan> planner::planGraph(const PlanningProblem &problem,
 }
 
 plan::Plan planner::planBaseline(const PlanningProblem &problem,
-                                 BaselineKind kind, unsigned workers) {
+                                 BaselineKind kind, unsigned workers,
+                                 const llvm::Optional<Topology> &topology) {
   Assignment a = kind == BaselineKind::DataParallel
                      ? makeDataParallel(problem, workers)
                      : makeReplicated(problem, workers);
@@ -257,6 +287,10 @@ plan::Plan planner::planBaseline(const PlanningProblem &problem,
   // A baseline is built from the problem's own strategies: it always
   // evaluates.
   recordCosts(llvm::cantFail(evaluatePlan(problem, p)), p);
+  if (topology) {
+    p.topology = topology;
+    p.estimate = llvm::cantFail(estimateStep(problem, p, *topology));
+  }
   return p;
 }
 

@@ -106,7 +106,11 @@ llvm::Error planner::refineLevels(const PlanningProblem &problem,
                                   const SearchSettings &settings,
                                   unsigned maxRounds, Assignment &assignment,
                                   SearchStats &stats) {
-  if (assignment.levels.size() < 2)
+  // Refinement measures all levels at once, so it cannot weight them apart:
+  // with links of different speeds the recursion's plan stands.
+  bool uniform = llvm::all_of(settings.levelWeights,
+                              [&](double w) { return w == settings.levelWeights[0]; });
+  if (assignment.levels.size() < 2 || !uniform)
     return llvm::Error::success();
   return Refiner(problem, settings, assignment, stats).run(maxRounds);
 }

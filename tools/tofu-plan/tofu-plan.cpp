@@ -100,6 +100,21 @@ cl::opt<std::string> memoryFlag(
              "replicated where that saves communication"),
     cl::value_desc("BYTES[K|M|G]"), cl::cat(category));
 
+cl::opt<std::string> topologyFlag(
+    "topology",
+    cl::desc("The machine: nested groups of workers, outermost first, and "
+             "the bandwidth of each level's links in GB/s (2x4:25,300 is 2 "
+             "machines of 4 workers, 25 GB/s between machines, 300 inside "
+             "one). The search charges each level's bytes by its link, and "
+             "the plan gets an estimated step time"),
+    cl::value_desc("F1xF2x...:BW1,BW2,..."), cl::cat(category));
+
+cl::opt<double> flopsFlag(
+    "tflops",
+    cl::desc("With --topology: one worker's speed in TFLOP/s for the "
+             "compute estimate (default 100)"),
+    cl::value_desc("TFLOPS"), cl::init(100), cl::cat(category));
+
 cl::opt<double> timeLimit(
     "time-limit",
     cl::desc("Stop trying further factorings of K after this many seconds "
@@ -254,6 +269,25 @@ int runPlan(DiagnosticEngine &diags) {
     if (!options.memoryBytes)
       return BadInput;
   }
+  if (!topologyFlag.empty()) {
+    auto topology = planner::parseTopology(topologyFlag);
+    if (!topology) {
+      error() << llvm::toString(topology.takeError()) << "\n";
+      return BadInput;
+    }
+    if (plan::getNumWorkers(topology->factors) != *workers) {
+      error() << "--topology " << topologyFlag << " has "
+              << plan::getNumWorkers(topology->factors)
+              << " workers, but --workers is " << *workers << "\n";
+      return BadInput;
+    }
+    if (!(flopsFlag > 0)) {
+      error() << "--tflops must be positive\n";
+      return BadInput;
+    }
+    topology->flops = flopsFlag * 1e12;
+    options.topology = std::move(*topology);
+  }
   graph::SpecLibrary specs;
   LoadedGraph loaded;
   if (!loadProblem(positional[0], specs, diags, loaded))
@@ -269,10 +303,12 @@ int runPlan(DiagnosticEngine &diags) {
   llvm::Optional<plan::Plan> dataParallel, replicated;
   if (emitKind == EmitKind::Summary || dp)
     dataParallel = planner::planBaseline(
-        problem, planner::BaselineKind::DataParallel, *workers);
+        problem, planner::BaselineKind::DataParallel, *workers,
+        options.topology);
   if (emitKind == EmitKind::Summary || baseline == BaselineChoice::Replicate)
     replicated = planner::planBaseline(
-        problem, planner::BaselineKind::Replicate, *workers);
+        problem, planner::BaselineKind::Replicate, *workers,
+        options.topology);
   summary.dataParallel = dataParallel ? &*dataParallel : nullptr;
   summary.replicated = replicated ? &*replicated : nullptr;
 

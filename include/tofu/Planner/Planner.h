@@ -13,6 +13,7 @@
 
 #include "tofu/Planner/CostModel.h"
 #include "tofu/Planner/Search.h"
+#include "tofu/Planner/Topology.h"
 
 #include "llvm/ADT/Optional.h"
 #include "llvm/Support/raw_ostream.h"
@@ -30,6 +31,8 @@ struct PlannerOptions {
   SearchKind search = SearchKind::Recursive;
   /// Cap on resident bytes per worker.
   llvm::Optional<int64_t> memoryBytes;
+  /// The machine's links (null: every pair of workers equally far).
+  llvm::Optional<Topology> topology;
   /// Refine the recursive search's plans level by level (refineLevels).
   bool refine = true;
   /// Stop trying further factorings after this many seconds (0: no limit).
@@ -69,9 +72,10 @@ llvm::Expected<plan::Plan> planGraph(const PlanningProblem &problem,
                                      const PlannerOptions &options,
                                      PlannerReport &report);
 
-/// The named baseline, with its costs.
+/// The named baseline, with its costs (and its estimate on `topology`).
 plan::Plan planBaseline(const PlanningProblem &problem, BaselineKind kind,
-                        unsigned workers);
+                        unsigned workers,
+                        const llvm::Optional<Topology> &topology = llvm::None);
 
 /// The largest resident bytes of any worker.
 int64_t getMaxResidentBytes(const plan::Plan &p);

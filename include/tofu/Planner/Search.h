@@ -40,6 +40,9 @@ struct SearchSettings {
   /// Repeated structure shares decisions (recursive search only; null:
   /// every op and tensor decides on its own).
   const Coarsening *coarsening = nullptr;
+  /// Per level, a factor on its bytes (the slowness of the link it crosses,
+  /// Topology.h); empty: every level weighs 1.
+  SmallVector<double, 4> levelWeights;
   /// Called before each level is solved (level, number of levels).
   std::function<void(unsigned, unsigned)> onLevel;
 };
