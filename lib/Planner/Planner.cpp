@@ -277,21 +277,40 @@ llvm::Expected<plan::Plan> planner::planGraph(const PlanningProblem &problem,
   return Driver(problem, options, report).run();
 }
 
-plan::Plan planner::planBaseline(const PlanningProblem &problem,
-                                 BaselineKind kind, unsigned workers,
-                                 const llvm::Optional<Topology> &topology) {
-  Assignment a = kind == BaselineKind::DataParallel
-                     ? makeDataParallel(problem, workers)
-                     : makeReplicated(problem, workers);
-  plan::Plan p = materializePlan(problem, a);
+/// Megatron-LM's tensor parallelism over one K-way level: the weights laid
+/// out as it does, every other decision searched under that constraint.
+static llvm::Expected<Assignment> makeMegatron(const PlanningProblem &problem,
+                                               unsigned workers) {
+  SearchSettings settings;
+  settings.pinnedTensorDims = getMegatronTensorDims(problem);
+  SearchStats stats;
+  if (workers == 1)
+    return makeReplicated(problem, workers);
+  return searchRecursive(problem, {workers}, settings, stats);
+}
+
+llvm::Expected<plan::Plan>
+planner::planBaseline(const PlanningProblem &problem, BaselineKind kind,
+                      unsigned workers,
+                      const llvm::Optional<Topology> &topology) {
+  llvm::Expected<Assignment> a =
+      kind == BaselineKind::DataParallel ? makeDataParallel(problem, workers)
+      : kind == BaselineKind::Replicate  ? makeReplicated(problem, workers)
+                                         : makeMegatron(problem, workers);
+  if (!a)
+    return a.takeError();
+  plan::Plan p = materializePlan(problem, *a);
   // A baseline is built from the problem's own strategies: it always
   // evaluates.
   recordCosts(llvm::cantFail(evaluatePlan(problem, p)), p);
   if (topology) {
+    auto estimate = estimateStep(problem, p, *topology);
+    if (!estimate)
+      return estimate.takeError();
     p.topology = topology;
-    p.estimate = llvm::cantFail(estimateStep(problem, p, *topology));
+    p.estimate = std::move(*estimate);
   }
-  return p;
+  return std::move(p);
 }
 
 int64_t planner::getMaxResidentBytes(const plan::Plan &p) {

@@ -68,6 +68,15 @@ void SearchSpace::buildTensorDomain(unsigned t) {
     fixed = frame.prior->tensorDims[t];
   unsigned radix = rank == 0 ? 1 : rank + (frame.replicateTensors ? 1 : 0);
   tensorDomains[t] = enumerateFreeTuples(fixed, radix);
+  int pinned = frame.pinnedTensorDims ? (*frame.pinnedTensorDims)[t] : -1;
+  if (pinned < 0 || rank == 0)
+    return;
+  llvm::erase_if(tensorDomains[t], [&](ArrayRef<uint8_t> tuple) {
+    for (unsigned l = frame.firstFree, e = getEndFree(); l != e; ++l)
+      if (tuple[l] != pinned)
+        return true;
+    return false;
+  });
 }
 
 void SearchSpace::computeTensorRegions(unsigned t) {
@@ -272,6 +281,8 @@ llvm::Error planner::solveFrame(const PlanningProblem &problem, SearchFrame fram
   frame.bytePrice = settings.bytePrice;
   if (!frame.coarsening)
     frame.coarsening = settings.coarsening;
+  if (!settings.pinnedTensorDims.empty())
+    frame.pinnedTensorDims = &settings.pinnedTensorDims;
   SearchSpace space(problem, std::move(frame));
   if (!space.build())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),

@@ -99,6 +99,8 @@ void SummaryPrinter::printBaselines() {
     row("data-parallel", *in.dataParallel);
   if (in.replicated)
     row("replicate", *in.replicated);
+  if (in.megatron)
+    row("megatron", *in.megatron);
 }
 
 static std::string formatSeconds(double seconds) {
@@ -141,6 +143,7 @@ void SummaryPrinter::printTopology() {
   };
   row("data-parallel", in.dataParallel);
   row("replicate", in.replicated);
+  row("megatron", in.megatron);
 }
 
 void SummaryPrinter::printSearch() {

@@ -40,7 +40,7 @@ namespace cl = llvm::cl;
 namespace {
 
 enum class EmitKind { Plan, Summary, Dot, Cpp };
-enum class BaselineChoice { None, DataParallel, Replicate };
+enum class BaselineChoice { None, DataParallel, Replicate, Megatron };
 enum ExitStatus { Success = 0, BadInput = 1, BadUsage = 2 };
 
 cl::OptionCategory category("tofu-plan options");
@@ -91,7 +91,11 @@ cl::opt<BaselineChoice> baseline(
     cl::values(clEnumValN(BaselineChoice::DataParallel, "data-parallel",
                           "batch split, everything else replicated"),
                clEnumValN(BaselineChoice::Replicate, "replicate",
-                          "everything whole on every worker")),
+                          "everything whole on every worker"),
+               clEnumValN(BaselineChoice::Megatron, "megatron",
+                          "Megatron-LM tensor parallelism: linear weights "
+                          "split column/row-parallel in pairs, the rest "
+                          "searched under that layout")),
     cl::cat(category));
 
 cl::opt<std::string> memoryFlag(
@@ -121,12 +125,12 @@ cl::opt<double> timeLimit(
              "(the best plan so far is kept)"),
     cl::value_desc("SECONDS"), cl::init(0), cl::cat(category));
 
-cl::opt<bool> refine(
+cl::opt<cl::boolOrDefault> refine(
     "refine",
     cl::desc("Refine the recursive search's plans: re-decide each level with "
-             "the others fixed, over every worker (default on; "
-             "--refine=false for the paper's search alone)"),
-    cl::init(true), cl::cat(category));
+             "the others fixed, over every worker (default: on up to "
+             "16 workers; --refine=false for the paper's search alone)"),
+    cl::cat(category));
 
 cl::opt<bool> quiet("quiet", cl::desc("No progress lines on stderr"),
                     cl::cat(category));
@@ -262,7 +266,10 @@ int runPlan(DiagnosticEngine &diags) {
   options.workers = *workers;
   options.search = searchKind;
   options.timeLimitSeconds = timeLimit;
-  options.refine = refine;
+  if (refine != cl::BOU_UNSET)
+    options.refine = refine == cl::BOU_TRUE;
+  else
+    options.refine = *workers <= planner::MaxWorkersRefinedByDefault;
   options.progress = quiet ? nullptr : &llvm::errs();
   if (!memoryFlag.empty()) {
     options.memoryBytes = parseMemory();
@@ -299,22 +306,44 @@ int runPlan(DiagnosticEngine &diags) {
   summary.problem = &problem;
   // The baselines are plans of their own when asked for, and the summary's
   // points of comparison; other outputs do not need them.
-  bool dp = baseline == BaselineChoice::DataParallel;
-  llvm::Optional<plan::Plan> dataParallel, replicated;
-  if (emitKind == EmitKind::Summary || dp)
-    dataParallel = planner::planBaseline(
-        problem, planner::BaselineKind::DataParallel, *workers,
-        options.topology);
-  if (emitKind == EmitKind::Summary || baseline == BaselineChoice::Replicate)
-    replicated = planner::planBaseline(
-        problem, planner::BaselineKind::Replicate, *workers,
-        options.topology);
-  summary.dataParallel = dataParallel ? &*dataParallel : nullptr;
-  summary.replicated = replicated ? &*replicated : nullptr;
+  // The Megatron baseline applies to graphs with linear layers; the
+  // summary shows it for those.
+  bool summarize = emitKind == EmitKind::Summary;
+  bool hasLinears = llvm::any_of(planner::getMegatronTensorDims(problem),
+                                 [](int dim) { return dim >= 0; });
+  llvm::Optional<plan::Plan> baselines[3];
+  const planner::BaselineKind kinds[3] = {planner::BaselineKind::DataParallel,
+                                          planner::BaselineKind::Replicate,
+                                          planner::BaselineKind::Megatron};
+  const BaselineChoice choices[3] = {BaselineChoice::DataParallel,
+                                     BaselineChoice::Replicate,
+                                     BaselineChoice::Megatron};
+  for (unsigned b = 0; b != 3; ++b) {
+    bool wanted = baseline == choices[b] ||
+                  (summarize && (kinds[b] != planner::BaselineKind::Megatron ||
+                                 hasLinears));
+    if (!wanted)
+      continue;
+    auto p = planner::planBaseline(problem, kinds[b], *workers, options.topology);
+    if (!p) {
+      error() << llvm::toString(p.takeError()) << "\n";
+      return BadInput;
+    }
+    baselines[b] = std::move(*p);
+  }
+  summary.dataParallel = baselines[0] ? &*baselines[0] : nullptr;
+  summary.replicated = baselines[1] ? &*baselines[1] : nullptr;
+  summary.megatron = baselines[2] ? &*baselines[2] : nullptr;
 
   if (baseline != BaselineChoice::None) {
-    summary.what = dp ? "the data-parallel baseline" : "the replicate baseline";
-    summary.plan = dp ? summary.dataParallel : summary.replicated;
+    static const char *const names[3] = {"the data-parallel baseline",
+                                         "the replicate baseline",
+                                         "the Megatron baseline"};
+    unsigned b = baseline == BaselineChoice::DataParallel ? 0
+                 : baseline == BaselineChoice::Replicate  ? 1
+                                                          : 2;
+    summary.what = names[b];
+    summary.plan = &*baselines[b];
     return writeOutput(*loaded.graph, *summary.plan, summary);
   }
   planner::PlannerReport report;

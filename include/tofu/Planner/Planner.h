@@ -24,7 +24,11 @@ namespace tofu {
 namespace planner {
 
 enum class SearchKind { Recursive, Exact };
-enum class BaselineKind { DataParallel, Replicate };
+enum class BaselineKind { DataParallel, Replicate, Megatron };
+
+/// Refinement measures every worker, so its cost grows with K while its
+/// gain shrinks: beyond this many workers it is off unless asked for.
+constexpr unsigned MaxWorkersRefinedByDefault = 16;
 
 struct PlannerOptions {
   unsigned workers = 1;
@@ -73,7 +77,8 @@ llvm::Expected<plan::Plan> planGraph(const PlanningProblem &problem,
                                      PlannerReport &report);
 
 /// The named baseline, with its costs (and its estimate on `topology`).
-plan::Plan planBaseline(const PlanningProblem &problem, BaselineKind kind,
+/// Only the Megatron baseline searches, and may fail like a search.
+llvm::Expected<plan::Plan> planBaseline(const PlanningProblem &problem, BaselineKind kind,
                         unsigned workers,
                         const llvm::Optional<Topology> &topology = llvm::None);
 

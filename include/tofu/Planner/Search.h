@@ -40,6 +40,9 @@ struct SearchSettings {
   /// Repeated structure shares decisions (recursive search only; null:
   /// every op and tensor decides on its own).
   const Coarsening *coarsening = nullptr;
+  /// Per tensor, a dimension it must be split along at every level it
+  /// decides, or -1 where the search chooses (empty: nothing pinned).
+  std::vector<int> pinnedTensorDims;
   /// Per level, a factor on its bytes (the slowness of the link it crosses,
   /// Topology.h); empty: every level weighs 1.
   SmallVector<double, 4> levelWeights;
@@ -78,6 +81,10 @@ llvm::Expected<Assignment> searchExact(const PlanningProblem &problem,
 
 /// The data-parallel baseline for K workers (docs/CostModel.md).
 Assignment makeDataParallel(const PlanningProblem &problem, unsigned k);
+/// The tensor layout of Megatron-LM's tensor parallelism (Baselines.cpp):
+/// per tensor, the dimension its weights are split along, or -1.
+std::vector<int> getMegatronTensorDims(const PlanningProblem &problem);
+
 /// The replicate baseline: every tensor and op whole on every worker.
 Assignment makeReplicated(const PlanningProblem &problem, unsigned k);
 

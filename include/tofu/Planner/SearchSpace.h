@@ -46,6 +46,9 @@ struct SearchFrame {
   bool replicateTensors = false;
   /// Price per byte a measured worker stores (the memory multiplier).
   double bytePrice = 0;
+  /// Per tensor, a dimension it is split along at every free level, or -1
+  /// (null: none pinned).
+  const std::vector<int> *pinnedTensorDims = nullptr;
   /// Ops and tensors of one class take one decision (null: each its own).
   const Coarsening *coarsening = nullptr;
 };
