@@ -84,13 +84,13 @@ private:
   };
   /// Sends this worker's pieces of `pieces` to their destinations, one
   /// message per destination; `source(piece)` is where a piece's values are.
-  template <typename SourceFn>
-  void sendPieces(const std::vector<Piece> &pieces, unsigned tensorSize,
+  template <typename SizeFn, typename SourceFn>
+  void sendPieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
                   std::uint64_t tag, SourceFn source);
   /// Receives the pieces of `pieces` bound for this worker, one message per
   /// source, and hands each piece's packed bytes to `sink(piece, bytes)`.
-  template <typename SinkFn>
-  void receivePieces(const std::vector<Piece> &pieces, unsigned tensorSize,
+  template <typename SizeFn, typename SinkFn>
+  void receivePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
                      std::uint64_t tag, SinkFn sink);
 
   void runOp(unsigned i);
@@ -108,9 +108,9 @@ private:
 };
 } // namespace
 
-template <typename SourceFn>
-void WorkerStep::sendPieces(const std::vector<Piece> &pieces,
-                            unsigned tensorSize, std::uint64_t tag,
+template <typename SizeFn, typename SourceFn>
+void WorkerStep::sendPieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
+                            std::uint64_t tag,
                             SourceFn source) {
   std::vector<Bytes> messages(plan.workers);
   std::vector<bool> any(plan.workers, false);
@@ -118,7 +118,7 @@ void WorkerStep::sendPieces(const std::vector<Piece> &pieces,
     if (piece.src != w || piece.dst == w)
       continue;
     Endpoint from = source(piece);
-    unsigned size = tensorSize ? tensorSize : elementSize(piece.slot);
+    unsigned size = sizeOf(piece);
     Bytes &message = messages[piece.dst];
     size_t at = message.size();
     message.resize(at + piece.box.getVolume() * size);
@@ -130,9 +130,9 @@ void WorkerStep::sendPieces(const std::vector<Piece> &pieces,
       transport.send(w, d, tag, std::move(messages[d]));
 }
 
-template <typename SinkFn>
-void WorkerStep::receivePieces(const std::vector<Piece> &pieces,
-                               unsigned tensorSize, std::uint64_t tag,
+template <typename SizeFn, typename SinkFn>
+void WorkerStep::receivePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
+                               std::uint64_t tag,
                                SinkFn sink) {
   for (unsigned s = 0; s != plan.workers; ++s) {
     if (s == w)
@@ -147,7 +147,7 @@ void WorkerStep::receivePieces(const std::vector<Piece> &pieces,
         message = transport.receive(w, s, tag);
         received = true;
       }
-      unsigned size = tensorSize ? tensorSize : elementSize(piece.slot);
+      unsigned size = sizeOf(piece);
       size_t bytes = piece.box.getVolume() * size;
       if (at + bytes > message.size())
         throw RuntimeError("worker " + std::to_string(w) +
@@ -156,6 +156,11 @@ void WorkerStep::receivePieces(const std::vector<Piece> &pieces,
       sink(piece, message.data() + at);
       at += bytes;
     }
+    if (at != message.size())
+      throw RuntimeError("worker " + std::to_string(w) + " received " +
+                         std::to_string(message.size()) +
+                         " bytes from worker " + std::to_string(s) +
+                         " but expected " + std::to_string(at));
   }
 }
 
@@ -166,7 +171,10 @@ void WorkerStep::runOp(unsigned i) {
   unsigned numInputs = op.inputs.size();
 
   // Fetch: serve others, then fill this worker's input boxes.
-  sendPieces(sched.fetch, 0, tag(i, Fetch), [&](const Piece &piece) {
+  auto inputSize = [&](const Piece &piece) {
+    return elementSize(op.inputs[piece.slot]);
+  };
+  sendPieces(sched.fetch, inputSize, tag(i, Fetch), [&](const Piece &piece) {
     unsigned t = op.inputs[piece.slot];
     return Endpoint{worker.stored[t].data(), &storedBox(t)};
   });
@@ -192,8 +200,7 @@ void WorkerStep::runOp(unsigned i) {
                inputBuffers[piece.slot].data(), share.inputs[piece.slot],
                elementSize(t));
   }
-  // Fetch pieces carry their input position in `slot`; map it to a size.
-  receivePieces(sched.fetch, 0, tag(i, Fetch),
+  receivePieces(sched.fetch, inputSize, tag(i, Fetch),
                 [&](const Piece &piece, const unsigned char *bytes) {
                   unsigned t = op.inputs[piece.slot];
                   unpackRegion(piece.box, bytes, inputBuffers[piece.slot].data(),
@@ -205,6 +212,7 @@ void WorkerStep::runOp(unsigned i) {
     throw RuntimeError("injected failure at op '" + op.name + "'");
   unsigned o = op.output;
   unsigned outSize = elementSize(o);
+  auto outputSize = [&](const Piece &) { return outSize; };
   bool direct = !op.partial && stores(o) && storedBox(o) == share.output;
   Buffer outTemp;
   unsigned char *outData = nullptr;
@@ -235,10 +243,10 @@ void WorkerStep::runOp(unsigned i) {
 
   // Combine partial values at their roots.
   if (op.partial) {
-    sendPieces(sched.reduce, outSize, tag(i, Reduce), [&](const Piece &) {
+    sendPieces(sched.reduce, outputSize, tag(i, Reduce), [&](const Piece &) {
       return Endpoint{outData, &share.output};
     });
-    receivePieces(sched.reduce, outSize, tag(i, Reduce),
+    receivePieces(sched.reduce, outputSize, tag(i, Reduce),
                   [&](const Piece &piece, const unsigned char *bytes) {
                     reduceRegion(op.reducer, plan.tensors[o].type, piece.box,
                                  bytes, outData, share.output);
@@ -246,7 +254,7 @@ void WorkerStep::runOp(unsigned i) {
   }
 
   // Deliver the output to the workers storing it.
-  sendPieces(sched.deliver, outSize, tag(i, Deliver), [&](const Piece &) {
+  sendPieces(sched.deliver, outputSize, tag(i, Deliver), [&](const Piece &) {
     return Endpoint{outData, &share.output};
   });
   if (stores(o)) {
@@ -256,7 +264,7 @@ void WorkerStep::runOp(unsigned i) {
         if (piece.src == w && piece.dst == w)
           copyRegion(piece.box, outData, share.output, dst.data(),
                      storedBox(o), outSize);
-    receivePieces(sched.deliver, outSize, tag(i, Deliver),
+    receivePieces(sched.deliver, outputSize, tag(i, Deliver),
                   [&](const Piece &piece, const unsigned char *bytes) {
                     unpackRegion(piece.box, bytes, dst.data(), storedBox(o),
                                  outSize);
@@ -275,7 +283,8 @@ void WorkerStep::runOp(unsigned i) {
 void WorkerStep::runNextStep() {
   unsigned numOps = plan.ops.size();
   const std::vector<Piece> &pieces = schedule.nextStep;
-  sendPieces(pieces, 0, tag(numOps, NextStep), [&](const Piece &piece) {
+  auto updateSize = [&](const Piece &piece) { return elementSize(piece.slot); };
+  sendPieces(pieces, updateSize, tag(numOps, NextStep), [&](const Piece &piece) {
     return Endpoint{worker.stored[piece.slot].data(), &storedBox(piece.slot)};
   });
   // The new values of each parameter this worker stores, built aside so
@@ -300,7 +309,7 @@ void WorkerStep::runNextStep() {
                  storedBox(piece.slot), dst.data(), storedBox(param),
                  elementSize(param));
   }
-  receivePieces(pieces, 0, tag(numOps, NextStep),
+  receivePieces(pieces, updateSize, tag(numOps, NextStep),
                 [&](const Piece &piece, const unsigned char *bytes) {
                   unsigned param = plan.tensors[piece.slot].updates;
                   unpackRegion(piece.box, bytes, bufferOf(param).data(),

@@ -135,7 +135,9 @@ HostTensor tofu::makeRandomInput(const graph::Graph &g, unsigned t,
     for (double &v : values)
       v = dist(rng);
   } else {
-    std::uniform_real_distribution<double> dist(-0.1, 0.1);
+    // Optimizer state (Adam's second moments) must not be negative.
+    std::uniform_real_distribution<double> dist(
+        tensor.role == graph::Role::State ? 0.0 : -0.1, 0.1);
     for (double &v : values)
       v = dist(rng);
   }

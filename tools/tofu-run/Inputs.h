@@ -2,7 +2,8 @@
 //
 // This file declares how tofu-run obtains graph inputs: read from .npy
 // files (checked against the tensor's shape and dtype) or drawn from a
-// seeded generator: floats uniform in [-0.1, 0.1), integers uniform in
+// seeded generator: floats uniform in [-0.1, 0.1) ([0, 0.1) for optimizer
+// state such as Adam's second moments), integers uniform in
 // [0, n) with n the smallest extent of any floating-point tensor read by an
 // op that consumes the integer tensor, directly or through ops with integer
 // outputs (so labels and token ids index every dimension they may meet).

@@ -19,6 +19,7 @@
 #include "tofu/Graph/Verifier.h"
 #include "tofu/Lowering/PlanLowering.h"
 #include "tofu/Plan/PlanJSON.h"
+#include "tofu/Planner/CostModel.h"
 #include "tofu/Runtime/Error.h"
 #include "tofu/Support/Diagnostics.h"
 #include "tofu/Support/Version.h"
@@ -208,6 +209,47 @@ bool startRun(const Loaded &loaded, const plan::Plan &p,
   return true;
 }
 
+/// Names the ops whose scheduled bytes differ from the cost model's.
+void explainMismatch(const Loaded &loaded, const Run &run) {
+  auto report = planner::evaluatePlan(*loaded.problem, loaded.plan);
+  if (!report) {
+    llvm::consumeError(report.takeError());
+    return;
+  }
+  const runtime::Schedule &schedule = run.executor->getSchedule();
+  for (unsigned i = 0, e = run.plan.ops.size(); i != e; ++i) {
+    int64_t fetch = 0, produce = 0;
+    auto add = [&](const std::vector<runtime::Piece> &pieces, unsigned tensor,
+                   bool isFetch, int64_t &total) {
+      for (const runtime::Piece &piece : pieces)
+        if (piece.src != piece.dst) {
+          unsigned t = isFetch ? run.plan.ops[i].inputs[piece.slot] : tensor;
+          total += piece.box.getVolume() *
+                   runtime::getElementSize(run.plan.tensors[t].type);
+        }
+    };
+    const runtime::OpSchedule &ops = schedule.ops[i];
+    add(ops.fetch, 0, true, fetch);
+    add(ops.reduce, run.plan.ops[i].output, false, produce);
+    add(ops.deliver, run.plan.ops[i].output, false, produce);
+    const plan::OpCost &cost = report->ops[i];
+    if (fetch != cost.fetchBytes || produce != cost.produceBytes)
+      llvm::errs() << "op '" << run.plan.ops[i].name << "': scheduled fetch "
+                   << fetch << ", produce " << produce
+                   << " bytes; the cost model charges " << cost.fetchBytes
+                   << " and " << cost.produceBytes << "\n";
+  }
+  int64_t nextStep = 0;
+  for (int64_t bytes : report->nextStepBytes)
+    nextStep += bytes;
+  if (nextStep != schedule.nextStepBytes)
+    llvm::errs() << "next step: scheduled " << schedule.nextStepBytes
+                 << " bytes; the cost model charges " << nextStep << "\n";
+  if (report->commBytes != run.plan.commBytes)
+    llvm::errs() << "the plan says comm_bytes " << run.plan.commBytes
+                 << " but the cost model gives " << report->commBytes << "\n";
+}
+
 /// The graph's scalar floating-point output, the loss, or -1.
 int findLoss(const graph::Graph &g) {
   for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
@@ -238,6 +280,8 @@ void runSteps(Run &run, int loss, bool print) {
 struct Errors {
   double maxAbs = 0, maxRel = 0;
   std::string worstTensor;
+  /// The first element beyond tolerance, for the message.
+  std::string firstBad;
   bool ok = true;
 };
 
@@ -259,14 +303,19 @@ Errors compare(const graph::Graph &g, const planner::PlanningProblem &problem,
         diff = INFINITY;
       else if (std::isnan(a[i]) || a[i] == b[i])
         diff = 0;
-      double rel = diff / (1 + std::fabs(b[i]));
+      double rel = diff ? diff / (1 + std::fabs(b[i])) : 0.0;
       if (diff > errors.maxAbs) {
         errors.maxAbs = diff;
         errors.worstTensor = g.getTensor(t).name;
       }
       errors.maxRel = std::max(errors.maxRel, rel);
-      if (!(rel <= tolerance))
+      if (!(rel <= tolerance)) {
+        if (errors.ok)
+          errors.firstBad = g.getTensor(t).name + " element " +
+                            std::to_string(i) + ": " + std::to_string(a[i]) +
+                            " vs " + std::to_string(b[i]);
         errors.ok = false;
+      }
     }
   }
   return errors;
@@ -336,6 +385,8 @@ int runTool(DiagnosticEngine &diags) {
     llvm::outs() << "moved " << partitioned.movedBytes
                  << " bytes per step; the plan's comm_bytes "
                  << partitioned.plan.commBytes << "\n";
+    if (partitioned.movedBytes != partitioned.plan.commBytes)
+      explainMismatch(loaded, partitioned);
     for (unsigned w = 0; w != partitioned.plan.workers; ++w)
       llvm::outs() << "worker " << w << ": peak " << partitioned.peaks[w]
                    << " bytes (plan estimate "
@@ -364,6 +415,8 @@ int runTool(DiagnosticEngine &diags) {
     if (!errors.worstTensor.empty())
       llvm::outs() << " (worst: '" << errors.worstTensor << "')";
     llvm::outs() << (errors.ok ? ": ok\n" : ": beyond tolerance\n");
+    if (!errors.ok)
+      error() << "--check: " << errors.firstBad << "\n";
   }
   if (!reportFile.empty() && !writeReport(partitioned, errors))
     return BadInput;
