@@ -27,7 +27,7 @@ import os
 import sys
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CAT_MAX = 32
+CAT_MAX = 64  # DenseNet-201: 49 (its third block: the input and 48 layers)
 CAT_ALL_DIMS_MAX = 8  # beyond it, the DenseNet form only (see cat_equal_tail)
 STACK_MAX = 16
 SPLIT_MAX = 8
