@@ -69,3 +69,25 @@ class ModelOps(nn.Module):
         return ((q * q).sum() + (cat1 * cat1).sum() + many.sum() + cat0.sum() +
                 (catl * catl).sum() + (st * st).sum() + st0.sum() +
                 (perm * perm).sum() + (mid * mid).sum())
+
+
+class ZooOps(nn.Module):
+    """The specs the rest of the torchvision zoo adds (EfficientNet, ConvNeXt,
+    Swin, DenseNet-201): SiLU, a kernel = stride convolution's input
+    gradient, a channels-last layer norm's weight and bias gradients, sums
+    over three dims (a [C] bias and a [C, 1, 1] scale on a rank-4 tensor).
+    Input [2, 4, 8, 8]."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 3, padding=1, bias=False)
+        self.patch = nn.Conv2d(4, 6, 2, stride=2)
+        self.norm = nn.LayerNorm(6)
+        self.bias = nn.Parameter(torch.randn(6))
+        self.scale = nn.Parameter(torch.randn(6, 1, 1))
+
+    def forward(self, x):
+        h = nn.functional.silu(self.conv(x))                       # 2x4x8x8
+        p = self.patch(h) * self.scale                             # 2x6x4x4
+        c = self.norm(p.permute(0, 2, 3, 1)) + self.bias           # 2x4x4x6
+        return (c * c).sum()
