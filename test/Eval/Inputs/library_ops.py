@@ -75,7 +75,8 @@ class ZooOps(nn.Module):
     """The specs the rest of the torchvision zoo adds (EfficientNet, ConvNeXt,
     Swin, DenseNet-201): SiLU, a kernel = stride convolution's input
     gradient, a channels-last layer norm's weight and bias gradients, sums
-    over three dims (a [C] bias and a [C, 1, 1] scale on a rank-4 tensor).
+    over three dims (a [C] bias and a [C, 1, 1] scale on a rank-4 tensor),
+    rank-5 and rank-6 views and permutes.
     Input [2, 4, 8, 8]."""
 
     def __init__(self):
@@ -90,4 +91,7 @@ class ZooOps(nn.Module):
         h = nn.functional.silu(self.conv(x))                       # 2x4x8x8
         p = self.patch(h) * self.scale                             # 2x6x4x4
         c = self.norm(p.permute(0, 2, 3, 1)) + self.bias           # 2x4x4x6
-        return (c * c).sum()
+        # Swin's window partition: rank-6 view and permute, rank-5 permute
+        w = c.view(2, 2, 2, 2, 2, 6).permute(0, 1, 3, 2, 4, 5)      # 2x2x2x2x2x6
+        t = w.reshape(8, 4, 3, 1, 2).permute(2, 0, 3, 1, 4)         # 3x8x1x4x2
+        return (c * c).sum() + (t * t).sum()
