@@ -18,7 +18,8 @@ Limits (raise them here when a model needs more): cat up to CAT_MAX inputs
 extents before it; beyond CAT_ALL_DIMS_MAX inputs only a linear form for a
 channel concatenation whose inputs after the first have equal extents, a
 DenseNet block's, has a definition),
-stack up to STACK_MAX, split/unsafe_split up to SPLIT_MAX chunks, unbind up
+stack up to STACK_MAX, split/unsafe_split up to SPLIT_MAX chunks (and
+split_with_sizes up to SPLIT_MAX sizes), unbind up
 to UNBIND_MAX slices, permute of rank 2 to PERMUTE_MAX_RANK (and of rank
 PERMUTE_BATCH_RANK the permutations that keep dim 0).
 """
@@ -162,6 +163,22 @@ def split_specs():
                     f"op {packet}__{k}<split_size, dim>(self) where {g} =\n"
                     f"    lambda {rest}: {body};\n")
     out.append(
+        "\n# aten.split_with_sizes.default(self, split_sizes, dim): output k\n"
+        "# (`split_with_sizes__k`) is self[..., o + j, ...] along `dim`, j <\n"
+        "# split_sizes_k, o the sum of the sizes before it (nn.MultiheadAttention's\n"
+        "# key/value projection of a separate memory).\n")
+    for n in range(2, SPLIT_MAX + 1):
+        params = ", ".join(f"split_sizes_{m}" for m in range(n))
+        for k in range(n):
+            offset = " + ".join(f"split_sizes_{m}" for m in range(k))
+            index = f"{offset} + j" if k else "j"
+            for guard, before, after in POSITIONS:
+                vars_ = ", ".join(before + [f"j < split_sizes_{k}"] + after)
+                out.append(
+                    f"op split_with_sizes__{k}<{params}, dim>(self) where "
+                    f"{guard.format(t='self')} =\n"
+                    f"    lambda {vars_}: {read('self', before, index, after)};\n")
+    out.append(
         "\n# aten.slice.Tensor(self, dim, start, end, step) -> `slice_Tensor`\n"
         "# (tofu-export clamps `end` to the extent and elides whole-dim slices):\n"
         "# self[..., start + j*step, ...] along `dim`, j < ceil((end - start) / step).\n")
@@ -174,6 +191,23 @@ def split_specs():
             f"op slice_Tensor<dim, start, end, step>(self) where {g} =\n"
             f"    lambda {', '.join(before + ['j < (end - start + step - 1) / step'] + after)}: "
             f"{read('self', before, 'start + j * step', after)};\n")
+    out.append(
+        "\n# aten.slice_scatter.default(self, src, dim, start, end, step): src\n"
+        "# written to self[start:end:step] along `dim`, self elsewhere (bounds\n"
+        "# resolved as Python slices by tofu-export).\n")
+    for guard, before, after in POSITIONS:
+        g = guard.format(t="self")
+        # self gives the extent (the src read alone would bound j by start
+        # plus src's extent)
+        vars_ = ", ".join(before + [f"j < dim(self, {dim_index(before)})"] +
+                          after)
+        out.append(
+            f"op slice_scatter<dim, start, end, step>(self, src) where {g} && step == 1 =\n"
+            f"    lambda {vars_}: select(j >= start && j < end, "
+            f"{read('src', before, 'j - start', after)}, {read('self', before, 'j', after)});\n"
+            f"op slice_scatter<dim, start, end, step>(self, src) where {g} =\n"
+            f"    lambda {vars_}: select(j >= start && j < end && (j - start) % step == 0,\n"
+            f"        {read('src', before, '(j - start) / step', after)}, {read('self', before, 'j', after)});\n")
     out.append(
         "\n# aten.slice_backward.default(grad_output, input_sizes, dim, start, end,\n"
         "# step) -> grad_input of shape input_sizes: grad_output at the sliced\n"
