@@ -3,7 +3,9 @@
 # "Performance"): for each graph and worker count, tofu-plan's wall time
 # and peak memory (GNU time), its own search time, and the plan's
 # comm_bytes against the data-parallel baseline and its fullest worker
-# against an even share of the graph, both measured in the same run.
+# against an even share of the graph, both measured in the same run; and
+# what refinement buys: the recursion alone's search time and comm_bytes
+# (--refine=false) against the default's.
 # Graphs are exported once into build/bench-models/.
 #
 # usage: bench/plan-models.sh [BUILD_DIR]
@@ -24,8 +26,8 @@ export_once wrn152-10 wresnet:152:10 --batch 8
 export_once rnn10-8k rnn:10:8192 --batch 128
 export_once gpt48 gpt:48:2048:16:1024 --batch 8 --vocab 50257 --optimizer adam
 
-printf '%-10s %3s %8s %8s %9s %12s %14s\n' graph K wall_s rss_MiB search_s \
-  'dp/plan' 'fullest/share'
+printf '%-10s %3s %8s %8s %9s %12s %14s %16s %18s\n' graph K wall_s rss_MiB \
+  search_s 'dp/plan' 'fullest/share' 'unrefined/plan' 'unrefined_search_s'
 for run in "wrn152-10 8" "rnn10-8k 8" "gpt48 64"; do
   set -- $run
   out=$(mktemp)
@@ -36,7 +38,13 @@ for run in "wrn152-10 8" "rnn10-8k 8" "gpt48 64"; do
   search=$(sed -n 's/^search: *\([0-9.]*\) s.*/\1/p' "$out")
   dp=$(sed -n 's/^ *data-parallel *[0-9]* *\([0-9.]*\)x.*/\1/p' "$out")
   share=$(sed -n 's/.*worker, \([0-9.]*\)x of an even share.*/\1/p' "$out")
-  printf '%-10s %3s %8s %8d %9s %12s %14s\n' "$1" "$2" "$wall" \
-    $((rss / 1024)) "$search" "${dp}x" "${share}x"
+  bytes=$(sed -n 's/^comm_bytes: *\([0-9]*\).*/\1/p' "$out")
+  "$build/bin/tofu-plan" "$models/$1.json" --workers "$2" --emit=summary \
+    --quiet --refine=false -o "$out"
+  search0=$(sed -n 's/^search: *\([0-9.]*\) s.*/\1/p' "$out")
+  bytes0=$(sed -n 's/^comm_bytes: *\([0-9]*\).*/\1/p' "$out")
+  gain=$(awk -v a="$bytes0" -v b="$bytes" 'BEGIN { printf "%.3f", a / b }')
+  printf '%-10s %3s %8s %8d %9s %12s %14s %16s %18s\n' "$1" "$2" "$wall" \
+    $((rss / 1024)) "$search" "${dp}x" "${share}x" "${gain}x" "$search0"
   rm -f "$out" "$out.time"
 done

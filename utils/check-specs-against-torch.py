@@ -52,6 +52,8 @@ MODELS = [
     "torchvision:resnet18 --batch 2 --image 32 --classes 10",
     f"{LIBRARY_OPS}:LibraryOps --input 2x3x5x7 --loss output",
     f"{LIBRARY_OPS}:ModelOps --input 2x4x8x8 --loss output",
+    f"{LIBRARY_OPS}:ZooOps --input 2x4x8x8 --loss output",
+    f"{LIBRARY_OPS}:SwinOps --input 2x4x8x8 --loss output",
 ]
 # Slow to export and replay (tens of seconds each), and no op types beyond
 # the default models' but bernoulli.

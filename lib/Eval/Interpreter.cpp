@@ -14,6 +14,7 @@
 
 #include "tofu/Analysis/IndexProgram.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <limits>
@@ -40,6 +41,17 @@ public:
   Machine(const Program &prog, const double *const *inputs, int64_t *vars)
       : prog(prog), inputs(inputs), vars(vars), cache(prog) {}
 
+  /// Box mode (CompiledOp::runBox): input `t` holds only the dense box at
+  /// `boxLo[t]` with row-major strides `boxStrides[t]`, and reductions range
+  /// over the intersection with [varLo, varHi).
+  void setBoxes(const int64_t *const *lo, const int64_t *const *strides,
+                const int64_t *rangeLo, const int64_t *rangeHi) {
+    boxLo = lo;
+    boxStrides = strides;
+    varLo = rangeLo;
+    varHi = rangeHi;
+  }
+
   /// Runs block `index` with its stack starting at `stack`.
   double run(unsigned index, double *stack) const;
 
@@ -52,6 +64,10 @@ private:
   const double *const *inputs;
   int64_t *vars;
   mutable ReduceCache cache;
+  const int64_t *const *boxLo = nullptr;
+  const int64_t *const *boxStrides = nullptr;
+  const int64_t *varLo = nullptr;
+  const int64_t *varHi = nullptr;
 };
 
 /// True if `v` converts to int64_t exactly (an integer-typed value; an
@@ -85,7 +101,7 @@ double minOf(double a, double b) { return (a < b || std::isnan(a)) ? a : b; }
 double sign(double a) { return a > 0 ? 1.0 : a < 0 ? -1.0 : a; }
 
 double Machine::read(const ReadDesc &desc, const double *dynamic) const {
-  if (desc.inBounds) {
+  if (desc.inBounds && !boxLo) {
     int64_t offset = desc.flatConstant;
     for (const auto &[var, coef] : desc.flatTerms)
       offset += coef * vars[var];
@@ -112,7 +128,13 @@ double Machine::read(const ReadDesc &desc, const double *dynamic) const {
     }
     if (uint64_t(i) >= uint64_t(desc.extents[d]))
       return 0;
-    offset += i * desc.strides[d];
+    if (boxLo) {
+      i -= boxLo[desc.tensor][d];
+      assert(i >= 0 && "a read inside the tensor falls inside its box");
+      offset += i * boxStrides[desc.tensor][d];
+    } else {
+      offset += i * desc.strides[d];
+    }
   }
   return inputs[desc.tensor][offset];
 }
@@ -146,10 +168,16 @@ double Machine::reduce(unsigned index, double *stack) const {
 double Machine::fold(const ReduceDesc &desc, double *stack) const {
   double acc = identity(desc.reducer);
   unsigned n = desc.vars.size();
+  // Each variable's range: [0, extent), within [varLo, varHi) in box mode.
+  SmallVector<int64_t, 4> lo(n, 0), hi(desc.extents.begin(), desc.extents.end());
   for (unsigned k = 0; k != n; ++k) {
-    if (desc.extents[k] <= 0)
+    if (varLo) {
+      lo[k] = std::max<int64_t>(0, varLo[desc.vars[k]]);
+      hi[k] = std::min<int64_t>(hi[k], varHi[desc.vars[k]]);
+    }
+    if (hi[k] <= lo[k])
       return acc;
-    vars[desc.vars[k]] = 0;
+    vars[desc.vars[k]] = lo[k];
   }
   for (;;) {
     double v = run(desc.body, stack);
@@ -162,9 +190,9 @@ double Machine::fold(const ReduceDesc &desc, double *stack) const {
     // Advance the odometer, innermost (last) variable first.
     unsigned k = n;
     while (k-- > 0) {
-      if (++vars[desc.vars[k]] < desc.extents[k])
+      if (++vars[desc.vars[k]] < hi[k])
         break;
-      vars[desc.vars[k]] = 0;
+      vars[desc.vars[k]] = lo[k];
     }
     if (k == unsigned(-1))
       return acc;
@@ -263,6 +291,8 @@ CompiledOp::~CompiledOp() = default;
 
 bool CompiledOp::hasRealBody() const { return program->realBody; }
 
+unsigned CompiledOp::getNumVars() const { return program->numVars; }
+
 void CompiledOp::run(ArrayRef<const Tensor *> inputs, Tensor &output) const {
   const Program &prog = *program;
   assert(inputs.size() == prog.numInputs && "one tensor per operator input");
@@ -284,5 +314,54 @@ void CompiledOp::run(ArrayRef<const Tensor *> inputs, Tensor &output) const {
         break;
       vars[d] = 0;
     }
+  }
+}
+
+void CompiledOp::runBox(ArrayRef<BoxArg> inputs, const BoxOut &output,
+                        ArrayRef<int64_t> varLo,
+                        ArrayRef<int64_t> varHi) const {
+  const Program &prog = *program;
+  assert(inputs.size() == prog.numInputs && "one box per operator input");
+  assert(varLo.size() == prog.numVars && varHi.size() == prog.numVars &&
+         "a range per index variable");
+  unsigned numInputs = inputs.size();
+  SmallVector<const double *, 4> data;
+  SmallVector<Shape, 4> strides(numInputs);
+  SmallVector<const int64_t *, 4> los, strideData;
+  for (unsigned t = 0; t != numInputs; ++t) {
+    const BoxArg &arg = inputs[t];
+    data.push_back(arg.data);
+    strides[t].assign(arg.extent.size(), 1);
+    for (unsigned d = arg.extent.size(); d-- > 1;)
+      strides[t][d - 1] = strides[t][d] * arg.extent[d];
+    los.push_back(arg.lo.data());
+    strideData.push_back(strides[t].data());
+  }
+  SmallVector<int64_t, 16> vars(prog.numVars, 0);
+  std::vector<double> stack(prog.stackSize + 1);
+  Machine machine(prog, data.data(), vars.data());
+  machine.setBoxes(los.data(), strideData.data(), varLo.data(), varHi.data());
+  unsigned rank = prog.outputShape.size();
+  Shape outStrides(rank, 1);
+  for (unsigned d = rank; d-- > 1;)
+    outStrides[d - 1] = outStrides[d] * output.extent[d];
+  for (unsigned d = 0; d != rank; ++d) {
+    if (varHi[d] <= varLo[d])
+      return;
+    vars[d] = varLo[d];
+  }
+  for (;;) {
+    int64_t offset = 0;
+    for (unsigned d = 0; d != rank; ++d)
+      offset += (vars[d] - output.lo[d]) * outStrides[d];
+    output.data[offset] = machine.run(0, stack.data());
+    unsigned d = rank;
+    while (d-- > 0) {
+      if (++vars[d] < varHi[d])
+        break;
+      vars[d] = varLo[d];
+    }
+    if (d == unsigned(-1))
+      return;
   }
 }

@@ -33,6 +33,37 @@ static void writeRegion(llvm::raw_ostream &os,
   os << ']';
 }
 
+/// The topology a plan was made for and its estimated step (fields beyond
+/// the contract, docs/PlanFormat.md).
+static void writeEstimate(llvm::raw_ostream &os, const Topology &topology,
+                          const StepEstimate &estimate) {
+  os << ",\n \"topology\": ";
+  llvm::json::OStream j(os);
+  j.object([&] {
+    j.attributeArray("levels", [&] {
+      for (unsigned f : topology.factors)
+        j.value(int64_t(f));
+    });
+    j.attributeArray("bandwidths", [&] {
+      for (double bw : topology.bandwidths)
+        j.value(bw);
+    });
+    j.attribute("latency", topology.latency);
+    j.attribute("flops", topology.flops);
+  });
+  os << ",\n \"level_bytes\": ";
+  llvm::json::OStream bytes(os);
+  writeNumbers(bytes, estimate.levelBytes);
+  os << ",\n \"estimated_step_seconds\": ";
+  llvm::json::OStream seconds(os);
+  seconds.object([&] {
+    auto &j = seconds;
+    j.attribute("communication", estimate.communicationSeconds);
+    j.attribute("compute", estimate.computeSeconds);
+    j.attribute("total", estimate.totalSeconds());
+  });
+}
+
 void plan::writePlanJSON(llvm::raw_ostream &os, const Plan &p) {
   os << "{\"format\": \"tofu-plan\", \"version\": 1, \"workers\": "
      << p.workers << ",\n \"levels\": [";
@@ -49,6 +80,8 @@ void plan::writePlanJSON(llvm::raw_ostream &os, const Plan &p) {
     llvm::json::OStream j(os);
     writeNumbers(j, p.peakBytesPerWorker);
   }
+  if (p.topology && p.estimate)
+    writeEstimate(os, *p.topology, *p.estimate);
   os << ",\n \"ops\": [";
   for (unsigned i = 0, e = p.ops.size(); i != e; ++i) {
     os << (i ? ",\n  " : "\n  ") << "{\"name\": ";

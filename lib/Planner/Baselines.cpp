@@ -8,6 +8,9 @@
 // when it is a reduction variable (a weight gradient) the op reduces over
 // it and the output has no batch dimension.
 //
+// The Megatron baseline lays weights out as Megatron-LM's tensor
+// parallelism does; see getMegatronTensorDims.
+//
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Planner/Search.h"
@@ -58,6 +61,82 @@ Assignment planner::makeDataParallel(const PlanningProblem &problem,
     a.tensorDims.emplace_back(numLevels, dim);
   }
   return a;
+}
+
+/// The rank-2 parameter `t` is, directly or through `t` ops (PyTorch's
+/// transpose of a Linear weight), or -1.
+static int findWeight(const graph::Graph &g, ArrayRef<int> transposedFrom,
+                      unsigned t) {
+  while (transposedFrom[t] >= 0)
+    t = transposedFrom[t];
+  const graph::Tensor &tensor = g.getTensor(t);
+  return tensor.role == graph::Role::Param && tensor.shape.size() == 2 ? t : -1;
+}
+
+std::vector<int> planner::getMegatronTensorDims(const PlanningProblem &problem) {
+  // Megatron-LM splits each pair of linear layers so that the activation
+  // between them never needs gathering: the first (a column-parallel layer:
+  // attention's q, k, v; the MLP's first layer) splits its weight's output
+  // features (dimension 0 of a [out, in] weight) and leaves its output
+  // split; the second (row-parallel: attention's output projection, the
+  // MLP's second layer), whose input arrives split, splits its input
+  // features (dimension 1), and its output is summed whole. Which is which
+  // follows the data: a linear layer whose activation input descends from
+  // a column-parallel output without an intervening row-parallel layer is
+  // row-parallel. Embeddings split their vocabulary (dimension 0). A
+  // weight is classified by its first use (the forward op); its gradient
+  // and its update follow it.
+  const graph::Graph &g = problem.getGraph();
+  unsigned numTensors = g.getNumTensors();
+  std::vector<int> dims(numTensors, -1), transposedFrom(numTensors, -1);
+  std::vector<bool> split(numTensors, false);
+  for (unsigned i = 0, e = g.getNumOps(); i != e; ++i) {
+    const graph::Op &op = g.getOp(i);
+    int out = op.getOutput();
+    if (out < 0)
+      continue;
+    if (op.type == "t" && op.inputs.size() == 1) {
+      transposedFrom[out] = op.inputs[0].index;
+      split[out] = split[op.inputs[0].index];
+      continue;
+    }
+    bool anySplit = llvm::any_of(
+        op.inputs, [&](const graph::TensorRef &in) { return split[in.index]; });
+    bool linear = op.type == "mm" || op.type == "addmm" ||
+                  op.type == "matmul" || op.type == "linear";
+    int weight = -1;
+    for (const graph::TensorRef &in : op.inputs)
+      if ((linear || op.type == "embedding") && weight < 0)
+        weight = findWeight(g, transposedFrom, in.index);
+    if (weight < 0 || dims[weight] >= 0) {
+      split[out] = anySplit;
+      continue;
+    }
+    if (op.type == "embedding") {
+      dims[weight] = 0;
+      split[out] = false;
+      continue;
+    }
+    // Column-parallel unless the activation arrives split.
+    bool rowParallel = anySplit;
+    dims[weight] = rowParallel ? 1 : 0;
+    split[out] = !rowParallel;
+    // A column-parallel layer's bias is split with its outputs.
+    if (!rowParallel && op.type == "addmm") {
+      int bias = op.inputs[0].index;
+      if (g.getTensor(bias).role == graph::Role::Param &&
+          g.getTensor(bias).shape.size() == 1)
+        dims[bias] = 0;
+    }
+  }
+  for (unsigned t = 0; t != numTensors; ++t) {
+    const ProblemTensor &tensor = problem.getTensor(t);
+    for (int of : {tensor.gradOf, tensor.updates})
+      if (of >= 0 && dims[of] >= 0 && dims[t] < 0 &&
+          problem.getTensor(of).rank == tensor.rank)
+        dims[t] = dims[of];
+  }
+  return dims;
 }
 
 Assignment planner::makeReplicated(const PlanningProblem &problem, unsigned k) {

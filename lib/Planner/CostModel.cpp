@@ -71,11 +71,24 @@ static llvm::Error planError(const Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
-/// Checks that `p` lines up with the problem's graph, op by op and tensor
-/// by tensor, and resolves every op's steps.
-static llvm::Error checkShape(const PlanningProblem &problem,
-                              const plan::Plan &p,
-                              std::vector<SmallVector<uint8_t, 4>> &steps) {
+bool planner::isPartialShare(const ProblemOp &op, ArrayRef<uint8_t> steps) {
+  for (uint8_t s : steps)
+    if (op.isReduceStep(s))
+      return true;
+  return false;
+}
+
+void planner::computeOpShare(const ProblemOp &op, ArrayRef<unsigned> levels,
+                             ArrayRef<uint8_t> steps, ArrayRef<unsigned> digits,
+                             SmallVectorImpl<Range> &box,
+                             analysis::WorkerRegions &regions) {
+  getOpBox(op, levels, steps, digits, box);
+  analysis::computeWorkerRegions(op.binding, box, regions);
+}
+
+llvm::Error
+planner::resolvePlanSteps(const PlanningProblem &problem, const plan::Plan &p,
+                          std::vector<SmallVector<uint8_t, 4>> &steps) {
   const graph::Graph &g = problem.getGraph();
   if (plan::getNumWorkers(p.levels) != p.workers)
     return planError("levels multiply to " +
@@ -204,13 +217,10 @@ void PlanEvaluator::evaluateOp(unsigned i) {
   SmallVector<Region, 8> computed(p.workers);
   SmallVector<HeldRegion, 8> outHeld(p.workers);
   plan::OpCost &cost = report.ops[i];
-  bool partial = false;
-  for (uint8_t s : steps[i])
-    partial |= op.isReduceStep(s);
+  bool partial = isPartialShare(op, steps[i]);
   const ProblemTensor &out = problem.getTensor(op.output);
   for (unsigned w = 0; w != p.workers; ++w) {
-    getOpBox(op, p.levels, steps[i], digits[w], box);
-    analysis::computeWorkerRegions(op.binding, box, regions);
+    computeOpShare(op, p.levels, steps[i], digits[w], box, regions);
     int64_t fetchBytes = 0;
     for (unsigned pos = 0, e = op.inputs.size(); pos != e; ++pos) {
       unsigned t = op.inputs[pos];
@@ -281,7 +291,7 @@ CostReport PlanEvaluator::run() {
 llvm::Expected<CostReport> planner::evaluatePlan(const PlanningProblem &problem,
                                                  const plan::Plan &p) {
   std::vector<SmallVector<uint8_t, 4>> steps;
-  if (llvm::Error err = checkShape(problem, p, steps))
+  if (llvm::Error err = resolvePlanSteps(problem, p, steps))
     return std::move(err);
   return PlanEvaluator(problem, p, steps).run();
 }

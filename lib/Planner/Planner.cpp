@@ -44,6 +44,15 @@ private:
   /// search failed (the error is kept in `failure`).
   llvm::Optional<plan::Plan> searchAtPrice(double price);
   llvm::Expected<plan::Plan> searchWithinBudget(int64_t budget);
+  /// On a topology, estimates the step of `p` and records it in `p`.
+  llvm::Error recordEstimate(plan::Plan &p) const;
+  /// The better of two plans: fewer bytes, or on a topology a shorter
+  /// estimated step.
+  bool isCheaper(const plan::Plan &a, const plan::Plan &b) const {
+    if (a.estimate && b.estimate)
+      return a.estimate->totalSeconds() < b.estimate->totalSeconds();
+    return a.commBytes < b.commBytes;
+  }
   void progress(const Twine &msg) {
     if (options.progress && secondsSince(start) > 1.0)
       *options.progress << "tofu-plan: [" << llvm::format("%.1f", secondsSince(start))
@@ -74,7 +83,10 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
   // A budgeted search runs this at several prices: report the last run.
   report.trials.clear();
   report.note.clear();
-  for (const auto &levels : getLevelCandidates(options.workers)) {
+  auto candidates = options.topology
+                        ? getTopologyLevelCandidates(*options.topology)
+                        : getLevelCandidates(options.workers);
+  for (const auto &levels : candidates) {
     if (best && outOfTime()) {
       report.note = "stopped after " + std::to_string(report.trials.size()) +
                     " factorings: --time-limit reached";
@@ -82,6 +94,8 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
     }
     Clock::time_point trialStart = Clock::now();
     std::string name = plan::formatLevels(levels);
+    if (options.topology)
+      settings.levelWeights = getLevelWeights(*options.topology, levels);
     settings.onLevel = [&](unsigned l, unsigned n) {
       progress("levels " + name + ": solving level " + Twine(l + 1) + "/" +
                Twine(n));
@@ -99,6 +113,18 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
                                          "search");
       continue;
     }
+    int64_t unrefinedBytes = 0;
+    if (assignment && options.search == SearchKind::Recursive &&
+        options.refine && levels.size() > 1) {
+      progress("levels " + name + ": refining");
+      if (auto costs = evaluatePlan(problem, materializePlan(problem, *assignment)))
+        unrefinedBytes = costs->commBytes;
+      else
+        llvm::consumeError(costs.takeError());
+      if (llvm::Error err = refineLevels(problem, settings, /*maxRounds=*/3,
+                                         *assignment, report.stats))
+        assignment = std::move(err);
+    }
     if (!assignment) {
       failure = llvm::toString(assignment.takeError());
       return llvm::None;
@@ -110,9 +136,13 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
       return llvm::None;
     }
     recordCosts(*costs, candidate);
+    if (llvm::Error err = recordEstimate(candidate)) {
+      failure = llvm::toString(std::move(err));
+      return llvm::None;
+    }
     LevelTrial trial{levels, candidate.commBytes,
-                     getMaxResidentBytes(candidate),
-                     secondsSince(trialStart)};
+                     getMaxResidentBytes(candidate), secondsSince(trialStart),
+                     unrefinedBytes};
     report.trials.push_back(trial);
     progress("levels " + name + ": " + Twine(candidate.commBytes) + " bytes");
     bool fits = !options.memoryBytes ||
@@ -120,10 +150,21 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
     bool bestFits = best && (!options.memoryBytes ||
                              getMaxResidentBytes(*best) <= *options.memoryBytes);
     if (!best || (fits && !bestFits) ||
-        (fits == bestFits && candidate.commBytes < best->commBytes))
+        (fits == bestFits && isCheaper(candidate, *best)))
       best = std::move(candidate);
   }
   return best;
+}
+
+llvm::Error Driver::recordEstimate(plan::Plan &p) const {
+  if (!options.topology)
+    return llvm::Error::success();
+  auto estimate = estimateStep(problem, p, *options.topology);
+  if (!estimate)
+    return estimate.takeError();
+  p.topology = options.topology;
+  p.estimate = std::move(*estimate);
+  return llvm::Error::success();
 }
 
 static std::string formatBytes(int64_t bytes) {
@@ -181,7 +222,7 @@ llvm::Expected<plan::Plan> Driver::searchWithinBudget(int64_t budget) {
       return fail();
     if (fits(*p)) {
       hi = mid;
-      if (p->commBytes <= feasible->commBytes)
+      if (!isCheaper(*feasible, *p))
         keep(std::move(*p), mid);
     } else {
       lo = mid;
@@ -236,16 +277,40 @@ llvm::Expected<plan::Plan> planner::planGraph(const PlanningProblem &problem,
   return Driver(problem, options, report).run();
 }
 
-plan::Plan planner::planBaseline(const PlanningProblem &problem,
-                                 BaselineKind kind, unsigned workers) {
-  Assignment a = kind == BaselineKind::DataParallel
-                     ? makeDataParallel(problem, workers)
-                     : makeReplicated(problem, workers);
-  plan::Plan p = materializePlan(problem, a);
+/// Megatron-LM's tensor parallelism over one K-way level: the weights laid
+/// out as it does, every other decision searched under that constraint.
+static llvm::Expected<Assignment> makeMegatron(const PlanningProblem &problem,
+                                               unsigned workers) {
+  SearchSettings settings;
+  settings.pinnedTensorDims = getMegatronTensorDims(problem);
+  SearchStats stats;
+  if (workers == 1)
+    return makeReplicated(problem, workers);
+  return searchRecursive(problem, {workers}, settings, stats);
+}
+
+llvm::Expected<plan::Plan>
+planner::planBaseline(const PlanningProblem &problem, BaselineKind kind,
+                      unsigned workers,
+                      const llvm::Optional<Topology> &topology) {
+  llvm::Expected<Assignment> a =
+      kind == BaselineKind::DataParallel ? makeDataParallel(problem, workers)
+      : kind == BaselineKind::Replicate  ? makeReplicated(problem, workers)
+                                         : makeMegatron(problem, workers);
+  if (!a)
+    return a.takeError();
+  plan::Plan p = materializePlan(problem, *a);
   // A baseline is built from the problem's own strategies: it always
   // evaluates.
   recordCosts(llvm::cantFail(evaluatePlan(problem, p)), p);
-  return p;
+  if (topology) {
+    auto estimate = estimateStep(problem, p, *topology);
+    if (!estimate)
+      return estimate.takeError();
+    p.topology = topology;
+    p.estimate = std::move(*estimate);
+  }
+  return std::move(p);
 }
 
 int64_t planner::getMaxResidentBytes(const plan::Plan &p) {

@@ -33,7 +33,8 @@ planner::searchRecursive(const PlanningProblem &problem,
       digits[l] = c;
       frame.workers.push_back(std::move(digits));
     }
-    frame.weight = groups;
+    frame.weight =
+        groups * (settings.levelWeights.empty() ? 1 : settings.levelWeights[l]);
     if (llvm::Error err =
             solveFrame(problem, std::move(frame), settings, assignment, stats))
       return std::move(err);

@@ -24,49 +24,59 @@ planner::getAllWorkers(ArrayRef<unsigned> levels) {
 SearchSpace::SearchSpace(const PlanningProblem &problem, SearchFrame frame)
     : problem(problem), frame(std::move(frame)) {}
 
-/// Every tuple of `count` digits below `radix`, each appended to `prefix`.
-static std::vector<SmallVector<uint8_t, 4>>
-enumerateTuples(ArrayRef<uint8_t> prefix, unsigned radix, unsigned count) {
+SmallVector<uint8_t, 4>
+SearchSpace::getFixedPart(ArrayRef<uint8_t> tuple) const {
+  SmallVector<uint8_t, 4> fixed(tuple.begin(), tuple.begin() + frame.firstFree);
+  fixed.append(tuple.begin() + getEndFree(), tuple.end());
+  return fixed;
+}
+
+std::vector<SmallVector<uint8_t, 4>>
+SearchSpace::enumerateFreeTuples(ArrayRef<uint8_t> fixed, unsigned radix) const {
+  unsigned first = frame.firstFree, end = getEndFree();
+  SmallVector<uint8_t, 4> tuple(frame.levels.size(), 0);
+  for (unsigned l = 0, e = tuple.size(); l != e; ++l)
+    if (l < first || l >= end)
+      tuple[l] = fixed[l];
   std::vector<SmallVector<uint8_t, 4>> tuples;
-  SmallVector<uint8_t, 4> digit(count, 0);
   while (true) {
-    SmallVector<uint8_t, 4> tuple(prefix.begin(), prefix.end());
-    tuple.append(digit.begin(), digit.end());
-    tuples.push_back(std::move(tuple));
-    unsigned k = count;
-    while (k != 0 && ++digit[k - 1] == radix)
-      digit[--k] = 0;
-    if (k == 0)
+    tuples.push_back(tuple);
+    // Count through the free digits, the last one fastest.
+    unsigned k = end;
+    while (k != first && ++tuple[k - 1] == radix)
+      tuple[--k] = 0;
+    if (k == first)
       return tuples;
   }
 }
 
 void SearchSpace::buildOpDomain(unsigned i) {
   const ProblemOp &op = problem.getOp(i);
-  ArrayRef<uint8_t> prefix;
-  if (frame.firstFree)
-    prefix = ArrayRef<uint8_t>(frame.prior->opSteps[i]).take_front(frame.firstFree);
-  auto tuples = enumerateTuples(prefix, op.getNumSteps(),
-                                frame.levels.size() - frame.firstFree);
+  ArrayRef<uint8_t> fixed;
+  if (frame.prior)
+    fixed = frame.prior->opSteps[i];
   auto &domain = opDomains[i];
-  for (auto &tuple : tuples)
+  for (auto &tuple : enumerateFreeTuples(fixed, op.getNumSteps()))
     if (!mixesReplicateAndReduce(op, tuple))
       domain.push_back(std::move(tuple));
 }
 
 void SearchSpace::buildTensorDomain(unsigned t) {
   unsigned rank = problem.getTensor(t).rank;
-  ArrayRef<uint8_t> prefix;
-  if (frame.firstFree)
-    prefix =
-        ArrayRef<uint8_t>(frame.prior->tensorDims[t]).take_front(frame.firstFree);
-  unsigned free = frame.levels.size() - frame.firstFree;
-  if (rank == 0) {
-    tensorDomains[t] = enumerateTuples(prefix, 1, free);
+  ArrayRef<uint8_t> fixed;
+  if (frame.prior)
+    fixed = frame.prior->tensorDims[t];
+  unsigned radix = rank == 0 ? 1 : rank + (frame.replicateTensors ? 1 : 0);
+  tensorDomains[t] = enumerateFreeTuples(fixed, radix);
+  int pinned = frame.pinnedTensorDims ? (*frame.pinnedTensorDims)[t] : -1;
+  if (pinned < 0 || rank == 0)
     return;
-  }
-  unsigned radix = rank + (frame.replicateTensors ? 1 : 0);
-  tensorDomains[t] = enumerateTuples(prefix, radix, free);
+  llvm::erase_if(tensorDomains[t], [&](ArrayRef<uint8_t> tuple) {
+    for (unsigned l = frame.firstFree, e = getEndFree(); l != e; ++l)
+      if (tuple[l] != pinned)
+        return true;
+    return false;
+  });
 }
 
 void SearchSpace::computeTensorRegions(unsigned t) {
@@ -188,9 +198,8 @@ void SearchSpace::addStoragePrices(unsigned t) {
 
 unsigned SearchSpace::getTensorVar(unsigned t) {
   unsigned cls = frame.coarsening ? frame.coarsening->tensorClass[t] : t;
-  SmallVector<uint8_t, 4> prefix(tensorDomains[t][0].begin(),
-                                 tensorDomains[t][0].begin() + frame.firstFree);
-  auto [it, inserted] = tensorVarOf.try_emplace({cls, prefix}, 0);
+  auto [it, inserted] =
+      tensorVarOf.try_emplace({cls, getFixedPart(tensorDomains[t][0])}, 0);
   if (inserted)
     it->second = graph.addVariable(tensorDomains[t].size());
   return it->second;
@@ -198,9 +207,8 @@ unsigned SearchSpace::getTensorVar(unsigned t) {
 
 unsigned SearchSpace::getOpVar(unsigned i) {
   unsigned cls = frame.coarsening ? frame.coarsening->opClass[i] : i;
-  SmallVector<uint8_t, 4> prefix(opDomains[i][0].begin(),
-                                 opDomains[i][0].begin() + frame.firstFree);
-  auto [it, inserted] = opVarOf.try_emplace({cls, prefix}, 0);
+  auto [it, inserted] =
+      opVarOf.try_emplace({cls, getFixedPart(opDomains[i][0])}, 0);
   if (inserted)
     it->second = graph.addVariable(opDomains[i].size());
   return it->second;
@@ -267,19 +275,22 @@ void SearchSpace::apply(ArrayRef<unsigned> choice, Assignment &out) const {
 
 llvm::Error planner::solveFrame(const PlanningProblem &problem, SearchFrame frame,
                               const SearchSettings &settings,
-                              Assignment &assignment, SearchStats &stats) {
+                              Assignment &assignment, SearchStats &stats,
+                              double *cost) {
   frame.replicateTensors = settings.replicateTensors;
   frame.bytePrice = settings.bytePrice;
   if (!frame.coarsening)
     frame.coarsening = settings.coarsening;
+  if (!settings.pinnedTensorDims.empty())
+    frame.pinnedTensorDims = &settings.pinnedTensorDims;
   SearchSpace space(problem, std::move(frame));
   if (!space.build())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "a decision has more than 65535 choices");
   std::vector<unsigned> choice;
-  double cost = 0;
+  double optimum = 0;
   FactorGraph &graph = space.getFactorGraph();
-  if (!graph.minimize(choice, cost, settings.maxTableEntries,
+  if (!graph.minimize(choice, optimum, settings.maxTableEntries,
                       settings.allowConditioning))
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
@@ -289,6 +300,8 @@ llvm::Error planner::solveFrame(const PlanningProblem &problem, SearchFrame fram
   stats.largestTable = std::max(stats.largestTable, graph.getStats().largestTable);
   stats.conditioned += graph.getStats().conditioned;
   space.apply(choice, assignment);
+  if (cost)
+    *cost = optimum;
   return llvm::Error::success();
 }
 

@@ -47,6 +47,7 @@ public:
 private:
   void printTotals();
   void printBaselines();
+  void printTopology();
   void printSearch();
   void printGroups();
   void printTopSites();
@@ -98,6 +99,51 @@ void SummaryPrinter::printBaselines() {
     row("data-parallel", *in.dataParallel);
   if (in.replicated)
     row("replicate", *in.replicated);
+  if (in.megatron)
+    row("megatron", *in.megatron);
+}
+
+static std::string formatSeconds(double seconds) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (seconds >= 1)
+    os << llvm::format("%.3f s", seconds);
+  else if (seconds >= 1e-3)
+    os << llvm::format("%.3f ms", seconds * 1e3);
+  else
+    os << llvm::format("%.3f us", seconds * 1e6);
+  return os.str();
+}
+
+void SummaryPrinter::printTopology() {
+  if (!p.topology || !p.estimate)
+    return;
+  const plan::Topology &topology = *p.topology;
+  const plan::StepEstimate &e = *p.estimate;
+  os << "\ntopology:   " << formatTopology(topology) << "\n";
+  os << "estimate:   " << formatSeconds(e.totalSeconds()) << " per step: "
+     << formatSeconds(e.communicationSeconds) << " communication, "
+     << formatSeconds(e.computeSeconds) << " compute at "
+     << formatNumber(topology.flops / 1e12) << " TFLOP/s (no overlap)\n";
+  for (unsigned l = 0, n = p.levels.size(); l != n; ++l) {
+    double bandwidth = topology.bandwidths[e.links[l]];
+    os << "  level " << l + 1 << " (" << p.levels[l] << "-way) on links of "
+       << formatNumber(bandwidth / 1e9) << " GB/s: " << e.levelBytes[l]
+       << " bytes, "
+       << formatSeconds(double(e.levelBytes[l]) / p.workers / bandwidth)
+       << "\n";
+  }
+  auto row = [&](StringRef name, const plan::Plan *b) {
+    if (b && b->estimate)
+      os << "  " << name << " estimate: "
+         << formatSeconds(b->estimate->totalSeconds()) << " per step ("
+         << llvm::format("%.3fx", b->estimate->totalSeconds() /
+                                      e.totalSeconds())
+         << " this plan's)\n";
+  };
+  row("data-parallel", in.dataParallel);
+  row("replicate", in.replicated);
+  row("megatron", in.megatron);
 }
 
 void SummaryPrinter::printSearch() {
@@ -107,12 +153,16 @@ void SummaryPrinter::printSearch() {
   os << "\nsearch:     " << llvm::format("%.3f", r.searchSeconds) << " s, "
      << r.stats.decisions << " decisions eliminated, largest table "
      << r.stats.largestTable << " entries\n";
-  for (const LevelTrial &trial : r.trials)
+  for (const LevelTrial &trial : r.trials) {
     os << "  levels " << plan::formatLevels(trial.levels) << ": "
        << trial.commBytes << " bytes, fullest worker "
        << formatBytes(trial.maxResidentBytes)
        << llvm::format(" (%.3f s)", trial.seconds)
        << (trial.levels == p.levels ? "  <- chosen" : "") << "\n";
+    if (trial.unrefinedCommBytes)
+      os << "    refined from " << trial.unrefinedCommBytes
+         << " bytes (the recursion alone)\n";
+  }
   if (r.coarsened)
     os << "  coarsening: " << r.ops << " ops, " << r.tensors
        << " tensors -> " << r.opClasses << " op and " << r.tensorClasses
@@ -205,6 +255,7 @@ void SummaryPrinter::printTopSites() {
 void SummaryPrinter::print() {
   printTotals();
   printBaselines();
+  printTopology();
   printSearch();
   printGroups();
   printTopSites();

@@ -20,6 +20,8 @@ struct SummaryInput {
   std::string what;
   const plan::Plan *dataParallel = nullptr;
   const plan::Plan *replicated = nullptr;
+  /// Null for graphs without linear layers.
+  const plan::Plan *megatron = nullptr;
 };
 
 /// Prints the report: totals, baselines as ratios, the search, per group

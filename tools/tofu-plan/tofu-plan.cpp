@@ -40,7 +40,7 @@ namespace cl = llvm::cl;
 namespace {
 
 enum class EmitKind { Plan, Summary, Dot, Cpp };
-enum class BaselineChoice { None, DataParallel, Replicate };
+enum class BaselineChoice { None, DataParallel, Replicate, Megatron };
 enum ExitStatus { Success = 0, BadInput = 1, BadUsage = 2 };
 
 cl::OptionCategory category("tofu-plan options");
@@ -91,7 +91,11 @@ cl::opt<BaselineChoice> baseline(
     cl::values(clEnumValN(BaselineChoice::DataParallel, "data-parallel",
                           "batch split, everything else replicated"),
                clEnumValN(BaselineChoice::Replicate, "replicate",
-                          "everything whole on every worker")),
+                          "everything whole on every worker"),
+               clEnumValN(BaselineChoice::Megatron, "megatron",
+                          "Megatron-LM tensor parallelism: linear weights "
+                          "split column/row-parallel in pairs, the rest "
+                          "searched under that layout")),
     cl::cat(category));
 
 cl::opt<std::string> memoryFlag(
@@ -100,11 +104,33 @@ cl::opt<std::string> memoryFlag(
              "replicated where that saves communication"),
     cl::value_desc("BYTES[K|M|G]"), cl::cat(category));
 
+cl::opt<std::string> topologyFlag(
+    "topology",
+    cl::desc("The machine: nested groups of workers, outermost first, and "
+             "the bandwidth of each level's links in GB/s (2x4:25,300 is 2 "
+             "machines of 4 workers, 25 GB/s between machines, 300 inside "
+             "one). The search charges each level's bytes by its link, and "
+             "the plan gets an estimated step time"),
+    cl::value_desc("F1xF2x...:BW1,BW2,..."), cl::cat(category));
+
+cl::opt<double> flopsFlag(
+    "tflops",
+    cl::desc("With --topology: one worker's speed in TFLOP/s for the "
+             "compute estimate (default 100)"),
+    cl::value_desc("TFLOPS"), cl::init(100), cl::cat(category));
+
 cl::opt<double> timeLimit(
     "time-limit",
     cl::desc("Stop trying further factorings of K after this many seconds "
              "(the best plan so far is kept)"),
     cl::value_desc("SECONDS"), cl::init(0), cl::cat(category));
+
+cl::opt<cl::boolOrDefault> refine(
+    "refine",
+    cl::desc("Refine the recursive search's plans: re-decide each level with "
+             "the others fixed, over every worker (default: on up to "
+             "16 workers; --refine=false for the paper's search alone)"),
+    cl::cat(category));
 
 cl::opt<bool> quiet("quiet", cl::desc("No progress lines on stderr"),
                     cl::cat(category));
@@ -240,11 +266,34 @@ int runPlan(DiagnosticEngine &diags) {
   options.workers = *workers;
   options.search = searchKind;
   options.timeLimitSeconds = timeLimit;
+  if (refine != cl::BOU_UNSET)
+    options.refine = refine == cl::BOU_TRUE;
+  else
+    options.refine = *workers <= planner::MaxWorkersRefinedByDefault;
   options.progress = quiet ? nullptr : &llvm::errs();
   if (!memoryFlag.empty()) {
     options.memoryBytes = parseMemory();
     if (!options.memoryBytes)
       return BadInput;
+  }
+  if (!topologyFlag.empty()) {
+    auto topology = planner::parseTopology(topologyFlag);
+    if (!topology) {
+      error() << llvm::toString(topology.takeError()) << "\n";
+      return BadInput;
+    }
+    if (plan::getNumWorkers(topology->factors) != *workers) {
+      error() << "--topology " << topologyFlag << " has "
+              << plan::getNumWorkers(topology->factors)
+              << " workers, but --workers is " << *workers << "\n";
+      return BadInput;
+    }
+    if (!(flopsFlag > 0)) {
+      error() << "--tflops must be positive\n";
+      return BadInput;
+    }
+    topology->flops = flopsFlag * 1e12;
+    options.topology = std::move(*topology);
   }
   graph::SpecLibrary specs;
   LoadedGraph loaded;
@@ -257,20 +306,44 @@ int runPlan(DiagnosticEngine &diags) {
   summary.problem = &problem;
   // The baselines are plans of their own when asked for, and the summary's
   // points of comparison; other outputs do not need them.
-  bool dp = baseline == BaselineChoice::DataParallel;
-  llvm::Optional<plan::Plan> dataParallel, replicated;
-  if (emitKind == EmitKind::Summary || dp)
-    dataParallel = planner::planBaseline(
-        problem, planner::BaselineKind::DataParallel, *workers);
-  if (emitKind == EmitKind::Summary || baseline == BaselineChoice::Replicate)
-    replicated = planner::planBaseline(
-        problem, planner::BaselineKind::Replicate, *workers);
-  summary.dataParallel = dataParallel ? &*dataParallel : nullptr;
-  summary.replicated = replicated ? &*replicated : nullptr;
+  // The Megatron baseline applies to graphs with linear layers; the
+  // summary shows it for those.
+  bool summarize = emitKind == EmitKind::Summary;
+  bool hasLinears = llvm::any_of(planner::getMegatronTensorDims(problem),
+                                 [](int dim) { return dim >= 0; });
+  llvm::Optional<plan::Plan> baselines[3];
+  const planner::BaselineKind kinds[3] = {planner::BaselineKind::DataParallel,
+                                          planner::BaselineKind::Replicate,
+                                          planner::BaselineKind::Megatron};
+  const BaselineChoice choices[3] = {BaselineChoice::DataParallel,
+                                     BaselineChoice::Replicate,
+                                     BaselineChoice::Megatron};
+  for (unsigned b = 0; b != 3; ++b) {
+    bool wanted = baseline == choices[b] ||
+                  (summarize && (kinds[b] != planner::BaselineKind::Megatron ||
+                                 hasLinears));
+    if (!wanted)
+      continue;
+    auto p = planner::planBaseline(problem, kinds[b], *workers, options.topology);
+    if (!p) {
+      error() << llvm::toString(p.takeError()) << "\n";
+      return BadInput;
+    }
+    baselines[b] = std::move(*p);
+  }
+  summary.dataParallel = baselines[0] ? &*baselines[0] : nullptr;
+  summary.replicated = baselines[1] ? &*baselines[1] : nullptr;
+  summary.megatron = baselines[2] ? &*baselines[2] : nullptr;
 
   if (baseline != BaselineChoice::None) {
-    summary.what = dp ? "the data-parallel baseline" : "the replicate baseline";
-    summary.plan = dp ? summary.dataParallel : summary.replicated;
+    static const char *const names[3] = {"the data-parallel baseline",
+                                         "the replicate baseline",
+                                         "the Megatron baseline"};
+    unsigned b = baseline == BaselineChoice::DataParallel ? 0
+                 : baseline == BaselineChoice::Replicate  ? 1
+                                                          : 2;
+    summary.what = names[b];
+    summary.plan = &*baselines[b];
     return writeOutput(*loaded.graph, *summary.plan, summary);
   }
   planner::PlannerReport report;

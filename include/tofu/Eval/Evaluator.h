@@ -36,6 +36,22 @@ namespace eval {
 
 struct Program;
 
+/// An input of CompiledOp::runBox: the values (as doubles) of the dense
+/// row-major box of a tensor whose first element is at global coordinates
+/// `lo`, with `extent` elements per dimension.
+struct BoxArg {
+  const double *data;
+  ArrayRef<int64_t> lo;
+  ArrayRef<int64_t> extent;
+};
+
+/// The output of CompiledOp::runBox, a dense box like BoxArg.
+struct BoxOut {
+  double *data;
+  ArrayRef<int64_t> lo;
+  ArrayRef<int64_t> extent;
+};
+
 /// An operator compiled for fixed param values and input and output shapes.
 class CompiledOp {
 public:
@@ -56,6 +72,20 @@ public:
   /// Computes every element of `output` from `inputs`, which must have the
   /// compiled shapes (checked by assertions only).
   void run(ArrayRef<const Tensor *> inputs, Tensor &output) const;
+
+  /// Computes the output elements of one iteration box, as a worker
+  /// running a share of the operator does (runtime/Kernel.h): `varLo` and
+  /// `varHi` give a range per index variable (by id: output variables, then
+  /// reduction variables in source order). Each output element in the box
+  /// of the output variables is written once; a reduction ranges over the
+  /// intersection of its variables' ranges with the box (partial values for
+  /// a share of a reduction); a read outside the whole tensor gives 0, a
+  /// read inside it must fall in the input's box.
+  void runBox(ArrayRef<BoxArg> inputs, const BoxOut &output,
+              ArrayRef<int64_t> varLo, ArrayRef<int64_t> varHi) const;
+
+  /// Number of index variables (the length of runBox's ranges).
+  unsigned getNumVars() const;
 
   /// The value type of the body: int and bool bodies give integral values.
   bool hasRealBody() const;

@@ -70,6 +70,30 @@ struct TensorPlan {
   std::vector<llvm::Optional<Region>> regions;
 };
 
+/// The machine a plan is made for: nested groups of workers joined by
+/// links of one bandwidth per level (docs/Planner.md, "Topology").
+struct Topology {
+  /// Group sizes, outermost first; their product is the number of workers.
+  SmallVector<unsigned, 4> factors;
+  /// Bytes per second of one link at each level of `factors`.
+  SmallVector<double, 4> bandwidths;
+  /// Seconds each message pays on any link (the alpha of alpha-beta).
+  double latency = 5e-6;
+  /// Floating-point operations per second of one worker.
+  double flops = 100e12;
+};
+
+/// What a plan's step is estimated to take on a topology.
+struct StepEstimate {
+  /// Per plan level: the bytes crossing it (see estimateStep).
+  std::vector<int64_t> levelBytes;
+  /// Per plan level: the topology level its bytes travel on.
+  SmallVector<unsigned, 4> links;
+  double communicationSeconds = 0;
+  double computeSeconds = 0;
+  double totalSeconds() const { return communicationSeconds + computeSeconds; }
+};
+
 /// A whole plan.
 struct Plan {
   unsigned workers = 1;
@@ -84,6 +108,9 @@ struct Plan {
   int64_t commBytes = 0;
   std::vector<int64_t> residentBytesPerWorker;
   std::vector<int64_t> peakBytesPerWorker;
+  /// The topology the plan was made for, and its estimated step there.
+  llvm::Optional<Topology> topology;
+  llvm::Optional<StepEstimate> estimate;
 };
 
 /// "2x2x2"; "1" for no levels (one worker).

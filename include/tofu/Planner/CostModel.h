@@ -12,6 +12,7 @@
 #ifndef TOFU_PLANNER_COSTMODEL_H
 #define TOFU_PLANNER_COSTMODEL_H
 
+#include "tofu/Analysis/Regions.h"
 #include "tofu/Planner/PlanningProblem.h"
 
 #include "llvm/Support/Error.h"
@@ -35,6 +36,23 @@ int64_t countProduced(ArrayRef<analysis::Region> computed,
 /// Next step: the elements each worker must receive so that a parameter
 /// stored as `param` is found there after its update stored as `updated`.
 int64_t countNextStep(ArrayRef<HeldRegion> param, ArrayRef<HeldRegion> updated);
+
+/// Worker `digits`'s share of `op` under `steps` (one per level of
+/// `levels`): its iteration box and the regions it reads and computes. The
+/// cost model charges these regions and the runtime executes them.
+void computeOpShare(const ProblemOp &op, ArrayRef<unsigned> levels,
+                    ArrayRef<uint8_t> steps, ArrayRef<unsigned> digits,
+                    SmallVectorImpl<analysis::Range> &box,
+                    analysis::WorkerRegions &regions);
+/// True if `steps` reduce a variable of `op`: its outputs are partial.
+bool isPartialShare(const ProblemOp &op, ArrayRef<uint8_t> steps);
+
+/// Checks that `p` lines up with the problem's graph, op by op and tensor
+/// by tensor (levels, names, one step per level, in-bounds regions), and
+/// resolves every op's steps into `steps`; an error says where it does not.
+llvm::Error resolvePlanSteps(const PlanningProblem &problem,
+                             const plan::Plan &p,
+                             std::vector<SmallVector<uint8_t, 4>> &steps);
 
 /// Everything the cost model says of one plan.
 struct CostReport {

@@ -13,6 +13,7 @@
 
 #include "tofu/Planner/CostModel.h"
 #include "tofu/Planner/Search.h"
+#include "tofu/Planner/Topology.h"
 
 #include "llvm/ADT/Optional.h"
 #include "llvm/Support/raw_ostream.h"
@@ -23,13 +24,21 @@ namespace tofu {
 namespace planner {
 
 enum class SearchKind { Recursive, Exact };
-enum class BaselineKind { DataParallel, Replicate };
+enum class BaselineKind { DataParallel, Replicate, Megatron };
+
+/// Refinement measures every worker, so its cost grows with K while its
+/// gain shrinks: beyond this many workers it is off unless asked for.
+constexpr unsigned MaxWorkersRefinedByDefault = 16;
 
 struct PlannerOptions {
   unsigned workers = 1;
   SearchKind search = SearchKind::Recursive;
   /// Cap on resident bytes per worker.
   llvm::Optional<int64_t> memoryBytes;
+  /// The machine's links (null: every pair of workers equally far).
+  llvm::Optional<Topology> topology;
+  /// Refine the recursive search's plans level by level (refineLevels).
+  bool refine = true;
   /// Stop trying further factorings after this many seconds (0: no limit).
   double timeLimitSeconds = 0;
   /// Where progress lines go for searches over a second (null: nowhere).
@@ -42,6 +51,8 @@ struct LevelTrial {
   int64_t commBytes = 0;
   int64_t maxResidentBytes = 0;
   double seconds = 0;
+  /// comm_bytes before refinement (0: not refined).
+  int64_t unrefinedCommBytes = 0;
 };
 
 /// What the planner did, for the summary.
@@ -65,9 +76,11 @@ llvm::Expected<plan::Plan> planGraph(const PlanningProblem &problem,
                                      const PlannerOptions &options,
                                      PlannerReport &report);
 
-/// The named baseline, with its costs.
-plan::Plan planBaseline(const PlanningProblem &problem, BaselineKind kind,
-                        unsigned workers);
+/// The named baseline, with its costs (and its estimate on `topology`).
+/// Only the Megatron baseline searches, and may fail like a search.
+llvm::Expected<plan::Plan> planBaseline(const PlanningProblem &problem, BaselineKind kind,
+                        unsigned workers,
+                        const llvm::Optional<Topology> &topology = llvm::None);
 
 /// The largest resident bytes of any worker.
 int64_t getMaxResidentBytes(const plan::Plan &p);

@@ -7,6 +7,8 @@
 //    the first group of workers of the levels above;
 //  - searchExact (ExactSearch.cpp): every level at once, over every worker,
 //    the true optimum of the cost model for that factoring;
+//  - refineLevels (Refinement.cpp): block coordinate descent over the
+//    levels of a recursive search's result, exact for each level;
 //  - the baselines of docs/CostModel.md (Baselines.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -38,6 +40,12 @@ struct SearchSettings {
   /// Repeated structure shares decisions (recursive search only; null:
   /// every op and tensor decides on its own).
   const Coarsening *coarsening = nullptr;
+  /// Per tensor, a dimension it must be split along at every level it
+  /// decides, or -1 where the search chooses (empty: nothing pinned).
+  std::vector<int> pinnedTensorDims;
+  /// Per level, a factor on its bytes (the slowness of the link it crosses,
+  /// Topology.h); empty: every level weighs 1.
+  SmallVector<double, 4> levelWeights;
   /// Called before each level is solved (level, number of levels).
   std::function<void(unsigned, unsigned)> onLevel;
 };
@@ -48,6 +56,8 @@ struct SearchStats {
   uint64_t largestTable = 0;
   /// Decisions fixed greedily (0: every level was solved exactly).
   unsigned conditioned = 0;
+  /// Factorings whose plan was refined (refineLevels).
+  unsigned refinements = 0;
 };
 
 /// Tofu's recursive search over `levels`.
@@ -55,6 +65,13 @@ llvm::Expected<Assignment> searchRecursive(const PlanningProblem &problem,
                                            ArrayRef<unsigned> levels,
                                            const SearchSettings &settings,
                                            SearchStats &stats);
+
+/// Re-decides each level of `assignment` with the others fixed, measured
+/// over every worker, for up to `maxRounds` rounds or until a round gains
+/// nothing; never makes the plan worse (Refinement.cpp).
+llvm::Error refineLevels(const PlanningProblem &problem,
+                         const SearchSettings &settings, unsigned maxRounds,
+                         Assignment &assignment, SearchStats &stats);
 
 /// The exact optimum over `levels`; an error when the graph is too large.
 llvm::Expected<Assignment> searchExact(const PlanningProblem &problem,
@@ -64,6 +81,10 @@ llvm::Expected<Assignment> searchExact(const PlanningProblem &problem,
 
 /// The data-parallel baseline for K workers (docs/CostModel.md).
 Assignment makeDataParallel(const PlanningProblem &problem, unsigned k);
+/// The tensor layout of Megatron-LM's tensor parallelism (Baselines.cpp):
+/// per tensor, the dimension its weights are split along, or -1.
+std::vector<int> getMegatronTensorDims(const PlanningProblem &problem);
+
 /// The replicate baseline: every tensor and op whole on every worker.
 Assignment makeReplicated(const PlanningProblem &problem, unsigned k);
 

@@ -30,9 +30,12 @@ namespace planner {
 struct SearchFrame {
   /// The levels of the plan so far, outermost first (decided ones included).
   SmallVector<unsigned, 4> levels;
-  /// Levels before this one are fixed by `prior`; from it on they are
-  /// decided here.
+  /// The levels decided here are [firstFree, firstFree + numFree); the
+  /// others are fixed by `prior`. numFree 0 means every level from
+  /// firstFree on (the recursive and exact searches); refinement decides
+  /// one level between fixed ones.
   unsigned firstFree = 0;
+  unsigned numFree = 0;
   /// Decisions of the fixed levels (may have more levels than needed).
   const Assignment *prior = nullptr;
   /// The workers measured, as digits (one per level of `levels`).
@@ -43,6 +46,9 @@ struct SearchFrame {
   bool replicateTensors = false;
   /// Price per byte a measured worker stores (the memory multiplier).
   double bytePrice = 0;
+  /// Per tensor, a dimension it is split along at every free level, or -1
+  /// (null: none pinned).
+  const std::vector<int> *pinnedTensorDims = nullptr;
   /// Ops and tensors of one class take one decision (null: each its own).
   const Coarsening *coarsening = nullptr;
 };
@@ -67,6 +73,17 @@ public:
   unsigned getNumDecisions() const { return graph.getNumVariables(); }
 
 private:
+  unsigned getEndFree() const {
+    return frame.numFree ? frame.firstFree + frame.numFree
+                         : unsigned(frame.levels.size());
+  }
+  /// The fixed levels' part of a decision tuple (what a class's decision
+  /// is keyed by).
+  SmallVector<uint8_t, 4> getFixedPart(ArrayRef<uint8_t> tuple) const;
+  /// Every tuple whose fixed levels are those of `fixed` (a full tuple from
+  /// `prior`), the free ones below `radix`.
+  std::vector<SmallVector<uint8_t, 4>>
+  enumerateFreeTuples(ArrayRef<uint8_t> fixed, unsigned radix) const;
   void buildOpDomain(unsigned i);
   void buildTensorDomain(unsigned t);
   /// [config][worker]: each decision tuple's regions on the measured
@@ -102,9 +119,11 @@ private:
 
 /// Solves `frame` by elimination with the search settings and writes its
 /// decisions into `assignment`; an error when the factor graph is too large.
+/// `cost`, if given, receives the optimum's objective over the measured
+/// workers (scaled by the frame's weight, storage prices included).
 llvm::Error solveFrame(const PlanningProblem &problem, SearchFrame frame,
                        const SearchSettings &settings, Assignment &assignment,
-                       SearchStats &stats);
+                       SearchStats &stats, double *cost = nullptr);
 
 /// An assignment for `levels` with no decision yet.
 Assignment makeUndecided(const PlanningProblem &problem,

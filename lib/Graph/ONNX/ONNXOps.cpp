@@ -580,7 +580,13 @@ bool NodeLowering::clip() {
   }
   if (hasLo && !hasHi && lo == 0)
     return unary("relu");
-  return fail("only both bounds, or a lower bound of 0, are supported");
+  if (!hasLo && !hasHi) {
+    l.alias(outName(), node.input(0));
+    return true;
+  }
+  l.emit("clamp", {in(0)}, {{hasLo ? "min" : "max", R(hasLo ? lo : hi)}},
+         outName(), out().shape, out().dtype);
+  return true;
 }
 
 bool NodeLowering::expand() {

@@ -196,6 +196,16 @@ def layers():
                  [f32("y", 1, 2, 5)], [])
 
 
+def clamps():
+    # Clip with one bound: clamp<max>, then clamp<min>.
+    nodes = [
+        const("hi", 2.5, np.float32), const("lo", -1.0, np.float32),
+        helper.make_node("Clip", ["x", "", "hi"], ["c"], name="upper"),
+        helper.make_node("Clip", ["c", "lo"], ["y"], name="lower"),
+    ]
+    return model("clamps", nodes, [f32("x", 2, 3)], [f32("y", 2, 3)], [])
+
+
 def lstm():
     # A reverse LSTM without bias or initial state (handwritten; the torch
     # exports of onnx-models.test have both): Y and Y_h.
@@ -301,7 +311,7 @@ if __name__ == "__main__":
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     for make in (mlp, convnet, attention, layernorm, shapechain, layers,
-                 lstm, badlstm, zerostride, noinput, badgelu,
+                 clamps, lstm, badlstm, zerostride, noinput, badgelu,
                  unsupported, malformed, symbolic,
                  strings):
         onnx.save(make(), os.path.join(out, make.__name__ + ".onnx"))

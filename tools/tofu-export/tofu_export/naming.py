@@ -358,8 +358,10 @@ def _generic(op, bound) -> OpCall:
     (None optionals named in the type), everything else as params."""
     packet, overload = op.overloadpacket.__name__, op._overloadname
     base = packet if overload == "default" else f"{packet}_{overload}"
-    rank = next((_rank(v) for a, v, _ in bound
-                 if _is_tensor_type(a.type) and v is not None), None)
+    rank = next((_rank(v[0] if _is_tensor_list_type(a.type) else v)
+                 for a, v, _ in bound
+                 if (_is_tensor_type(a.type) and v is not None) or
+                 (_is_tensor_list_type(a.type) and v)), None)
     if packet == "unsqueeze" and rank is not None:
         rank += 1  # its dim counts in the output
     tensors, params, missing = [], {}, []
@@ -386,18 +388,23 @@ def _generic(op, bound) -> OpCall:
 
 
 def _clamp_slice(packet, params, bound) -> None:
-    """`slice`, `slice_scatter` and `slice_backward` ends past the extent
-    become the extent."""
+    """`slice`, `slice_scatter` and `slice_backward` bounds as Python slices
+    resolve them: a negative start or end counts from the end of the
+    dimension, and both are clamped to [0, extent]."""
     if packet in ("slice", "slice_scatter"):
         shape = _shape(bound[0][1])
-        if shape is not None:
-            extent = shape[params["dim"]]
-            params["start"] = params.get("start", 0)
-            params["end"] = min(params.get("end", extent), extent)
+        if shape is None:
+            return
+        extent = shape[params["dim"]]
     elif packet == "slice_backward":
         sizes = bound[1][1]
         params["dim"] %= len(sizes)
-        params["end"] = min(params["end"], sizes[params["dim"]])
+        extent = sizes[params["dim"]]
+    else:
+        return
+    for key, default in (("start", 0), ("end", extent)):
+        v = params.get(key, default)
+        params[key] = min(max(v + extent if v < 0 else v, 0), extent)
 
 
 def _reads_for(packet, overload, params, n_out):

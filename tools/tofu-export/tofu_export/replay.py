@@ -85,9 +85,10 @@ def build_args(op, schema, values, out):
                                          values[op["inputs"][0]]))
             else:
                 args.append(values[next(inputs)])
-        elif isinstance(inner, torch.ListType) and isinstance(
-                inner.getElementType(), torch.TensorType):
-            args.append([values[i] for i in inputs])
+        elif naming._is_tensor_list_type(inner):
+            # `_n<count>` in the type (rule 7); Tensor?[] too (index.Tensor)
+            count = int(re.search(r"_n(\d+)(?=_|$)", op["type"]).group(1))
+            args.append([values[next(inputs)] for _ in range(count)])
         elif isinstance(inner, torch.StringType):
             args.append(string_arg(op, packet, overload, schema, a))
         elif a.name == "output_mask":

@@ -1,0 +1,40 @@
+//===- PlanLowering.h - From a plan to an ExecutablePlan --------*- C++ -*-===//
+//
+// This file declares the lowering of a plan (plan::Plan) of a bound graph
+// (planner::PlanningProblem) to the runtime's ExecutablePlan: every
+// tensor's stored box per worker and every op's iteration box, input boxes
+// and output box per worker, computed by the same functions the cost model
+// charges (planner::computeOpShare), so the runtime moves what the plan's
+// comm_bytes counts.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_LOWERING_PLANLOWERING_H
+#define TOFU_LOWERING_PLANLOWERING_H
+
+#include "tofu/Planner/PlanningProblem.h"
+#include "tofu/Runtime/ExecutablePlan.h"
+
+#include "llvm/Support/Error.h"
+
+namespace tofu {
+namespace lowering {
+
+/// The runtime's element type of `dtype`; an error for f16 and bf16, which
+/// the runtime does not execute yet.
+llvm::Expected<runtime::ElementType> getElementType(DType dtype);
+
+/// Lowers `p` for `problem`'s graph. Fails with a message naming the op or
+/// tensor where the plan does not match the graph, or a tensor of a type
+/// the runtime does not execute.
+llvm::Expected<runtime::ExecutablePlan>
+lowerPlan(const planner::PlanningProblem &problem, const plan::Plan &p);
+
+/// The plan that computes everything on one worker (no levels, every tensor
+/// stored whole): what `tofu-run --check` compares against.
+plan::Plan makeSingleWorkerPlan(const planner::PlanningProblem &problem);
+
+} // namespace lowering
+} // namespace tofu
+
+#endif // TOFU_LOWERING_PLANLOWERING_H

@@ -1,0 +1,279 @@
+//===- Topology.cpp - Links between workers and a step-time estimate ------===//
+//
+// This file implements parsing `--topology`, the factorings that nest in a
+// topology, the per-level weights the searches charge, and the step-time
+// estimate of a plan (Topology.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Planner/Topology.h"
+#include "tofu/Planner/Assignment.h"
+#include "tofu/Planner/CostModel.h"
+#include "tofu/Planner/Search.h"
+#include "tofu/TDL/AST.h"
+#include "tofu/TDL/ExprWalk.h"
+
+#include "llvm/Support/Format.h"
+
+#include <algorithm>
+
+using namespace tofu;
+using namespace tofu::planner;
+
+static llvm::Error topologyError(StringRef text, const Twine &why) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "bad --topology '" + text + "': " + why +
+                                     " (expected F1xF2x...:BW1,BW2,... with "
+                                     "bandwidths in GB/s, e.g. 2x4:25,300)");
+}
+
+llvm::Expected<Topology> planner::parseTopology(StringRef text) {
+  auto [shape, speeds] = text.split(':');
+  if (speeds.empty())
+    return topologyError(text, "no bandwidths after ':'");
+  Topology topology;
+  SmallVector<StringRef, 4> parts;
+  shape.split(parts, 'x');
+  for (StringRef part : parts) {
+    unsigned f = 0;
+    if (part.trim().getAsInteger(10, f) || f < 2)
+      return topologyError(text, "group size '" + part +
+                                     "' is not an integer of at least 2");
+    topology.factors.push_back(f);
+  }
+  parts.clear();
+  speeds.split(parts, ',');
+  for (StringRef part : parts) {
+    double gbps = 0;
+    if (part.trim().getAsDouble(gbps) || !(gbps > 0))
+      return topologyError(text, "bandwidth '" + part +
+                                     "' is not a positive number of GB/s");
+    topology.bandwidths.push_back(gbps * 1e9);
+  }
+  if (topology.bandwidths.size() != topology.factors.size())
+    return topologyError(text, Twine(topology.factors.size()) +
+                                   " levels but " +
+                                   Twine(topology.bandwidths.size()) +
+                                   " bandwidths");
+  return topology;
+}
+
+std::string planner::formatNumber(double value) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%g", value);
+  return text;
+}
+
+std::string planner::formatTopology(const Topology &topology) {
+  std::string text = plan::formatLevels(topology.factors) + ":";
+  for (unsigned l = 0, e = topology.bandwidths.size(); l != e; ++l)
+    text += (l ? "," : "") + formatNumber(topology.bandwidths[l] / 1e9);
+  return text + " GB/s";
+}
+
+std::vector<SmallVector<unsigned, 4>>
+planner::getTopologyLevelCandidates(const Topology &topology) {
+  std::vector<SmallVector<unsigned, 4>> candidates{{}};
+  for (unsigned f : topology.factors) {
+    std::vector<SmallVector<unsigned, 4>> longer;
+    for (const auto &prefix : candidates)
+      for (const auto &inner : getLevelCandidates(f, /*maxOrders=*/3)) {
+        SmallVector<unsigned, 4> levels = prefix;
+        levels.append(inner.begin(), inner.end());
+        longer.push_back(std::move(levels));
+      }
+    candidates = std::move(longer);
+  }
+  return candidates;
+}
+
+SmallVector<unsigned, 4> planner::getLinksOfLevels(const Topology &topology,
+                                                   ArrayRef<unsigned> levels) {
+  // Plan level l splits groups [before, before * f) of the hierarchy: it
+  // crosses every topology level whose span [start, start * factor)
+  // meets that range, and moves its bytes over the slowest of them.
+  SmallVector<unsigned, 4> links;
+  uint64_t before = 1;
+  for (unsigned f : levels) {
+    uint64_t after = before * f, start = 1;
+    unsigned slowest = 0;
+    bool found = false;
+    for (unsigned t = 0, e = topology.factors.size(); t != e; ++t) {
+      uint64_t end = start * topology.factors[t];
+      if (start < after && before < end &&
+          (!found || topology.bandwidths[t] < topology.bandwidths[slowest])) {
+        slowest = t;
+        found = true;
+      }
+      start = end;
+    }
+    links.push_back(slowest);
+    before = after;
+  }
+  return links;
+}
+
+SmallVector<double, 4> planner::getLevelWeights(const Topology &topology,
+                                                ArrayRef<unsigned> levels) {
+  double fastest = *std::max_element(topology.bandwidths.begin(),
+                                     topology.bandwidths.end());
+  SmallVector<double, 4> weights;
+  for (unsigned t : getLinksOfLevels(topology, levels))
+    weights.push_back(fastest / topology.bandwidths[t]);
+  return weights;
+}
+
+/// `p` as a plan for its first `n` levels: each group of workers acts as
+/// one, storing the bounding box of what its members store.
+static plan::Plan cutPlan(const plan::Plan &p, unsigned n) {
+  plan::Plan cut;
+  cut.levels.assign(p.levels.begin(), p.levels.begin() + n);
+  cut.workers = plan::getNumWorkers(cut.levels);
+  unsigned members = p.workers / cut.workers;
+  for (const plan::OpPlan &op : p.ops) {
+    plan::OpPlan &c = cut.ops.emplace_back();
+    c.name = op.name;
+    c.steps.assign(op.steps.begin(), op.steps.begin() + n);
+  }
+  for (const plan::TensorPlan &tensor : p.tensors) {
+    plan::TensorPlan &c = cut.tensors.emplace_back();
+    c.name = tensor.name;
+    c.regions.resize(cut.workers);
+    for (unsigned w = 0; w != p.workers; ++w) {
+      const auto &region = tensor.regions[w];
+      if (!region || (!region->empty() && plan::getVolume(*region) == 0))
+        continue;
+      auto &box = c.regions[w / members];
+      if (!box) {
+        box = *region;
+        continue;
+      }
+      for (unsigned d = 0, e = region->size(); d != e; ++d) {
+        (*box)[d].lo = std::min((*box)[d].lo, (*region)[d].lo);
+        (*box)[d].hi = std::max((*box)[d].hi, (*region)[d].hi);
+      }
+    }
+  }
+  return cut;
+}
+
+namespace {
+
+/// How much work an op's kernel does over an iteration box: the body once
+/// per output element, and each reduction once per combination of the
+/// index variables it uses (a reduction that does not depend on an output
+/// variable is hoisted out of its loop, as a kernel generator does). A
+/// one-hot reduction, `Sum(lambda k: select(T[..] == v, e, 0))`, is how
+/// TDL writes gathers and scatter-adds (embedding and loss backwards): a
+/// kernel reads each element once instead, so such an op counts the
+/// elements it reads and writes.
+class WorkModel {
+public:
+  explicit WorkModel(const ProblemOp &op);
+  double getPoints(ArrayRef<analysis::Range> box) const;
+
+private:
+  const ProblemOp &op;
+  bool oneHot = false;
+  /// Per reduction, the index variables its body uses (its own included).
+  std::vector<SmallVector<unsigned, 4>> reductionVars;
+};
+
+} // namespace
+
+WorkModel::WorkModel(const ProblemOp &op) : op(op) {
+  const tdl::OpDecl &decl = op.analysis->getOp();
+  auto vars = decl.getIndexVars();
+  tdl::walkExpr(decl.getBody(), [&](const tdl::Expr &e) {
+    auto *reduce = dyn_cast<tdl::ReduceExpr>(&e);
+    if (!reduce)
+      return;
+    if (auto *call = dyn_cast<tdl::CallExpr>(&reduce->getBody()))
+      if (call->getBuiltin() == tdl::Builtin::Select)
+        if (auto *cond = dyn_cast<tdl::BinaryExpr>(&call->getArg(0)))
+          oneHot |= cond->getOp() == tdl::BinaryOp::Eq &&
+                    (isa<tdl::TensorReadExpr>(cond->getLHS()) ||
+                     isa<tdl::TensorReadExpr>(cond->getRHS()));
+    SmallVector<unsigned, 4> used;
+    tdl::walkExpr(reduce->getBody(), [&](const tdl::Expr &inner) {
+      auto *name = dyn_cast<tdl::NameExpr>(&inner);
+      if (!name || !name->getIndexVar())
+        return;
+      for (unsigned v = 0, n = vars.size(); v != n; ++v)
+        if (&*vars[v] == name->getIndexVar() && !llvm::is_contained(used, v))
+          used.push_back(v);
+    });
+    reductionVars.push_back(std::move(used));
+  });
+}
+
+double WorkModel::getPoints(ArrayRef<analysis::Range> box) const {
+  if (oneHot) {
+    analysis::WorkerRegions regions;
+    analysis::computeWorkerRegions(op.binding, box, regions);
+    double points = double(plan::getVolume(regions.output));
+    for (const auto &input : regions.inputs)
+      points += double(plan::getVolume(input));
+    return points;
+  }
+  double points = 1;
+  for (unsigned v = 0, e = op.analysis->getOutputRank(); v != e; ++v)
+    points *= double(box[v].size());
+  for (const auto &used : reductionVars) {
+    double n = 1;
+    for (unsigned v : used)
+      n *= double(box[v].size());
+    points += n;
+  }
+  return points;
+}
+
+llvm::Expected<StepEstimate> planner::estimateStep(const PlanningProblem &problem,
+                                                   const plan::Plan &p,
+                                                   const Topology &topology) {
+  if (plan::getNumWorkers(topology.factors) != p.workers)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "the topology has " + Twine(plan::getNumWorkers(topology.factors)) +
+            " workers, the plan " + Twine(p.workers));
+  StepEstimate estimate;
+  estimate.links = getLinksOfLevels(topology, p.levels);
+  // Bytes and messages per level, from the plans cut to 1, 2, ... levels.
+  std::vector<int64_t> lastOpBytes(p.ops.size(), 0);
+  int64_t lastBytes = 0;
+  for (unsigned n = 1, e = p.levels.size(); n <= e; ++n) {
+    auto costs = evaluatePlan(problem, n == e ? p : cutPlan(p, n));
+    if (!costs)
+      return costs.takeError();
+    unsigned messages = 0;
+    for (unsigned i = 0, m = p.ops.size(); i != m; ++i) {
+      messages += costs->ops[i].total() > lastOpBytes[i];
+      lastOpBytes[i] = costs->ops[i].total();
+    }
+    int64_t bytes = std::max<int64_t>(costs->commBytes - lastBytes, 0);
+    lastBytes = costs->commBytes;
+    estimate.levelBytes.push_back(bytes);
+    double bandwidth = topology.bandwidths[estimate.links[n - 1]];
+    estimate.communicationSeconds += double(bytes) / p.workers / bandwidth +
+                                     messages * topology.latency;
+  }
+  // Compute: the most loaded worker's iteration points.
+  std::vector<double> points(p.workers, 0);
+  SmallVector<unsigned, 4> digits;
+  SmallVector<analysis::Range, 8> box;
+  for (unsigned i = 0, m = p.ops.size(); i != m; ++i) {
+    const ProblemOp &op = problem.getOp(i);
+    auto steps = resolveSteps(op, p.ops[i].steps);
+    if (!steps)
+      return steps.takeError();
+    WorkModel work(op);
+    for (unsigned w = 0; w != p.workers; ++w) {
+      plan::getWorkerDigits(p.levels, w, digits);
+      getOpBox(op, p.levels, *steps, digits, box);
+      points[w] += work.getPoints(box);
+    }
+  }
+  estimate.computeSeconds =
+      2 * *std::max_element(points.begin(), points.end()) / topology.flops;
+  return estimate;
+}

@@ -1,0 +1,83 @@
+//===- ExecutablePlan.h - A plan lowered for execution ----------*- C++ -*-===//
+//
+// This file declares ExecutablePlan, what the executor runs: plain structs
+// with every tensor's stored box per worker and every op's iteration box,
+// input boxes and output box per worker, as the cost model computes them
+// (docs/CostModel.md). The LLVM side (lib/Lowering) builds it from a plan
+// and its graph; the runtime needs nothing else of either.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_RUNTIME_EXECUTABLEPLAN_H
+#define TOFU_RUNTIME_EXECUTABLEPLAN_H
+
+#include "tofu/Runtime/Box.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tofu {
+namespace runtime {
+
+/// One tensor of the graph.
+struct TensorInfo {
+  std::string name;
+  ElementType type = ElementType::F32;
+  std::vector<std::int64_t> shape;
+  /// No op produces it: its values are given before the step.
+  bool graphInput = false;
+  /// It lives through the whole step (params, state, outputs, updates,
+  /// tensors no op reads); others are freed after their last reader.
+  bool persistent = false;
+  /// The parameter or state tensor this one is the next value of, or -1.
+  int updates = -1;
+  /// Per worker: the box it stores, or none.
+  std::vector<std::optional<Box>> stored;
+
+  std::int64_t getNumElements() const { return Box::whole(shape).getVolume(); }
+};
+
+/// What one worker computes of an op.
+struct OpShare {
+  /// A range per index variable, in KernelCall order.
+  Box iteration;
+  /// The box of each input (by position) it reads, clipped to the tensor.
+  std::vector<Box> inputs;
+  /// The output box it computes.
+  Box output;
+};
+
+/// One op of the graph.
+struct OpInfo {
+  std::string name;
+  std::string type;
+  std::vector<unsigned> inputs;
+  unsigned output = 0;
+  /// The kernel's index in the KernelProvider (the op's index by default).
+  unsigned kernel = 0;
+  /// The workers' outputs are partial values combined with `reducer`.
+  bool partial = false;
+  Reducer reducer = Reducer::Sum;
+  std::vector<OpShare> workers;
+};
+
+/// A plan lowered for K workers.
+struct ExecutablePlan {
+  unsigned workers = 1;
+  std::vector<TensorInfo> tensors;
+  std::vector<OpInfo> ops;
+  /// The plan's numbers (docs/CostModel.md), for reports.
+  std::int64_t commBytes = 0;
+  std::vector<std::int64_t> peakBytesPerWorker;
+};
+
+/// Checks the plan's internal consistency (worker counts, ranks, boxes
+/// within tensors, every tensor covered by its stored boxes, every output
+/// covered by the computed boxes); throws RuntimeError naming the problem.
+void validatePlan(const ExecutablePlan &plan);
+
+} // namespace runtime
+} // namespace tofu
+
+#endif // TOFU_RUNTIME_EXECUTABLEPLAN_H

@@ -1,0 +1,100 @@
+//===- Executor.h - Run an ExecutablePlan on K workers ----------*- C++ -*-===//
+//
+// This file declares the executor: K workers, each running its share of
+// every op in graph order (fetch the input boxes, call the kernel, deliver
+// or reduce the output), then moving updated parameters into their
+// parameters' storage for the next step. Kernels come from a
+// KernelProvider, bytes go through a Transport. docs/Runtime.md describes
+// the schedule and how bytes and peak memory are measured.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_RUNTIME_EXECUTOR_H
+#define TOFU_RUNTIME_EXECUTOR_H
+
+#include "tofu/Runtime/Schedule.h"
+#include "tofu/Runtime/Transport.h"
+
+#include <memory>
+#include <optional>
+
+namespace tofu {
+namespace runtime {
+
+/// Computes ops' shares: op kernel index -> a kernel call.
+class KernelProvider {
+public:
+  virtual ~KernelProvider();
+  /// Runs kernel `kernel` on `call`; may be called from several threads at
+  /// once. Throws RuntimeError on failure.
+  virtual void run(unsigned kernel, const KernelCall &call) = 0;
+};
+
+/// A KernelProvider over a table of generated kernels, one per kernel index.
+class KernelTable : public KernelProvider {
+public:
+  explicit KernelTable(std::vector<KernelInfo> kernels)
+      : kernels(std::move(kernels)) {}
+  void run(unsigned kernel, const KernelCall &call) override;
+
+private:
+  std::vector<KernelInfo> kernels;
+};
+
+/// A whole tensor's values on the host, raw little-endian elements.
+struct HostTensor {
+  ElementType type = ElementType::F32;
+  std::vector<std::int64_t> shape;
+  Bytes data;
+};
+
+/// What one step measured.
+struct StepResult {
+  /// Payload bytes the transport moved between workers.
+  std::int64_t movedBytes = 0;
+  /// Per worker, the most bytes its buffers held at once.
+  std::vector<std::int64_t> peakBytesPerWorker;
+};
+
+/// Runs steps of a plan. Parameters and state persist across steps.
+class Executor {
+public:
+  Executor(const ExecutablePlan &plan, KernelProvider &kernels,
+           Transport &transport);
+  ~Executor();
+
+  /// Sets the value of graph input `tensor` (every graph input needs one
+  /// before the first step; params and state keep their updated values
+  /// afterwards). Throws RuntimeError on a shape or type mismatch.
+  void setInput(unsigned tensor, const HostTensor &value);
+  /// Runs one step on all workers; throws RuntimeError naming the first
+  /// worker that failed and why.
+  StepResult runStep();
+  /// The values of a tensor every worker storing it agrees on, assembled
+  /// from the workers' stored boxes (after a step; not counted as moved).
+  HostTensor gather(unsigned tensor) const;
+
+  const Schedule &getSchedule() const { return schedule; }
+  /// Testing hook: worker `worker` throws at op `op` of the next step.
+  void injectFailure(unsigned worker, unsigned op);
+
+  struct Worker;
+
+private:
+  void scatterInputs(Worker &worker);
+
+  const ExecutablePlan &plan;
+  KernelProvider &kernels;
+  Transport &transport;
+  Schedule schedule;
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<std::optional<HostTensor>> hostInputs;
+  unsigned steps = 0;
+  int failWorker = -1;
+  unsigned failOp = 0;
+};
+
+} // namespace runtime
+} // namespace tofu
+
+#endif // TOFU_RUNTIME_EXECUTOR_H

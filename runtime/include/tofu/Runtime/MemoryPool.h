@@ -1,0 +1,74 @@
+//===- MemoryPool.h - One worker's buffers, reused by liveness --*- C++ -*-===//
+//
+// This file declares MemoryPool, where a worker allocates its stored
+// tensors and its per-op buffers. A released buffer goes to a free list and
+// serves a later request of a size it fits (best fit, at most twice the
+// request), so tensors whose lifetimes do not overlap share memory. The
+// pool counts the bytes its live buffers hold and their peak: the measured
+// peak_bytes_per_worker of `tofu-run --report`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_RUNTIME_MEMORYPOOL_H
+#define TOFU_RUNTIME_MEMORYPOOL_H
+
+#include <cstdint>
+#include <map>
+#include <memory>
+
+namespace tofu {
+namespace runtime {
+
+class MemoryPool;
+
+/// A buffer of a pool; returns itself to the pool when destroyed.
+class Buffer {
+public:
+  Buffer() = default;
+  Buffer(Buffer &&other) noexcept { *this = std::move(other); }
+  Buffer &operator=(Buffer &&other) noexcept;
+  ~Buffer() { reset(); }
+
+  unsigned char *data() const { return storage.get(); }
+  /// Bytes requested.
+  std::size_t size() const { return bytes; }
+  explicit operator bool() const { return pool != nullptr; }
+  /// Returns the buffer to its pool.
+  void reset();
+
+private:
+  friend class MemoryPool;
+  MemoryPool *pool = nullptr;
+  std::unique_ptr<unsigned char[]> storage;
+  std::size_t bytes = 0, capacity = 0;
+};
+
+/// A free list of buffers with live and peak byte counts.
+class MemoryPool {
+public:
+  MemoryPool() = default;
+  MemoryPool(const MemoryPool &) = delete;
+  MemoryPool &operator=(const MemoryPool &) = delete;
+
+  /// A buffer of at least `bytes` bytes (contents unspecified).
+  Buffer allocate(std::size_t bytes);
+  /// Bytes held by live buffers (their capacities).
+  std::int64_t getLiveBytes() const { return live; }
+  std::int64_t getPeakBytes() const { return peak; }
+  /// Starts a new peak measurement at the live bytes.
+  void resetPeak() { peak = live; }
+  /// Bytes ever obtained from the system (live and free).
+  std::int64_t getReservedBytes() const { return reserved; }
+
+private:
+  friend class Buffer;
+  void release(Buffer &buffer);
+
+  std::multimap<std::size_t, std::unique_ptr<unsigned char[]>> freeList;
+  std::int64_t live = 0, peak = 0, reserved = 0;
+};
+
+} // namespace runtime
+} // namespace tofu
+
+#endif // TOFU_RUNTIME_MEMORYPOOL_H

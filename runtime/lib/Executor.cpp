@@ -1,0 +1,462 @@
+//===- Executor.cpp - Run an ExecutablePlan on K workers ------------------===//
+//
+// This file implements the executor. Each worker runs, for every op in
+// graph order: send the pieces of its stored tensors that others fetch;
+// fill its input boxes (local pieces copied, remote pieces unpacked from
+// one message per source straight into place); call the kernel; send its
+// partial pieces to their roots and combine those it roots; deliver the
+// output pieces to the workers storing them; free the tensors whose last
+// reader this op was. After the last op it moves updated parameters into
+// their parameters' stored boxes. Messages are tagged with the step, the
+// op and the phase; sends never block, so no order of workers deadlocks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Runtime/Executor.h"
+#include "tofu/Runtime/Error.h"
+#include "tofu/Runtime/MemoryPool.h"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+using namespace tofu::runtime;
+using std::int64_t;
+
+KernelProvider::~KernelProvider() = default;
+
+void KernelTable::run(unsigned kernel, const KernelCall &call) {
+  if (kernel >= kernels.size() || !kernels[kernel].fn)
+    throw RuntimeError("no kernel " + std::to_string(kernel));
+  kernels[kernel].fn(call);
+}
+
+namespace {
+enum Phase : std::uint64_t { Fetch = 0, Reduce = 1, Deliver = 2, NextStep = 3 };
+} // namespace
+
+struct Executor::Worker {
+  unsigned id;
+  MemoryPool pool;
+  /// Per tensor: its stored box's values (empty when not held now).
+  std::vector<Buffer> stored;
+  /// Per tensor: set by setInput and not yet scattered to this worker.
+  std::vector<bool> dirty;
+};
+
+/// One worker's run of one step.
+namespace {
+class WorkerStep {
+public:
+  WorkerStep(const ExecutablePlan &plan, const Schedule &schedule,
+             KernelProvider &kernels, Transport &transport,
+             Executor::Worker &worker, unsigned step,
+             const std::vector<int> &lastUse, int failOp)
+      : plan(plan), schedule(schedule), kernels(kernels),
+        transport(transport), worker(worker), w(worker.id), step(step),
+        lastUse(lastUse), failOp(failOp) {}
+
+  void run();
+
+private:
+  std::uint64_t tag(unsigned op, Phase phase) const {
+    return (std::uint64_t(step) << 40) | (std::uint64_t(op) << 4) | phase;
+  }
+  unsigned elementSize(unsigned tensor) const {
+    return getElementSize(plan.tensors[tensor].type);
+  }
+  const Box &storedBox(unsigned t) const { return *plan.tensors[t].stored[w]; }
+  bool stores(unsigned t) const {
+    return plan.tensors[t].stored[w] && !plan.tensors[t].stored[w]->isEmpty();
+  }
+  Buffer &ensureStored(unsigned t) {
+    Buffer &b = worker.stored[t];
+    if (!b)
+      b = worker.pool.allocate(storedBox(t).getVolume() * elementSize(t));
+    return b;
+  }
+
+  /// Where the pieces of one phase come from and go to.
+  struct Endpoint {
+    const void *data;
+    const Box *box;
+  };
+  /// Sends this worker's pieces of `pieces` to their destinations, one
+  /// message per destination; `source(piece)` is where a piece's values are.
+  template <typename SizeFn, typename SourceFn>
+  void sendPieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
+                  std::uint64_t tag, SourceFn source);
+  /// Receives the pieces of `pieces` bound for this worker, one message per
+  /// source, and hands each piece's packed bytes to `sink(piece, bytes)`.
+  template <typename SizeFn, typename SinkFn>
+  void receivePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
+                     std::uint64_t tag, SinkFn sink);
+
+  void runOp(unsigned i);
+  void runNextStep();
+
+  const ExecutablePlan &plan;
+  const Schedule &schedule;
+  KernelProvider &kernels;
+  Transport &transport;
+  Executor::Worker &worker;
+  unsigned w;
+  unsigned step;
+  const std::vector<int> &lastUse;
+  int failOp;
+};
+} // namespace
+
+template <typename SizeFn, typename SourceFn>
+void WorkerStep::sendPieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
+                            std::uint64_t tag,
+                            SourceFn source) {
+  std::vector<Bytes> messages(plan.workers);
+  std::vector<bool> any(plan.workers, false);
+  for (const Piece &piece : pieces) {
+    if (piece.src != w || piece.dst == w)
+      continue;
+    Endpoint from = source(piece);
+    unsigned size = sizeOf(piece);
+    Bytes &message = messages[piece.dst];
+    size_t at = message.size();
+    message.resize(at + piece.box.getVolume() * size);
+    packRegion(piece.box, from.data, *from.box, message.data() + at, size);
+    any[piece.dst] = true;
+  }
+  for (unsigned d = 0; d != plan.workers; ++d)
+    if (any[d])
+      transport.send(w, d, tag, std::move(messages[d]));
+}
+
+template <typename SizeFn, typename SinkFn>
+void WorkerStep::receivePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
+                               std::uint64_t tag,
+                               SinkFn sink) {
+  for (unsigned s = 0; s != plan.workers; ++s) {
+    if (s == w)
+      continue;
+    Bytes message;
+    size_t at = 0;
+    bool received = false;
+    for (const Piece &piece : pieces) {
+      if (piece.src != s || piece.dst != w)
+        continue;
+      if (!received) {
+        message = transport.receive(w, s, tag);
+        received = true;
+      }
+      unsigned size = sizeOf(piece);
+      size_t bytes = piece.box.getVolume() * size;
+      if (at + bytes > message.size())
+        throw RuntimeError("worker " + std::to_string(w) +
+                           " received a short message from worker " +
+                           std::to_string(s));
+      sink(piece, message.data() + at);
+      at += bytes;
+    }
+    if (at != message.size())
+      throw RuntimeError("worker " + std::to_string(w) + " received " +
+                         std::to_string(message.size()) +
+                         " bytes from worker " + std::to_string(s) +
+                         " but expected " + std::to_string(at));
+  }
+}
+
+void WorkerStep::runOp(unsigned i) {
+  const OpInfo &op = plan.ops[i];
+  const OpShare &share = op.workers[w];
+  const OpSchedule &sched = schedule.ops[i];
+  unsigned numInputs = op.inputs.size();
+
+  // Fetch: serve others, then fill this worker's input boxes.
+  auto inputSize = [&](const Piece &piece) {
+    return elementSize(op.inputs[piece.slot]);
+  };
+  sendPieces(sched.fetch, inputSize, tag(i, Fetch), [&](const Piece &piece) {
+    unsigned t = op.inputs[piece.slot];
+    return Endpoint{worker.stored[t].data(), &storedBox(t)};
+  });
+  std::vector<Buffer> inputBuffers(numInputs);
+  std::vector<const unsigned char *> inputData(numInputs, nullptr);
+  for (unsigned p = 0; p != numInputs; ++p) {
+    unsigned t = op.inputs[p];
+    const Box &box = share.inputs[p];
+    if (box.isEmpty())
+      continue;
+    if (stores(t) && storedBox(t) == box) {
+      inputData[p] = worker.stored[t].data();
+      continue;
+    }
+    inputBuffers[p] = worker.pool.allocate(box.getVolume() * elementSize(t));
+    inputData[p] = inputBuffers[p].data();
+  }
+  for (const Piece &piece : sched.fetch) {
+    if (piece.src != w || piece.dst != w || inputBuffers[piece.slot].data() == nullptr)
+      continue;
+    unsigned t = op.inputs[piece.slot];
+    copyRegion(piece.box, worker.stored[t].data(), storedBox(t),
+               inputBuffers[piece.slot].data(), share.inputs[piece.slot],
+               elementSize(t));
+  }
+  receivePieces(sched.fetch, inputSize, tag(i, Fetch),
+                [&](const Piece &piece, const unsigned char *bytes) {
+                  unsigned t = op.inputs[piece.slot];
+                  unpackRegion(piece.box, bytes, inputBuffers[piece.slot].data(),
+                               share.inputs[piece.slot], elementSize(t));
+                });
+
+  // Compute.
+  if (int(i) == failOp)
+    throw RuntimeError("injected failure at op '" + op.name + "'");
+  unsigned o = op.output;
+  unsigned outSize = elementSize(o);
+  auto outputSize = [&](const Piece &) { return outSize; };
+  bool direct = !op.partial && stores(o) && storedBox(o) == share.output;
+  Buffer outTemp;
+  unsigned char *outData = nullptr;
+  if (direct) {
+    outData = ensureStored(o).data();
+  } else if (!share.output.isEmpty()) {
+    outTemp = worker.pool.allocate(share.output.getVolume() * outSize);
+    outData = outTemp.data();
+  }
+  if (!share.output.isEmpty()) {
+    std::vector<BoxView> views(numInputs);
+    std::vector<std::vector<int64_t>> extents(numInputs);
+    for (unsigned p = 0; p != numInputs; ++p) {
+      const Box &box = share.inputs[p];
+      extents[p] = box.getExtents();
+      views[p] = BoxView{plan.tensors[op.inputs[p]].type, box.getRank(),
+                         const_cast<unsigned char *>(inputData[p]),
+                         box.lo.data(), extents[p].data()};
+    }
+    std::vector<int64_t> outExtent = share.output.getExtents();
+    KernelCall call{views.data(), numInputs,
+                    BoxView{plan.tensors[o].type, share.output.getRank(),
+                            outData, share.output.lo.data(), outExtent.data()},
+                    share.iteration.lo.data(), share.iteration.hi.data()};
+    kernels.run(op.kernel, call);
+  }
+  inputBuffers.clear();
+
+  // Combine partial values at their roots.
+  if (op.partial) {
+    sendPieces(sched.reduce, outputSize, tag(i, Reduce), [&](const Piece &) {
+      return Endpoint{outData, &share.output};
+    });
+    receivePieces(sched.reduce, outputSize, tag(i, Reduce),
+                  [&](const Piece &piece, const unsigned char *bytes) {
+                    reduceRegion(op.reducer, plan.tensors[o].type, piece.box,
+                                 bytes, outData, share.output);
+                  });
+  }
+
+  // Deliver the output to the workers storing it.
+  sendPieces(sched.deliver, outputSize, tag(i, Deliver), [&](const Piece &) {
+    return Endpoint{outData, &share.output};
+  });
+  if (stores(o)) {
+    Buffer &dst = ensureStored(o);
+    if (!direct)
+      for (const Piece &piece : sched.deliver)
+        if (piece.src == w && piece.dst == w)
+          copyRegion(piece.box, outData, share.output, dst.data(),
+                     storedBox(o), outSize);
+    receivePieces(sched.deliver, outputSize, tag(i, Deliver),
+                  [&](const Piece &piece, const unsigned char *bytes) {
+                    unpackRegion(piece.box, bytes, dst.data(), storedBox(o),
+                                 outSize);
+                  });
+  }
+  outTemp.reset();
+
+  // Free what no later op reads.
+  for (unsigned t : op.inputs)
+    if (lastUse[t] == int(i) && !plan.tensors[t].persistent)
+      worker.stored[t].reset();
+  if (lastUse[o] <= int(i) && !plan.tensors[o].persistent)
+    worker.stored[o].reset();
+}
+
+void WorkerStep::runNextStep() {
+  unsigned numOps = plan.ops.size();
+  const std::vector<Piece> &pieces = schedule.nextStep;
+  auto updateSize = [&](const Piece &piece) { return elementSize(piece.slot); };
+  sendPieces(pieces, updateSize, tag(numOps, NextStep), [&](const Piece &piece) {
+    return Endpoint{worker.stored[piece.slot].data(), &storedBox(piece.slot)};
+  });
+  // The new values of each parameter this worker stores, built aside so
+  // that a parameter is never overwritten while its update still reads it.
+  std::vector<std::pair<unsigned, Buffer>> fresh;
+  auto bufferOf = [&](unsigned param) -> Buffer & {
+    for (auto &entry : fresh)
+      if (entry.first == param)
+        return entry.second;
+    fresh.emplace_back(param, worker.pool.allocate(
+                                  storedBox(param).getVolume() *
+                                  elementSize(param)));
+    return fresh.back().second;
+  };
+  for (const Piece &piece : pieces) {
+    if (piece.dst != w)
+      continue;
+    unsigned param = plan.tensors[piece.slot].updates;
+    Buffer &dst = bufferOf(param);
+    if (piece.src == w)
+      copyRegion(piece.box, worker.stored[piece.slot].data(),
+                 storedBox(piece.slot), dst.data(), storedBox(param),
+                 elementSize(param));
+  }
+  receivePieces(pieces, updateSize, tag(numOps, NextStep),
+                [&](const Piece &piece, const unsigned char *bytes) {
+                  unsigned param = plan.tensors[piece.slot].updates;
+                  unpackRegion(piece.box, bytes, bufferOf(param).data(),
+                               storedBox(param), elementSize(param));
+                });
+  for (auto &entry : fresh)
+    worker.stored[entry.first] = std::move(entry.second);
+}
+
+void WorkerStep::run() {
+  for (unsigned i = 0, e = plan.ops.size(); i != e; ++i)
+    runOp(i);
+  runNextStep();
+}
+
+Executor::Executor(const ExecutablePlan &plan, KernelProvider &kernels,
+                   Transport &transport)
+    : plan(plan), kernels(kernels), transport(transport) {
+  validatePlan(plan);
+  if (transport.getNumWorkers() != plan.workers)
+    throw RuntimeError("the transport has " +
+                       std::to_string(transport.getNumWorkers()) +
+                       " workers but the plan " +
+                       std::to_string(plan.workers));
+  schedule = buildSchedule(plan);
+  for (unsigned w = 0; w != plan.workers; ++w) {
+    workers.push_back(std::make_unique<Worker>());
+    workers.back()->id = w;
+    workers.back()->stored.resize(plan.tensors.size());
+    workers.back()->dirty.assign(plan.tensors.size(), false);
+  }
+  hostInputs.resize(plan.tensors.size());
+}
+
+Executor::~Executor() = default;
+
+void Executor::setInput(unsigned t, const HostTensor &value) {
+  const TensorInfo &info = plan.tensors.at(t);
+  if (!info.graphInput)
+    throw RuntimeError("tensor '" + info.name + "' is not a graph input");
+  if (value.shape != info.shape || value.type != info.type)
+    throw RuntimeError("tensor '" + info.name + "' needs " +
+                       getElementTypeName(info.type) + " " +
+                       Box::whole(info.shape).format() + ", got " +
+                       getElementTypeName(value.type) + " " +
+                       Box::whole(value.shape).format());
+  if (int64_t(value.data.size()) !=
+      info.getNumElements() * getElementSize(info.type))
+    throw RuntimeError("tensor '" + info.name + "': wrong number of bytes");
+  hostInputs[t] = value;
+  for (auto &worker : workers)
+    worker->dirty[t] = true;
+}
+
+void Executor::scatterInputs(Worker &worker) {
+  unsigned w = worker.id;
+  for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t) {
+    const TensorInfo &info = plan.tensors[t];
+    if (!info.graphInput || !info.stored[w] || info.stored[w]->isEmpty())
+      continue;
+    if (worker.stored[t] && !worker.dirty[t])
+      continue;
+    if (!hostInputs[t])
+      throw RuntimeError("graph input '" + info.name + "' has no value");
+    unsigned size = getElementSize(info.type);
+    const Box &box = *info.stored[w];
+    if (!worker.stored[t])
+      worker.stored[t] = worker.pool.allocate(box.getVolume() * size);
+    copyRegion(box, hostInputs[t]->data.data(), Box::whole(info.shape),
+               worker.stored[t].data(), box, size);
+    worker.dirty[t] = false;
+  }
+}
+
+StepResult Executor::runStep() {
+  std::vector<int> lastUse(plan.tensors.size(), -1);
+  for (unsigned i = 0, e = plan.ops.size(); i != e; ++i) {
+    for (unsigned t : plan.ops[i].inputs)
+      lastUse[t] = std::max(lastUse[t], int(i));
+    lastUse[plan.ops[i].output] = std::max(lastUse[plan.ops[i].output], int(i));
+  }
+  for (auto &worker : workers) {
+    scatterInputs(*worker);
+    worker->pool.resetPeak();
+  }
+  transport.resetMovedBytes();
+  std::mutex errorMutex;
+  std::string error;
+  auto runWorker = [&](Worker &worker) {
+    try {
+      int failAt = int(worker.id) == failWorker ? int(failOp) : -1;
+      WorkerStep(plan, schedule, kernels, transport, worker, steps, lastUse,
+                 failAt)
+          .run();
+    } catch (const std::exception &e) {
+      {
+        std::lock_guard<std::mutex> lock(errorMutex);
+        if (error.empty())
+          error = "worker " + std::to_string(worker.id) + ": " + e.what();
+      }
+      transport.fail(worker.id, e.what());
+    }
+  };
+  if (workers.size() == 1) {
+    runWorker(*workers[0]);
+  } else {
+    std::vector<std::thread> threads;
+    for (auto &worker : workers)
+      threads.emplace_back(runWorker, std::ref(*worker));
+    for (std::thread &thread : threads)
+      thread.join();
+  }
+  failWorker = -1;
+  ++steps;
+  if (!error.empty())
+    throw RuntimeError(error);
+  StepResult result;
+  result.movedBytes = transport.getMovedBytes();
+  for (auto &worker : workers)
+    result.peakBytesPerWorker.push_back(worker->pool.getPeakBytes());
+  return result;
+}
+
+HostTensor Executor::gather(unsigned t) const {
+  const TensorInfo &info = plan.tensors.at(t);
+  unsigned size = getElementSize(info.type);
+  HostTensor result{info.type, info.shape, {}};
+  result.data.resize(info.getNumElements() * size);
+  std::vector<const Box *> boxes;
+  for (unsigned w = 0; w != plan.workers; ++w)
+    boxes.push_back(info.stored[w] && workers[w]->stored[t]
+                        ? &*info.stored[w]
+                        : nullptr);
+  Box whole = Box::whole(info.shape);
+  forEachCell(whole, boxes, [&](const Box &cell) {
+    for (unsigned w = 0; w != plan.workers; ++w)
+      if (boxes[w] && !boxes[w]->isEmpty() && boxes[w]->contains(cell)) {
+        copyRegion(cell, workers[w]->stored[t].data(), *boxes[w],
+                   result.data.data(), whole, size);
+        return;
+      }
+    throw RuntimeError("tensor '" + info.name + "' is not held after the step");
+  });
+  return result;
+}
+
+void Executor::injectFailure(unsigned worker, unsigned op) {
+  failWorker = worker;
+  failOp = op;
+}

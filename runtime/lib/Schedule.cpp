@@ -1,0 +1,220 @@
+//===- Schedule.cpp - Who sends which box to whom -------------------------===//
+//
+// This file implements validatePlan and buildSchedule. Every transfer is
+// decided per cell of a grid cut at the boundaries of the boxes involved,
+// so a cell lies wholly within or outside each stored and computed box and
+// the per-element rules of docs/CostModel.md apply to it as a whole:
+//  - fetch: a cell of worker w's input box outside what w stores comes from
+//    the lowest worker storing it;
+//  - deliver (not partial): a destination that did not compute a cell gets
+//    it from the lowest worker that did;
+//  - partial: the cell's computers send their partial values to a root (the
+//    lowest computer that also stores the cell, else the lowest computer),
+//    which combines them and sends the result to the other destinations;
+//  - next step: a cell of a parameter's stored box the worker does not hold
+//    of the update comes from the lowest worker storing the update.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Runtime/Schedule.h"
+#include "tofu/Runtime/Error.h"
+
+using namespace tofu::runtime;
+using std::int64_t;
+
+static const Box *getStored(const TensorInfo &t, unsigned w) {
+  return t.stored[w] ? &*t.stored[w] : nullptr;
+}
+
+static std::vector<const Box *> getStoredBoxes(const TensorInfo &t) {
+  std::vector<const Box *> boxes;
+  for (unsigned w = 0, e = t.stored.size(); w != e; ++w)
+    boxes.push_back(getStored(t, w));
+  return boxes;
+}
+
+static bool holds(const Box *box, const Box &cell) {
+  return box && !box->isEmpty() && box->contains(cell);
+}
+
+static void checkBox(const std::string &what, const Box &box,
+                     const std::vector<int64_t> &shape) {
+  if (box.getRank() != shape.size())
+    throw RuntimeError(what + " has rank " + std::to_string(box.getRank()) +
+                       " but the tensor has rank " +
+                       std::to_string(shape.size()));
+  if (!box.isEmpty() && !Box::whole(shape).contains(box))
+    throw RuntimeError(what + " " + box.format() +
+                       " lies outside the tensor " +
+                       Box::whole(shape).format());
+}
+
+/// Throws unless the union of `boxes` covers the tensor of `shape`.
+static void checkCovered(const std::string &what,
+                         const std::vector<const Box *> &boxes,
+                         const std::vector<int64_t> &shape) {
+  forEachCell(Box::whole(shape), boxes, [&](const Box &cell) {
+    for (const Box *b : boxes)
+      if (holds(b, cell))
+        return;
+    throw RuntimeError(what + " leaves " + cell.format() + " uncovered");
+  });
+}
+
+void tofu::runtime::validatePlan(const ExecutablePlan &plan) {
+  unsigned k = plan.workers;
+  if (k == 0)
+    throw RuntimeError("the plan has no workers");
+  for (const TensorInfo &t : plan.tensors) {
+    if (t.stored.size() != k)
+      throw RuntimeError("tensor '" + t.name + "' has " +
+                         std::to_string(t.stored.size()) + " boxes for " +
+                         std::to_string(k) + " workers");
+    for (unsigned w = 0; w != k; ++w)
+      if (t.stored[w])
+        checkBox("tensor '" + t.name + "' stored on worker " +
+                     std::to_string(w),
+                 *t.stored[w], t.shape);
+    checkCovered("the stored boxes of tensor '" + t.name + "'",
+                 getStoredBoxes(t), t.shape);
+    if (t.updates >= int(plan.tensors.size()))
+      throw RuntimeError("tensor '" + t.name + "' updates no tensor");
+  }
+  for (const OpInfo &op : plan.ops) {
+    if (op.workers.size() != k)
+      throw RuntimeError("op '" + op.name + "' has " +
+                         std::to_string(op.workers.size()) + " shares for " +
+                         std::to_string(k) + " workers");
+    if (op.output >= plan.tensors.size())
+      throw RuntimeError("op '" + op.name + "' writes no tensor");
+    const TensorInfo &out = plan.tensors[op.output];
+    std::vector<const Box *> computed;
+    for (unsigned w = 0; w != k; ++w) {
+      const OpShare &share = op.workers[w];
+      std::string where = "op '" + op.name + "' on worker " + std::to_string(w);
+      if (share.inputs.size() != op.inputs.size())
+        throw RuntimeError(where + " reads " +
+                           std::to_string(share.inputs.size()) +
+                           " boxes of " + std::to_string(op.inputs.size()) +
+                           " inputs");
+      for (unsigned p = 0, e = op.inputs.size(); p != e; ++p) {
+        if (op.inputs[p] >= plan.tensors.size())
+          throw RuntimeError("op '" + op.name + "' reads no tensor");
+        checkBox(where + ": the box of input " + std::to_string(p),
+                 share.inputs[p], plan.tensors[op.inputs[p]].shape);
+      }
+      checkBox(where + ": the output box", share.output, out.shape);
+      computed.push_back(&share.output);
+    }
+    checkCovered("the computed boxes of op '" + op.name + "'", computed,
+                 out.shape);
+  }
+}
+
+namespace {
+
+/// Builds the schedule op by op.
+class ScheduleBuilder {
+public:
+  explicit ScheduleBuilder(const ExecutablePlan &plan) : plan(plan) {}
+  Schedule build();
+
+private:
+  void addFetches(const OpInfo &op, OpSchedule &ops);
+  void addDelivery(const OpInfo &op, OpSchedule &ops);
+  void addNextStep(unsigned updated);
+  /// The lowest worker whose box in `boxes` holds `cell`, or -1.
+  static int findHolder(const std::vector<const Box *> &boxes,
+                        const Box &cell) {
+    for (unsigned w = 0, e = boxes.size(); w != e; ++w)
+      if (holds(boxes[w], cell))
+        return w;
+    return -1;
+  }
+  void count(int64_t &bytes, const Piece &piece, unsigned tensor) {
+    if (piece.src != piece.dst)
+      bytes += piece.box.getVolume() *
+               getElementSize(plan.tensors[tensor].type);
+  }
+
+  const ExecutablePlan &plan;
+  Schedule schedule;
+};
+
+} // namespace
+
+void ScheduleBuilder::addFetches(const OpInfo &op, OpSchedule &ops) {
+  for (unsigned p = 0, e = op.inputs.size(); p != e; ++p) {
+    const TensorInfo &t = plan.tensors[op.inputs[p]];
+    std::vector<const Box *> stored = getStoredBoxes(t);
+    for (unsigned w = 0; w != plan.workers; ++w)
+      forEachCell(op.workers[w].inputs[p], stored, [&](const Box &cell) {
+        int src = holds(stored[w], cell) ? int(w) : findHolder(stored, cell);
+        ops.fetch.push_back(Piece{unsigned(src), w, cell, p});
+        count(schedule.fetchBytes, ops.fetch.back(), op.inputs[p]);
+      });
+  }
+}
+
+void ScheduleBuilder::addDelivery(const OpInfo &op, OpSchedule &ops) {
+  const TensorInfo &out = plan.tensors[op.output];
+  std::vector<const Box *> stored = getStoredBoxes(out), computed, cuts;
+  for (const OpShare &share : op.workers)
+    computed.push_back(&share.output);
+  cuts = stored;
+  cuts.insert(cuts.end(), computed.begin(), computed.end());
+  forEachCell(Box::whole(out.shape), cuts, [&](const Box &cell) {
+    int first = findHolder(computed, cell);
+    int root = first;
+    if (op.partial) {
+      for (unsigned w = 0; w != plan.workers; ++w)
+        if (holds(computed[w], cell) && holds(stored[w], cell)) {
+          root = w;
+          break;
+        }
+      for (unsigned w = 0; w != plan.workers; ++w)
+        if (int(w) != root && holds(computed[w], cell)) {
+          ops.reduce.push_back(Piece{w, unsigned(root), cell});
+          count(schedule.reduceBytes, ops.reduce.back(), op.output);
+        }
+    }
+    for (unsigned d = 0; d != plan.workers; ++d) {
+      if (!holds(stored[d], cell))
+        continue;
+      unsigned src = op.partial ? root : holds(computed[d], cell) ? d : first;
+      ops.deliver.push_back(Piece{src, d, cell});
+      count(schedule.deliverBytes, ops.deliver.back(), op.output);
+    }
+  });
+}
+
+void ScheduleBuilder::addNextStep(unsigned updated) {
+  const TensorInfo &o = plan.tensors[updated];
+  const TensorInfo &param = plan.tensors[o.updates];
+  std::vector<const Box *> stored = getStoredBoxes(o);
+  for (unsigned w = 0; w != plan.workers; ++w) {
+    if (!param.stored[w])
+      continue;
+    forEachCell(*param.stored[w], stored, [&](const Box &cell) {
+      int src = holds(stored[w], cell) ? int(w) : findHolder(stored, cell);
+      schedule.nextStep.push_back(Piece{unsigned(src), w, cell, updated});
+      count(schedule.nextStepBytes, schedule.nextStep.back(), updated);
+    });
+  }
+}
+
+Schedule ScheduleBuilder::build() {
+  schedule.ops.resize(plan.ops.size());
+  for (unsigned i = 0, e = plan.ops.size(); i != e; ++i) {
+    addFetches(plan.ops[i], schedule.ops[i]);
+    addDelivery(plan.ops[i], schedule.ops[i]);
+  }
+  for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t)
+    if (plan.tensors[t].updates >= 0)
+      addNextStep(t);
+  return std::move(schedule);
+}
+
+Schedule tofu::runtime::buildSchedule(const ExecutablePlan &plan) {
+  return ScheduleBuilder(plan).build();
+}

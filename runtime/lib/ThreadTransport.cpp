@@ -1,0 +1,98 @@
+//===- ThreadTransport.cpp - Workers as threads of one process ------------===//
+//
+// This file implements the in-process Transport: one mailbox per
+// (destination, source, tag) under one mutex, a condition variable that
+// receivers wait on with a deadline, and a failure flag that wakes every
+// receiver when a worker gives up. Payload bytes are counted on send.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Runtime/Error.h"
+#include "tofu/Runtime/Transport.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+using namespace tofu::runtime;
+
+Transport::~Transport() = default;
+
+namespace {
+
+class ThreadTransport : public Transport {
+public:
+  ThreadTransport(unsigned workers, std::chrono::milliseconds timeout)
+      : workers(workers), timeout(timeout) {}
+
+  unsigned getNumWorkers() const override { return workers; }
+  void send(unsigned src, unsigned dst, std::uint64_t tag,
+            Bytes payload) override;
+  Bytes receive(unsigned dst, unsigned src, std::uint64_t tag) override;
+  void fail(unsigned worker, const std::string &why) override;
+  std::int64_t getMovedBytes() const override { return moved; }
+  void resetMovedBytes() override;
+
+private:
+  using Key = std::tuple<unsigned, unsigned, std::uint64_t>;
+  unsigned workers;
+  std::chrono::milliseconds timeout;
+  std::mutex mutex;
+  std::condition_variable arrived;
+  std::map<Key, std::deque<Bytes>> mailboxes;
+  std::atomic<std::int64_t> moved{0};
+  std::string failure;
+};
+
+} // namespace
+
+void ThreadTransport::send(unsigned src, unsigned dst, std::uint64_t tag,
+                           Bytes payload) {
+  moved += payload.size();
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    mailboxes[Key(dst, src, tag)].push_back(std::move(payload));
+  }
+  arrived.notify_all();
+}
+
+Bytes ThreadTransport::receive(unsigned dst, unsigned src, std::uint64_t tag) {
+  std::unique_lock<std::mutex> lock(mutex);
+  Key key(dst, src, tag);
+  auto ready = [&] {
+    auto it = mailboxes.find(key);
+    return !failure.empty() || (it != mailboxes.end() && !it->second.empty());
+  };
+  if (!arrived.wait_for(lock, timeout, ready))
+    throw RuntimeError("worker " + std::to_string(dst) +
+                       " waited more than " + std::to_string(timeout.count()) +
+                       " ms for a message from worker " + std::to_string(src));
+  if (!failure.empty())
+    throw RuntimeError(failure);
+  auto it = mailboxes.find(key);
+  Bytes payload = std::move(it->second.front());
+  it->second.pop_front();
+  if (it->second.empty())
+    mailboxes.erase(it);
+  return payload;
+}
+
+void ThreadTransport::fail(unsigned worker, const std::string &why) {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (failure.empty())
+      failure = "worker " + std::to_string(worker) + " failed: " + why;
+  }
+  arrived.notify_all();
+}
+
+void ThreadTransport::resetMovedBytes() { moved = 0; }
+
+std::unique_ptr<Transport>
+tofu::runtime::createThreadTransport(unsigned workers,
+                                     std::chrono::milliseconds timeout) {
+  return std::make_unique<ThreadTransport>(workers, timeout);
+}

@@ -1,0 +1,148 @@
+//===- Inputs.cpp - Values of a graph's inputs for tofu-run ---------------===//
+//
+// This file implements reading .npy inputs, drawing seeded random inputs
+// and converting host tensors to doubles for comparisons.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Inputs.h"
+
+#include "tofu/Eval/Npy.h"
+#include "tofu/Lowering/PlanLowering.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace tofu;
+using runtime::ElementType;
+using runtime::HostTensor;
+
+template <typename T>
+static void store(HostTensor &out, const std::vector<double> &values) {
+  out.data.resize(values.size() * sizeof(T));
+  for (size_t i = 0, e = values.size(); i != e; ++i) {
+    T v = T(values[i]);
+    std::memcpy(out.data.data() + i * sizeof(T), &v, sizeof(T));
+  }
+}
+
+static HostTensor makeHost(ElementType type, ArrayRef<int64_t> shape,
+                           const std::vector<double> &values) {
+  HostTensor out{type, std::vector<int64_t>(shape.begin(), shape.end()), {}};
+  switch (type) {
+  case ElementType::F32: store<float>(out, values); break;
+  case ElementType::F64: store<double>(out, values); break;
+  case ElementType::I64: store<int64_t>(out, values); break;
+  case ElementType::I32: store<int32_t>(out, values); break;
+  case ElementType::I8: store<int8_t>(out, values); break;
+  case ElementType::Bool: store<uint8_t>(out, values); break;
+  }
+  return out;
+}
+
+template <typename T>
+static void load(const HostTensor &in, std::vector<double> &values) {
+  size_t n = in.data.size() / sizeof(T);
+  values.resize(n);
+  for (size_t i = 0; i != n; ++i) {
+    T v;
+    std::memcpy(&v, in.data.data() + i * sizeof(T), sizeof(T));
+    values[i] = double(v);
+  }
+}
+
+std::vector<double> tofu::toDoubles(const HostTensor &value) {
+  std::vector<double> values;
+  switch (value.type) {
+  case ElementType::F32: load<float>(value, values); break;
+  case ElementType::F64: load<double>(value, values); break;
+  case ElementType::I64: load<int64_t>(value, values); break;
+  case ElementType::I32: load<int32_t>(value, values); break;
+  case ElementType::I8: load<int8_t>(value, values); break;
+  case ElementType::Bool: load<uint8_t>(value, values); break;
+  }
+  return values;
+}
+
+llvm::Expected<HostTensor> tofu::readInputFile(const graph::Graph &g,
+                                               unsigned t, StringRef path) {
+  const graph::Tensor &tensor = g.getTensor(t);
+  auto value = eval::readNpy(path);
+  if (!value)
+    return value.takeError();
+  auto fail = [&](const Twine &what) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   path + ": " + what + " but tensor '" +
+                                       tensor.name + "' is " +
+                                       getDTypeName(tensor.dtype) + " " +
+                                       formatShape(tensor.shape));
+  };
+  if (value->getShape() != ArrayRef<int64_t>(tensor.shape))
+    return fail("the array has shape " + formatShape(value->getShape()));
+  if (value->getDType() != tensor.dtype)
+    return fail("the array has dtype " + getDTypeName(value->getDType()));
+  auto type = lowering::getElementType(tensor.dtype);
+  if (!type)
+    return type.takeError();
+  return makeHost(*type, tensor.shape,
+                  std::vector<double>(value->getData().begin(),
+                                      value->getData().end()));
+}
+
+static bool isInteger(DType dtype) {
+  return dtype == DType::I64 || dtype == DType::I32 || dtype == DType::I8;
+}
+
+/// The integer range rule of Inputs.h: the smallest extent of the floating
+/// tensors read by the ops consuming `t`, following integer outputs.
+static int64_t getIndexBound(const graph::Graph &g, unsigned t) {
+  int64_t bound = INT64_MAX;
+  std::vector<unsigned> work{t};
+  std::vector<bool> seen(g.getNumTensors(), false);
+  seen[t] = true;
+  while (!work.empty()) {
+    unsigned cur = work.back();
+    work.pop_back();
+    for (unsigned user : g.getUsers(cur)) {
+      const graph::Op &op = g.getOp(user);
+      for (const graph::TensorRef &ref : op.inputs) {
+        const graph::Tensor &in = g.getTensor(ref.index);
+        if (isInteger(in.dtype) || in.dtype == DType::Bool)
+          continue;
+        for (int64_t extent : in.shape)
+          bound = std::min(bound, extent);
+      }
+      int out = op.getOutput();
+      if (out >= 0 && isInteger(g.getTensor(out).dtype) && !seen[out]) {
+        seen[out] = true;
+        work.push_back(out);
+      }
+    }
+  }
+  return bound == INT64_MAX ? 2 : std::max<int64_t>(bound, 1);
+}
+
+HostTensor tofu::makeRandomInput(const graph::Graph &g, unsigned t,
+                                 std::mt19937_64 &rng) {
+  const graph::Tensor &tensor = g.getTensor(t);
+  std::vector<double> values(tensor.getNumElements());
+  if (isInteger(tensor.dtype)) {
+    std::uniform_int_distribution<int64_t> dist(0, getIndexBound(g, t) - 1);
+    for (double &v : values)
+      v = double(dist(rng));
+  } else if (tensor.dtype == DType::Bool) {
+    std::uniform_int_distribution<int> dist(0, 1);
+    for (double &v : values)
+      v = dist(rng);
+  } else {
+    // Optimizer state (Adam's second moments) must not be negative.
+    std::uniform_real_distribution<double> dist(
+        tensor.role == graph::Role::State ? 0.0 : -0.1, 0.1);
+    for (double &v : values)
+      v = dist(rng);
+  }
+  auto type = lowering::getElementType(tensor.dtype);
+  return makeHost(type ? *type : (llvm::consumeError(type.takeError()),
+                                  ElementType::F32),
+                  tensor.shape, values);
+}

@@ -1,0 +1,444 @@
+//===- tofu-run.cpp - Execute a plan on K workers -------------------------===//
+//
+// tofu-run lowers a plan (tofu-plan JSON) of a training graph to the
+// runtime's ExecutablePlan and runs training steps on K workers with the
+// reference kernels (the TDL evaluator), counting the bytes the transport
+// moves against the plan's comm_bytes. With --check it also runs the
+// unpartitioned graph on one worker with the same inputs and compares every
+// graph output and updated parameter. Exit status: 0 success, 1 bad input
+// or a failed run, 2 bad usage, 3 --check found errors beyond tolerance.
+// docs/Runtime.md describes the runtime and this tool.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Inputs.h"
+#include "ReferenceKernels.h"
+
+#include "tofu/Graph/ModelFile.h"
+#include "tofu/Graph/SpecLibrary.h"
+#include "tofu/Graph/Verifier.h"
+#include "tofu/Lowering/PlanLowering.h"
+#include "tofu/Plan/PlanJSON.h"
+#include "tofu/Planner/CostModel.h"
+#include "tofu/Runtime/Error.h"
+#include "tofu/Support/Diagnostics.h"
+#include "tofu/Support/Version.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace tofu;
+namespace cl = llvm::cl;
+
+#ifndef TOFU_SPECS_DIR
+#define TOFU_SPECS_DIR ""
+#endif
+
+namespace {
+
+enum ExitStatus { Success = 0, BadInput = 1, BadUsage = 2, CheckFailed = 3 };
+enum class Backend { Cpu, Cuda };
+enum class TransportKind { Threads, Mpi };
+
+cl::OptionCategory category("tofu-run options");
+cl::opt<std::string> planFile(cl::Positional, cl::Required,
+                              cl::desc("<PLAN.json>"), cl::cat(category));
+cl::opt<std::string> graphFile(
+    "graph", cl::desc("The plan's graph (default: the plan's \"graph\" field)"),
+    cl::value_desc("GRAPH.json"), cl::cat(category));
+cl::list<std::string> specFiles(
+    "spec", cl::desc("Also use the operators of FILE.tdl (repeatable)"),
+    cl::value_desc("FILE.tdl"), cl::cat(category));
+cl::opt<Backend> backend(
+    "backend", cl::desc("Where kernels run"), cl::init(Backend::Cpu),
+    cl::values(clEnumValN(Backend::Cpu, "cpu", "the reference CPU kernels"),
+               clEnumValN(Backend::Cuda, "cuda", "CUDA (not built yet)")),
+    cl::cat(category));
+cl::opt<TransportKind> transportKind(
+    "transport", cl::desc("How workers exchange bytes"),
+    cl::init(TransportKind::Threads),
+    cl::values(clEnumValN(TransportKind::Threads, "threads",
+                          "K threads of this process"),
+               clEnumValN(TransportKind::Mpi, "mpi",
+                          "one worker per MPI rank (not built yet)")),
+    cl::cat(category));
+cl::opt<unsigned> numSteps("steps", cl::desc("Training steps to run"),
+                           cl::init(1), cl::cat(category));
+cl::opt<uint64_t> seed("seed", cl::desc("Seed of the random inputs"),
+                       cl::init(0), cl::cat(category));
+cl::list<std::string> inputFiles(
+    "input", cl::desc("The value of graph input NAME (repeatable)"),
+    cl::value_desc("NAME=FILE.npy"), cl::cat(category));
+cl::opt<bool> check("check",
+                    cl::desc("Compare with the unpartitioned graph on one "
+                             "worker"),
+                    cl::cat(category));
+cl::opt<double> tolerance(
+    "tolerance",
+    cl::desc("--check passes when |a - b| <= T * (1 + |b|) everywhere"),
+    cl::init(1e-4), cl::cat(category));
+cl::opt<std::string> reportFile("report", cl::desc("Write a JSON report"),
+                                cl::value_desc("FILE.json"), cl::cat(category));
+cl::opt<double> timeoutSeconds(
+    "timeout", cl::desc("Longest wait for a message, in seconds"),
+    cl::init(60), cl::cat(category));
+cl::opt<std::string> injectFailure(
+    "inject-failure", cl::desc("Testing: worker W fails at op I"),
+    cl::value_desc("W:I"), cl::Hidden, cl::cat(category));
+
+llvm::raw_ostream &error() {
+  return llvm::WithColor::error(llvm::errs(), "tofu-run");
+}
+
+/// Everything a run needs, loaded.
+struct Loaded {
+  std::unique_ptr<graph::Graph> graph;
+  graph::SpecLibrary specs;
+  std::unique_ptr<planner::PlanningProblem> problem;
+  plan::Plan plan;
+};
+
+/// Reads the plan and the graph it names or --graph gives.
+bool load(DiagnosticEngine &diags, Loaded &out) {
+  auto buffer = llvm::MemoryBuffer::getFile(planFile);
+  if (!buffer) {
+    error() << "cannot read '" << planFile
+            << "': " << buffer.getError().message() << "\n";
+    return false;
+  }
+  auto p = plan::readPlanJSON((*buffer)->getBuffer());
+  if (!p) {
+    error() << planFile << ": " << llvm::toString(p.takeError()) << "\n";
+    return false;
+  }
+  out.plan = std::move(*p);
+  std::string path = graphFile;
+  if (path.empty()) {
+    auto json = llvm::json::parse((*buffer)->getBuffer());
+    if (json) {
+      if (const auto *object = json->getAsObject())
+        if (auto named = object->getString("graph")) {
+          llvm::SmallString<256> resolved(llvm::sys::path::parent_path(planFile));
+          llvm::sys::path::append(resolved, *named);
+          path = llvm::sys::path::is_absolute(*named) ? named->str()
+                                                       : resolved.str().str();
+        }
+    } else {
+      llvm::consumeError(json.takeError());
+    }
+  }
+  if (path.empty()) {
+    error() << planFile << " names no graph: pass --graph GRAPH.json\n";
+    return false;
+  }
+  out.graph = graph::readModelFile(path, diags);
+  if (!out.graph || !out.specs.load(TOFU_SPECS_DIR, specFiles, diags) ||
+      !graph::verifyGraph(*out.graph, out.specs, diags))
+    return false;
+  out.problem = planner::PlanningProblem::build(*out.graph, out.specs, diags);
+  return out.problem != nullptr;
+}
+
+/// The graph inputs' values: --input files, then seeded random data.
+bool makeInputs(const graph::Graph &g,
+                std::vector<llvm::Optional<runtime::HostTensor>> &values) {
+  values.assign(g.getNumTensors(), llvm::None);
+  for (const std::string &spec : inputFiles) {
+    auto [name, path] = StringRef(spec).split('=');
+    int t = g.lookupTensor(name);
+    if (path.empty() || t < 0 || g.getProducer(t) >= 0) {
+      error() << "--input " << spec
+              << ": expected NAME=FILE.npy with NAME a graph input\n";
+      return false;
+    }
+    auto value = readInputFile(g, t, path);
+    if (!value) {
+      error() << llvm::toString(value.takeError()) << "\n";
+      return false;
+    }
+    values[t] = std::move(*value);
+  }
+  std::mt19937_64 rng(seed);
+  for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t)
+    if (g.getProducer(t) < 0) {
+      runtime::HostTensor random = makeRandomInput(g, t, rng);
+      if (!values[t])
+        values[t] = std::move(random);
+    }
+  return true;
+}
+
+/// A lowered plan with its transport and executor.
+struct Run {
+  runtime::ExecutablePlan plan;
+  std::unique_ptr<runtime::Transport> transport;
+  std::unique_ptr<runtime::Executor> executor;
+  std::vector<double> losses;
+  int64_t movedBytes = 0;
+  std::vector<int64_t> peaks;
+};
+
+bool startRun(const Loaded &loaded, const plan::Plan &p,
+              runtime::KernelProvider &kernels,
+              const std::vector<llvm::Optional<runtime::HostTensor>> &inputs,
+              Run &run) {
+  auto lowered = lowering::lowerPlan(*loaded.problem, p);
+  if (!lowered) {
+    error() << planFile << " does not match the graph: "
+            << llvm::toString(lowered.takeError()) << "\n";
+    return false;
+  }
+  run.plan = std::move(*lowered);
+  run.transport = runtime::createThreadTransport(
+      run.plan.workers,
+      std::chrono::milliseconds(int64_t(timeoutSeconds * 1000)));
+  run.executor = std::make_unique<runtime::Executor>(run.plan, kernels,
+                                                     *run.transport);
+  for (unsigned t = 0, e = inputs.size(); t != e; ++t)
+    if (inputs[t])
+      run.executor->setInput(t, *inputs[t]);
+  return true;
+}
+
+/// Names the ops whose scheduled bytes differ from the cost model's.
+void explainMismatch(const Loaded &loaded, const Run &run) {
+  auto report = planner::evaluatePlan(*loaded.problem, loaded.plan);
+  if (!report) {
+    llvm::consumeError(report.takeError());
+    return;
+  }
+  const runtime::Schedule &schedule = run.executor->getSchedule();
+  for (unsigned i = 0, e = run.plan.ops.size(); i != e; ++i) {
+    int64_t fetch = 0, produce = 0;
+    auto add = [&](const std::vector<runtime::Piece> &pieces, unsigned tensor,
+                   bool isFetch, int64_t &total) {
+      for (const runtime::Piece &piece : pieces)
+        if (piece.src != piece.dst) {
+          unsigned t = isFetch ? run.plan.ops[i].inputs[piece.slot] : tensor;
+          total += piece.box.getVolume() *
+                   runtime::getElementSize(run.plan.tensors[t].type);
+        }
+    };
+    const runtime::OpSchedule &ops = schedule.ops[i];
+    add(ops.fetch, 0, true, fetch);
+    add(ops.reduce, run.plan.ops[i].output, false, produce);
+    add(ops.deliver, run.plan.ops[i].output, false, produce);
+    const plan::OpCost &cost = report->ops[i];
+    if (fetch != cost.fetchBytes || produce != cost.produceBytes)
+      llvm::errs() << "op '" << run.plan.ops[i].name << "': scheduled fetch "
+                   << fetch << ", produce " << produce
+                   << " bytes; the cost model charges " << cost.fetchBytes
+                   << " and " << cost.produceBytes << "\n";
+  }
+  int64_t nextStep = 0;
+  for (int64_t bytes : report->nextStepBytes)
+    nextStep += bytes;
+  if (nextStep != schedule.nextStepBytes)
+    llvm::errs() << "next step: scheduled " << schedule.nextStepBytes
+                 << " bytes; the cost model charges " << nextStep << "\n";
+  if (report->commBytes != run.plan.commBytes)
+    llvm::errs() << "the plan says comm_bytes " << run.plan.commBytes
+                 << " but the cost model gives " << report->commBytes << "\n";
+}
+
+/// The graph's scalar floating-point output, the loss, or -1.
+int findLoss(const graph::Graph &g) {
+  for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
+    const graph::Tensor &tensor = g.getTensor(t);
+    if (tensor.role == graph::Role::Output && tensor.shape.empty() &&
+        (tensor.dtype == DType::F32 || tensor.dtype == DType::F64))
+      return t;
+  }
+  return -1;
+}
+
+void runSteps(Run &run, int loss, bool print) {
+  run.peaks.assign(run.plan.workers, 0);
+  for (unsigned s = 0; s != numSteps; ++s) {
+    runtime::StepResult result = run.executor->runStep();
+    run.movedBytes = result.movedBytes;
+    for (unsigned w = 0; w != run.plan.workers; ++w)
+      run.peaks[w] = std::max(run.peaks[w], result.peakBytesPerWorker[w]);
+    if (loss >= 0) {
+      run.losses.push_back(toDoubles(run.executor->gather(loss))[0]);
+      if (print)
+        llvm::outs() << "step " << s + 1 << ": loss "
+                     << llvm::format("%.6g", run.losses.back()) << "\n";
+    }
+  }
+}
+
+struct Errors {
+  double maxAbs = 0, maxRel = 0;
+  std::string worstTensor;
+  /// The first element beyond tolerance, for the message.
+  std::string firstBad;
+  bool ok = true;
+};
+
+/// Compares every graph output and updated parameter of two runs.
+Errors compare(const graph::Graph &g, const planner::PlanningProblem &problem,
+               Run &partitioned, Run &whole) {
+  Errors errors;
+  for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
+    bool updatedParam = false;
+    for (const planner::ProblemTensor &pt : problem.getTensors())
+      updatedParam |= pt.updates == int(t);
+    if (g.getTensor(t).role != graph::Role::Output && !updatedParam)
+      continue;
+    std::vector<double> a = toDoubles(partitioned.executor->gather(t));
+    std::vector<double> b = toDoubles(whole.executor->gather(t));
+    for (size_t i = 0, n = a.size(); i != n; ++i) {
+      double diff = std::fabs(a[i] - b[i]);
+      if (std::isnan(a[i]) != std::isnan(b[i]))
+        diff = INFINITY;
+      else if (std::isnan(a[i]) || a[i] == b[i])
+        diff = 0;
+      double rel = diff ? diff / (1 + std::fabs(b[i])) : 0.0;
+      if (diff > errors.maxAbs) {
+        errors.maxAbs = diff;
+        errors.worstTensor = g.getTensor(t).name;
+      }
+      errors.maxRel = std::max(errors.maxRel, rel);
+      if (!(rel <= tolerance)) {
+        if (errors.ok)
+          errors.firstBad = g.getTensor(t).name + " element " +
+                            std::to_string(i) + ": " + std::to_string(a[i]) +
+                            " vs " + std::to_string(b[i]);
+        errors.ok = false;
+      }
+    }
+  }
+  return errors;
+}
+
+bool writeReport(const Run &run, const Errors &errors) {
+  llvm::json::Array peaks, planPeaks, losses;
+  for (int64_t p : run.peaks)
+    peaks.push_back(p);
+  for (int64_t p : run.plan.peakBytesPerWorker)
+    planPeaks.push_back(p);
+  for (double l : run.losses)
+    losses.push_back(l);
+  llvm::json::Object report{
+      {"workers", int64_t(run.plan.workers)},
+      {"steps", int64_t(numSteps)},
+      {"moved_bytes", run.movedBytes},
+      {"comm_bytes", run.plan.commBytes},
+      {"peak_bytes_per_worker", std::move(peaks)},
+      {"plan_peak_bytes_per_worker", std::move(planPeaks)},
+      {"max_abs_error", errors.maxAbs},
+      {"max_rel_error", errors.maxRel},
+      {"losses", std::move(losses)}};
+  std::error_code ec;
+  llvm::raw_fd_ostream os(reportFile, ec);
+  if (ec) {
+    error() << "cannot write '" << reportFile << "': " << ec.message() << "\n";
+    return false;
+  }
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
+  return true;
+}
+
+int runTool(DiagnosticEngine &diags) {
+  if (backend == Backend::Cuda) {
+    error() << "--backend cuda: this tofu-run was built without CUDA\n";
+    return BadUsage;
+  }
+  if (transportKind == TransportKind::Mpi) {
+    error() << "--transport mpi: the MPI transport is not built yet; use "
+               "--transport threads\n";
+    return BadUsage;
+  }
+  Loaded loaded;
+  if (!load(diags, loaded))
+    return BadInput;
+  const graph::Graph &g = *loaded.graph;
+  std::vector<llvm::Optional<runtime::HostTensor>> inputs;
+  if (!makeInputs(g, inputs))
+    return BadInput;
+  auto kernels = ReferenceKernels::create(g, loaded.specs);
+  if (!kernels) {
+    error() << llvm::toString(kernels.takeError()) << "\n";
+    return BadInput;
+  }
+  int loss = findLoss(g);
+  Run partitioned, whole;
+  try {
+    if (!startRun(loaded, loaded.plan, **kernels, inputs, partitioned))
+      return BadInput;
+    if (!injectFailure.empty()) {
+      auto [w, i] = StringRef(injectFailure).split(':');
+      partitioned.executor->injectFailure(std::stoul(w.str()),
+                                          std::stoul(i.str()));
+    }
+    runSteps(partitioned, loss, true);
+    llvm::outs() << "moved " << partitioned.movedBytes
+                 << " bytes per step; the plan's comm_bytes "
+                 << partitioned.plan.commBytes << "\n";
+    if (partitioned.movedBytes != partitioned.plan.commBytes)
+      explainMismatch(loaded, partitioned);
+    for (unsigned w = 0; w != partitioned.plan.workers; ++w)
+      llvm::outs() << "worker " << w << ": peak " << partitioned.peaks[w]
+                   << " bytes (plan estimate "
+                   << (w < partitioned.plan.peakBytesPerWorker.size()
+                           ? partitioned.plan.peakBytesPerWorker[w]
+                           : 0)
+                   << ")\n";
+  } catch (const runtime::RuntimeError &e) {
+    error() << e.what() << "\n";
+    return BadInput;
+  }
+  Errors errors;
+  if (check) {
+    try {
+      if (!startRun(loaded, lowering::makeSingleWorkerPlan(*loaded.problem),
+                    **kernels, inputs, whole))
+        return BadInput;
+      runSteps(whole, loss, false);
+    } catch (const runtime::RuntimeError &e) {
+      error() << "the unpartitioned run: " << e.what() << "\n";
+      return BadInput;
+    }
+    errors = compare(g, *loaded.problem, partitioned, whole);
+    llvm::outs() << "check: max abs error " << errors.maxAbs
+                 << ", max rel error " << errors.maxRel;
+    if (!errors.worstTensor.empty())
+      llvm::outs() << " (worst: '" << errors.worstTensor << "')";
+    llvm::outs() << (errors.ok ? ": ok\n" : ": beyond tolerance\n");
+    if (!errors.ok)
+      error() << "--check: " << errors.firstBad << "\n";
+  }
+  if (!reportFile.empty() && !writeReport(partitioned, errors))
+    return BadInput;
+  return errors.ok ? Success : CheckFailed;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter(printToolVersion);
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "tofu-run: execute a plan on K workers and count the bytes moved "
+          "(docs/Runtime.md).\n\n"
+          "  tofu-run PLAN.json [--graph GRAPH.json] [--check] [--steps N]\n\n"
+          "Exit status: 0 success, 1 bad input or failed run, 2 bad usage, 3 "
+          "--check beyond tolerance.\n",
+          &llvm::errs()))
+    return BadUsage;
+  llvm::SourceMgr srcMgr;
+  DiagnosticEngine diags(srcMgr);
+  return runTool(diags);
+}
