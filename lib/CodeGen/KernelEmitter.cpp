@@ -141,7 +141,7 @@ std::string KernelBuilder::build(StringRef name) {
       lines.push_back(("const std::int64_t " + ptr + "lo" + Twine(d) + " = " +
                        view + ".lo[" + Twine(d) + "];")
                           .str());
-    for (unsigned d = boxRank - 1; d-- > 0;) {
+    for (int d = int(boxRank) - 2; d >= 0; --d) {
       std::string stride = (view + ".extent[" + Twine(d + 1) + "]").str();
       if (d + 2 != boxRank)
         stride = (ptr + "s" + Twine(d + 1) + " * " + stride).str();
