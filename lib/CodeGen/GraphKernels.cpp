@@ -13,6 +13,8 @@
 
 #include "llvm/ADT/StringMap.h"
 
+#include <algorithm>
+
 using namespace tofu;
 using namespace tofu::codegen;
 
@@ -115,8 +117,10 @@ codegen::emitGraphKernels(const graph::Graph &g, graph::SpecLibrary &specs,
   for (unsigned i = 0, n = g.getNumOps(); i != n; ++i) {
     int k = result.opKernel[i];
     if (k < 0) {
-      src += "      {" + quote(g.getOp(i).name) + ", nullptr, nullptr, 0}, // " +
-             "no kernel\n";
+      std::string why = result.notes[i];
+      std::replace(why.begin(), why.end(), '\n', ' ');
+      src += "      {" + quote(g.getOp(i).name) +
+             ", nullptr, nullptr, 0}, // no kernel: " + why + "\n";
       continue;
     }
     const GeneratedKernel &kernel = result.kernels[k];

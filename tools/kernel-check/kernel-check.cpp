@@ -20,6 +20,7 @@
 #include "tofu/Graph/ModelFile.h"
 #include "tofu/Graph/SpecLibrary.h"
 #include "tofu/Support/Diagnostics.h"
+#include "tofu/TDL/AST.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -52,6 +53,13 @@ cl::opt<unsigned> seed("seed", cl::desc("Random seed (default 1)"), cl::init(1),
                        cl::cat(category));
 cl::opt<bool> noBlas("no-blas", cl::desc("Generate without BLAS routing"),
                      cl::cat(category));
+cl::opt<double> maxWork(
+    "max-work",
+    cl::desc("Skip kernels whose evaluation takes more than N steps (output "
+             "elements times the expression nodes of the body, a reduction's "
+             "body counted once per point of its range; default 3e7: the "
+             "evaluator takes a few ns a step)"),
+    cl::value_desc("N"), cl::init(3e7), cl::cat(category));
 cl::opt<bool> verbose("v", cl::desc("One line per kernel"), cl::cat(category));
 
 using analysis::Region;
@@ -94,6 +102,12 @@ void store(DType t, char *p, double v) {
   case DType::Bool: *reinterpret_cast<uint8_t *>(p) = v != 0; break;
   default: *reinterpret_cast<float *>(p) = float(v); break;
   }
+}
+
+double storedValue(DType type, double v) {
+  char buf[8];
+  store(type, buf, v);
+  return load(type, buf);
 }
 
 /// Calls `fn(flat index in the full tensor, flat index in the box)` for
@@ -180,6 +194,7 @@ struct Checker {
   Box run(ArrayRef<Range> vars, ArrayRef<Region> regions, const Region &outRegion,
           double fill) {
     std::vector<Box> boxes;
+    boxes.reserve(inputs.size());
     for (unsigned t = 0; t != inputs.size(); ++t)
       boxes.push_back(makeBox(inputs[t], inst.inputTypes[t], regions[t], true));
     std::vector<BoxView> views;
@@ -205,10 +220,10 @@ struct Checker {
     return load(inst.outputType, box.bytes.data() + i * getDTypeSize(inst.outputType));
   }
 
-  /// Compares the elements of `box` inside `within` with the reference
-  /// (or `want`), and those outside it with `fill`.
+  /// Compares the elements of `box` inside `within` with the reference,
+  /// and those outside it with `fill`.
   bool compare(const Box &box, const Region &within, StringRef what,
-               double fill, const std::vector<double> *want = nullptr) {
+               double fill) {
     bool ok = true;
     forEachElement(expected.getShape(), box.region, [&](int64_t flat, int64_t i) {
       if (!ok)
@@ -222,7 +237,8 @@ struct Checker {
         inside &= idx[d] >= within[d].lo && idx[d] < within[d].hi;
       }
       double got = at(box, i);
-      double ref = inside ? (want ? (*want)[flat] : expected.getData()[flat]) : fill;
+      double ref = inside ? expected.getData()[flat]
+                          : storedValue(inst.outputType, fill);
       bool good = inside ? close(got, ref) : (got == ref || (std::isnan(got) && std::isnan(ref)));
       if (!good) {
         llvm::raw_string_ostream os(failure);
@@ -234,12 +250,6 @@ struct Checker {
     return ok;
   }
 };
-
-double storedValue(DType type, double v) {
-  char buf[8];
-  store(type, buf, v);
-  return load(type, buf);
-}
 
 void randomize(eval::Tensor &t, DType type, std::mt19937_64 &rng) {
   std::uniform_real_distribution<double> real(-1.0, 1.0);
@@ -262,6 +272,29 @@ double combine(tdl::Reducer r, double a, double b) {
   case tdl::Reducer::Min: return std::isnan(a) ? a : std::min(a, b);
   }
   return a;
+}
+
+/// An upper bound on the evaluator's steps per output element of `e`: a
+/// reduction costs the product of its extents times its body.
+double costOf(const tdl::Expr &e, ArrayRef<int64_t> extents) {
+  if (const auto *reduce = dyn_cast<tdl::ReduceExpr>(&e)) {
+    double n = 1;
+    for (const auto &var : reduce->getVars())
+      n *= std::max<int64_t>(extents[var->getId()], 1);
+    return n * costOf(reduce->getBody(), extents);
+  }
+  double cost = 1;
+  if (const auto *un = dyn_cast<tdl::UnaryExpr>(&e))
+    cost += costOf(un->getOperand(), extents);
+  else if (const auto *bin = dyn_cast<tdl::BinaryExpr>(&e))
+    cost += costOf(bin->getLHS(), extents) + costOf(bin->getRHS(), extents);
+  else if (const auto *call = dyn_cast<tdl::CallExpr>(&e))
+    for (const tdl::ExprPtr &arg : call->getArgs())
+      cost += costOf(*arg, extents);
+  else if (const auto *read = dyn_cast<tdl::TensorReadExpr>(&e))
+    for (const tdl::ExprPtr &index : read->getIndices())
+      cost += costOf(*index, extents) - 1;
+  return cost;
 }
 
 /// Checks one kernel; returns false with `c.failure` set on a mismatch.
@@ -427,7 +460,8 @@ int main(int argc, char **argv) {
   }
   std::mt19937_64 rng(seed);
   std::vector<bool> done(kernels->kernels.size(), false);
-  unsigned checked = 0, failed = 0, blas = 0, without = 0, runs = 0;
+  unsigned checked = 0, failed = 0, blas = 0, without = 0, runs = 0,
+           skipped = 0;
   for (unsigned i = 0, n = g->getNumOps(); i != n; ++i) {
     int k = kernels->opKernel[i];
     if (k < 0) {
@@ -447,12 +481,20 @@ int main(int argc, char **argv) {
       continue;
     }
     const GeneratedKernel &kernel = kernels->kernels[k];
+    double work = double(std::max<int64_t>(getNumElements(inst->outputShape), 1)) *
+                  costOf(inst->op->getBody(), kernel.varExtents);
+    if (work > maxWork) {
+      ++skipped;
+      if (verbose)
+        llvm::outs() << "skipped " << kernel.name << " (op '" << g->getOp(i).name
+                     << "'): " << work << " steps\n";
+      continue;
+    }
     Checker c{*inst, (*library)->getKernel(i), kernel, rng, {}, {}, 1e-5, 1e-5, {}, 0};
     if (kernel.usesBlas)
       c.atol = c.rtol = 1e-4 * std::sqrt(double(kernel.varExtents.back() + 1));
     bool ok = checkKernel(c, specs);
     ++checked;
-    blas += kernel.usesBlas;
     runs += c.runs;
     if (!ok) {
       ++failed;
@@ -463,10 +505,13 @@ int main(int argc, char **argv) {
                    << "', " << c.runs << " calls)\n";
     }
   }
+  for (const GeneratedKernel &kernel : kernels->kernels)
+    blas += kernel.usesBlas;
   llvm::outs() << g->getNumOps() << " ops, " << kernels->kernels.size()
                << " kernels (" << blas << " BLAS), " << without
                << " ops without a kernel; " << checked << " kernels checked in "
-               << runs << " calls, " << failed << " failed\n";
+               << runs << " calls, " << skipped << " skipped (over --max-work), "
+               << failed << " failed\n";
   llvm::errs() << llvm::format("generate %.2f s, compile %.2f s%s, check %.2f s\n",
                                generated, compiled - generated,
                                compiler.lastWasCached() ? " (cached)" : "",
