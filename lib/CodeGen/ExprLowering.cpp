@@ -528,6 +528,15 @@ std::string KernelBuilder::lowerReduce(const ReduceExpr &e) {
     for (unsigned s = 0; s != scopes.size(); ++s)
       if (llvm::is_contained(scopes[s].vars, var))
         target = std::max(target, s);
+  // Hoisted out of enclosing reductions, it runs only where their ranges
+  // are not empty, as the reads the analysis allows for do.
+  std::string guard;
+  unsigned rank = op.getOutputRank();
+  for (unsigned s = std::max(target + 1, rank + 1); s < scopes.size(); ++s)
+    for (unsigned var : scopes[s].vars) {
+      std::string v = varName(var);
+      guard += (guard.empty() ? "" : " && ") + v + "lo < " + v + "hi";
+    }
   std::vector<Scope> inner(std::make_move_iterator(scopes.begin() + target + 1),
                            std::make_move_iterator(scopes.end()));
   scopes.resize(target + 1);
@@ -542,6 +551,8 @@ std::string KernelBuilder::lowerReduce(const ReduceExpr &e) {
 
   std::vector<std::string> &lines = scopes[target].lines;
   lines.push_back("double " + acc + " = " + identityOf(e.getReducer()) + ";");
+  if (!guard.empty())
+    lines.push_back("if (" + guard + ") {");
   for (const auto &var : e.getVars()) {
     std::string v = varName(var->getId());
     lines.push_back("for (std::int64_t " + v + " = " + v + "lo; " + v + " < " +
@@ -560,6 +571,8 @@ std::string KernelBuilder::lowerReduce(const ReduceExpr &e) {
     break;
   }
   for (unsigned i = 0, n = e.getVars().size(); i != n; ++i)
+    lines.push_back("}");
+  if (!guard.empty())
     lines.push_back("}");
   for (Scope &s : inner)
     scopes.push_back(std::move(s));

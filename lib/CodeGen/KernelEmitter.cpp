@@ -161,6 +161,11 @@ std::string KernelBuilder::build(StringRef name) {
                     ids + "], 0), " + v + "hi = std::min<std::int64_t>(hi[" +
                     ids + "], " + std::to_string(varExtents[id]) + ");");
   }
+  // An empty box writes nothing and reads nothing (a hoisted reduction
+  // would read outside the input boxes the analysis gives it).
+  for (unsigned d = 0; d != rank; ++d)
+    lines.push_back("if (lo[" + std::to_string(d) + "] >= hi[" +
+                    std::to_string(d) + "]) return;");
   if (contraction)
     emitContraction(*contraction, lines);
   if (!contraction || !contraction->wholeBody) {
