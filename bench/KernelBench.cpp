@@ -147,9 +147,7 @@ int main() {
 
   std::mt19937 rng(0);
   std::uniform_real_distribution<float> dist(-1, 1);
-  llvm::outs() << llvm::format("%-38s %10s %10s %10s %10s %9s %9s\n", "case",
-                               "kernel s", "loop s", "naive s", "eval s",
-                               "eval/ker", "naive/ker");
+  llvm::outs() << "case                                     kernel s     loop s    naive s     eval s  eval/ker naive/ker\n";
   for (unsigned c = 0; c != cases.size(); ++c) {
     const Case &cs = cases[c];
     std::vector<std::vector<float>> in;

@@ -11,9 +11,10 @@
 // (`Sum(lambda k: A[.., i, k] * B[.., k, j])`, as in mm, bmm, addmm) is
 // handed to BLAS (cblas_sgemm/dgemm) on the box. See docs/CodeGen.md.
 //
-// The printer is target-neutral in what it computes; a KernelTarget says how
-// a function is declared and how math functions are spelled, so that a CUDA
-// target can reuse it (only the C++ target exists so far).
+// What the lowering computes is target-neutral (loops, index arithmetic and
+// bounds settled here, the evaluator's helpers in one prelude); only the
+// C++ target exists so far. A CUDA target would replace the function header
+// and the output loops, and reuse the expression lowering (docs/CodeGen.md).
 //
 //===----------------------------------------------------------------------===//
 
