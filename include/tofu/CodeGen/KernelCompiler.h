@@ -4,7 +4,7 @@
 // generated kernels (emitGraphKernels) into loaded code: the source is
 // written to a cache directory under a name keyed by a hash of the source
 // and the compile command, compiled there once with the system C++ compiler
-// into a shared object (`c++ -std=c++17 -O2 -shared -fPIC -I<runtime
+// into a shared object (`c++ -std=c++17 -O3 -shared -fPIC -I<runtime
 // include> ... -lopenblas`), and dlopen'ed; the KernelLibrary it returns
 // holds the table of tofu_graph_kernels() for as long as it lives.
 //
@@ -60,7 +60,7 @@ public:
     std::string compiler;
     /// Flags before the source (the include path of runtime/include is
     /// added).
-    std::vector<std::string> flags = {"-std=c++17", "-O2", "-shared", "-fPIC"};
+    std::vector<std::string> flags = {"-std=c++17", "-O3", "-shared", "-fPIC"};
     /// Libraries after it.
     std::vector<std::string> libs = {"-lopenblas"};
   };
