@@ -271,7 +271,7 @@ bool tofu::hasConcreteArgs() { return isConcrete(); }
 
 const Instance *tofu::instantiateSelected(Instantiator &instantiator,
                                           ArrayRef<const OpDecl *> ops,
-                                          int &status) {
+                                          int &status, InstanceShapes *shapes) {
   bool overloads = llvm::all_of(ops, [&](const OpDecl *op) {
     return op->getName() == ops[0]->getName();
   });
@@ -283,6 +283,11 @@ const Instance *tofu::instantiateSelected(Instantiator &instantiator,
   }
   ConcreteArgs args;
   const Instance *instance = instantiateArgs(instantiator, *ops[0], args, status);
+  if (instance && shapes) {
+    shapes->inputs.assign(args.inputs.begin(), args.inputs.end());
+    shapes->hasOutput = args.hasOutput;
+    shapes->output = args.output;
+  }
   if (!instance || !args.hasOutput)
     return instance;
   // The instance shows the operator at --out-shape: it must fit (an

@@ -22,13 +22,22 @@ llvm::cl::OptionCategory &getStrategiesCategory();
 /// True if --shape, --out-shape or --param was given.
 bool hasConcreteArgs();
 
+/// The shapes of the flags, as instantiateSelected parsed them.
+struct InstanceShapes {
+  SmallVector<Shape, 4> inputs;
+  /// --out-shape, if given.
+  Shape output;
+  bool hasOutput = false;
+};
+
 /// Instantiates the selected operator (`ops`, the overloads of one name) at
 /// the shapes and params of the flags, for `--emit=ir --shape ...`. Null,
 /// with the error printed and `status` set to tdlc's exit status, on
-/// failure.
+/// failure. `shapes`, if given, receives the shapes of the flags.
 const tdl::Instance *instantiateSelected(tdl::Instantiator &instantiator,
                                          ArrayRef<const tdl::OpDecl *> ops,
-                                         int &status);
+                                         int &status,
+                                         InstanceShapes *shapes = nullptr);
 
 /// Prints the strategies of `ops` (operators of `module`) as text or JSON:
 /// symbolic, or concrete when shapes or params were given; a generic or

@@ -5,7 +5,8 @@
 // (--emit=ast), the checked IR (--emit=ir), a one-line summary per operator
 // (--emit=summary), or the partition strategies found by the operator
 // analysis (--emit=strategies, symbolic or at the shapes given by --shape),
-// as text or JSON. With --shape/--param, a generic or overloaded operator
+// as text or JSON, or the generated C++ kernel of one instance
+// (--emit=cpp-kernel, EmitKernel.cpp). With --shape/--param, a generic or overloaded operator
 // is instantiated first, and --emit=ir|ast|summary show the instance. With
 // --coverage GRAPH.json, whether the operators cover every op of tofu graphs
 // (Coverage.cpp). Exit status: 0 success, 1 bad input (with a diagnostic on
@@ -21,6 +22,7 @@
 #include "tofu/TDL/Sema.h"
 
 #include "Coverage.h"
+#include "EmitKernel.h"
 #include "EmitStrategies.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -39,7 +41,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class EmitKind { AST, IR, Summary, Strategies };
+enum class EmitKind { AST, IR, Summary, Strategies, CppKernel };
 enum class OutputFormat { Text, JSON };
 
 cl::OptionCategory tdlcCategory("tdlc options");
@@ -62,7 +64,9 @@ cl::opt<EmitKind> emitKind(
                           "one line per operator, then totals"),
                clEnumValN(EmitKind::Strategies, "strategies",
                           "the partition strategies and each worker's "
-                          "regions")),
+                          "regions"),
+               clEnumValN(EmitKind::CppKernel, "cpp-kernel",
+                          "the C++ kernel of one instance (needs --shape)")),
     cl::cat(tdlcCategory));
 
 cl::opt<OutputFormat> format(
@@ -118,12 +122,14 @@ void emitJSON(llvm::raw_ostream &os, ArrayRef<const OpDecl *> ops) {
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::HideUnrelatedOptions(
-      {&tdlcCategory, &getStrategiesCategory(), &getCoverageCategory()});
+      {&tdlcCategory, &getStrategiesCategory(), &getKernelCategory(),
+       &getCoverageCategory()});
   cl::SetVersionPrinter(printToolVersion);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "tdlc: check TDL operator definitions and print their AST, IR, a "
-          "summary or their partition strategies\n",
+          "summary, their partition strategies or the C++ kernel of an "
+          "instance\n",
           &llvm::errs()))
     return BadUsage;
 
@@ -162,8 +168,19 @@ int main(int argc, char **argv) {
     out.keep();
     return status;
   }
-  // With shapes, the other outputs show the operator's instance.
   Instantiator instantiator(module);
+  if (emitKind == EmitKind::CppKernel) {
+    if (!hasConcreteArgs() || selected.empty()) {
+      llvm::WithColor::error(llvm::errs(), "tdlc")
+          << "--emit=cpp-kernel needs --op and --shape for every tensor\n";
+      return BadUsage;
+    }
+    int status = emitCppKernel(out.os(), instantiator, selected);
+    if (status == Success)
+      out.keep();
+    return status;
+  }
+  // With shapes, the other outputs show the operator's instance.
   if (emitKind != EmitKind::Strategies && hasConcreteArgs() &&
       !selected.empty()) {
     int status;

@@ -3,11 +3,13 @@
 // tofu-graph reads a training graph (tofu-graph JSON, or an ONNX model when
 // the ONNX importer is built), checks its structure and every op against
 // the TDL operator specs (the standard library in specs/ plus --spec
-// files), and prints a summary or writes the graph back as JSON. Exit
+// files), and prints a summary, writes the graph back as JSON, or writes
+// the C++ kernels of its ops (lib/CodeGen). Exit
 // status: 0 valid, 1 bad input (with diagnostics on stderr), 2 bad usage.
 //
 //===----------------------------------------------------------------------===//
 
+#include "tofu/CodeGen/GraphKernels.h"
 #include "tofu/Graph/GraphSummary.h"
 #include "tofu/Graph/ModelFile.h"
 #include "tofu/Graph/GraphWriter.h"
@@ -32,7 +34,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class EmitKind { Summary, JSON };
+enum class EmitKind { Summary, JSON, Kernels };
 enum ExitStatus { Success = 0, BadInput = 1, BadUsage = 2 };
 
 cl::OptionCategory category("tofu-graph options");
@@ -59,7 +61,11 @@ cl::opt<EmitKind> emitKind(
                           "op and tensor counts, sizes by role, op type "
                           "histogram (default)"),
                clEnumValN(EmitKind::JSON, "json",
-                          "the graph as tofu-graph JSON")),
+                          "the graph as tofu-graph JSON"),
+               clEnumValN(EmitKind::Kernels, "kernels",
+                          "one C++ translation unit with a kernel per "
+                          "distinct op instance and the table "
+                          "tofu_graph_kernels() (docs/CodeGen.md)")),
     cl::cat(category));
 
 cl::opt<std::string> outputFile("o", cl::desc("Write output to FILE"),
@@ -75,8 +81,8 @@ int main(int argc, char **argv) {
   std::string overview =
       std::string("tofu-graph: validate a training graph (tofu-graph JSON") +
       (canReadONNX() ? ", or an ONNX model, imported first" : "") +
-      ") against the TDL operator specs and print a summary or the graph as "
-      "JSON.\nExit status: 0 valid, 1 bad input (diagnostics on stderr), 2 "
+      ") against the TDL operator specs and print a summary, the graph as "
+      "JSON or its C++ kernels.\nExit status: 0 valid, 1 bad input (diagnostics on stderr), 2 "
       "bad usage.\n";
   if (!cl::ParseCommandLineOptions(argc, argv, overview, &llvm::errs()))
     return BadUsage;
@@ -105,7 +111,16 @@ int main(int argc, char **argv) {
         << "cannot write '" << outputFile << "': " << ec.message() << '\n';
     return BadInput;
   }
-  if (emitKind == EmitKind::JSON)
+  if (emitKind == EmitKind::Kernels) {
+    llvm::Expected<codegen::GraphKernels> kernels =
+        codegen::emitGraphKernels(*g, specs);
+    if (!kernels) {
+      llvm::WithColor::error(llvm::errs(), "tofu-graph")
+          << llvm::toString(kernels.takeError()) << '\n';
+      return BadInput;
+    }
+    out.os() << kernels->source;
+  } else if (emitKind == EmitKind::JSON)
     writeGraph(out.os(), *g);
   else
     printSummary(out.os(), *g);

@@ -1,0 +1,90 @@
+//===- KernelEmitter.h - C++ kernels from TDL operator instances -*- C++ -*-===//
+//
+// This file declares the kernel generator: for one op instance (a concrete,
+// Sema-checked operator with its params, input and output shapes and element
+// types fixed) it emits the source of one function in the runtime's kernel
+// ABI (runtime/include/tofu/Runtime/Kernel.h) that computes the output over
+// a call's iteration box with the TDL evaluator's semantics: a loop nest
+// over the output variables, reductions inline over the intersection of
+// their range with the box, reads as offsets into the input boxes, zero
+// padding checked only where an index can leave its tensor. A contraction
+// (`Sum(lambda k: A[.., i, k] * B[.., k, j])`, as in mm, bmm, addmm) is
+// handed to BLAS (cblas_sgemm/dgemm) on the box. See docs/CodeGen.md.
+//
+// What the lowering computes is target-neutral (loops, index arithmetic and
+// bounds settled here, the evaluator's helpers in one prelude); only the
+// C++ target exists so far. A CUDA target would replace the function header
+// and the output loops, and reuse the expression lowering (docs/CodeGen.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_CODEGEN_KERNELEMITTER_H
+#define TOFU_CODEGEN_KERNELEMITTER_H
+
+#include "tofu/Support/DType.h"
+#include "tofu/Support/LLVM.h"
+#include "tofu/Support/Shape.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace tofu {
+namespace tdl {
+class OpDecl;
+} // namespace tdl
+
+namespace codegen {
+
+/// One op instance to generate a kernel for.
+struct KernelInstance {
+  /// The concrete operator (instantiated and checked).
+  const tdl::OpDecl *op = nullptr;
+  /// Param values by position (int params integral).
+  SmallVector<double, 4> params;
+  /// Input shapes and element types by tensor position.
+  SmallVector<Shape, 4> inputShapes;
+  SmallVector<DType, 4> inputTypes;
+  Shape outputShape;
+  DType outputType = DType::F32;
+};
+
+/// What to generate.
+struct KernelOptions {
+  /// Route contractions to BLAS; false keeps them on the loop nest.
+  bool useBlas = true;
+};
+
+/// A generated kernel.
+struct GeneratedKernel {
+  /// The function's name.
+  std::string name;
+  /// The function definition (it needs getKernelPrelude() before it).
+  std::string source;
+  /// The index variables in KernelCall order (by IndexVarDecl id).
+  std::vector<std::string> varNames;
+  /// The full range of each variable: [0, extent).
+  std::vector<int64_t> varExtents;
+  /// True if a contraction was routed to BLAS.
+  bool usesBlas = false;
+};
+
+/// Emits the kernel of `instance` named `name` (a C identifier). Fails with
+/// a message naming the operator for what cannot be generated: an opaque
+/// body, f16/bf16 tensors, shapes that do not fit.
+llvm::Expected<GeneratedKernel> emitKernel(const KernelInstance &instance,
+                                           StringRef name,
+                                           const KernelOptions &options = {});
+
+/// The includes and helper functions every generated translation unit
+/// starts with (the evaluator's integer division, NaN-propagating max, ...).
+std::string getKernelPrelude();
+
+/// A C identifier made of `text`'s letters, digits and underscores.
+std::string sanitizeIdentifier(StringRef text);
+
+} // namespace codegen
+} // namespace tofu
+
+#endif // TOFU_CODEGEN_KERNELEMITTER_H

@@ -1,0 +1,187 @@
+//===- Contraction.cpp - Route contractions to BLAS -----------------------===//
+//
+// This file implements the BLAS routing of KernelBuilder: a reduction
+// `Sum(lambda k: A[b.., i, k] * B[b.., k, j])` (either operand order, either
+// operand stored transposed) whose output variables end with `i, j`, whose
+// leading output variables `b..` index both operands, whose reads are plain
+// variables that stay inside their tensors, and whose tensors and output
+// all have one floating-point type, is computed by cblas_sgemm (f32) or
+// cblas_dgemm (f64), one call per batch element of the box, into the output
+// box. A body that is more than the sum (addmm's `beta * self + alpha *
+// Sum(..)`) then reads the sum back from the output element it overwrites.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+using namespace tofu;
+using namespace tofu::codegen;
+using namespace tofu::tdl;
+
+namespace {
+
+/// The index variable ids of a read whose indices are all distinct plain
+/// variables; empty if it is not such a read.
+SmallVector<unsigned, 4> plainVars(const TensorReadExpr &read) {
+  SmallVector<unsigned, 4> vars;
+  for (unsigned d = 0, n = read.getNumIndices(); d != n; ++d) {
+    const auto *name = dyn_cast<NameExpr>(&read.getIndex(d));
+    if (!name || !name->getIndexVar())
+      return {};
+    unsigned id = name->getIndexVar()->getId();
+    if (llvm::is_contained(vars, id))
+      return {};
+    vars.push_back(id);
+  }
+  return vars;
+}
+
+/// Calls `fn` on each reduction of `e` that is not inside another reduction
+/// or a select.
+void forEachOuterReduce(const Expr &e,
+                        llvm::function_ref<void(const ReduceExpr &)> fn) {
+  switch (e.getKind()) {
+  case Expr::Kind::Reduce:
+    return fn(cast<ReduceExpr>(e));
+  case Expr::Kind::Unary:
+    return forEachOuterReduce(cast<UnaryExpr>(e).getOperand(), fn);
+  case Expr::Kind::Binary:
+    forEachOuterReduce(cast<BinaryExpr>(e).getLHS(), fn);
+    return forEachOuterReduce(cast<BinaryExpr>(e).getRHS(), fn);
+  case Expr::Kind::Call: {
+    const auto &call = cast<CallExpr>(e);
+    if (call.getBuiltin() && *call.getBuiltin() == Builtin::Select)
+      return;
+    for (const ExprPtr &arg : call.getArgs())
+      forEachOuterReduce(*arg, fn);
+    return;
+  }
+  default:
+    return;
+  }
+}
+
+} // namespace
+
+llvm::Optional<Contraction> KernelBuilder::matchContraction() {
+  unsigned rank = op.getOutputRank();
+  DType type = inst.outputType;
+  if (rank < 2 || (type != DType::F32 && type != DType::F64))
+    return llvm::None;
+  llvm::Optional<Contraction> found;
+  forEachOuterReduce(op.getBody(), [&](const ReduceExpr &reduce) {
+    if (found || reduce.getReducer() != Reducer::Sum ||
+        reduce.getVars().size() != 1)
+      return;
+    const auto *mul = dyn_cast<BinaryExpr>(&reduce.getBody());
+    if (!mul || mul->getOp() != BinaryOp::Mul)
+      return;
+    const auto *x = dyn_cast<TensorReadExpr>(&mul->getLHS());
+    const auto *y = dyn_cast<TensorReadExpr>(&mul->getRHS());
+    if (!x || !y || !x->getTensor() || !y->getTensor())
+      return;
+    unsigned iv = rank - 2, jv = rank - 1;
+    unsigned k = reduce.getVars()[0]->getId();
+    SmallVector<unsigned, 4> xv = plainVars(*x), yv = plainVars(*y);
+    if (llvm::is_contained(xv, jv))
+      std::swap(x, y), std::swap(xv, yv);
+    // A holds (batch.., i, k), B holds (batch.., k, j), in their last two
+    // dimensions either way round.
+    if (xv.size() != rank || yv.size() != rank ||
+        !llvm::is_contained(xv, iv) || llvm::is_contained(xv, jv) ||
+        !llvm::is_contained(yv, jv) || llvm::is_contained(yv, iv) ||
+        !llvm::is_contained(xv, k) || !llvm::is_contained(yv, k))
+      return;
+    for (unsigned b = 0; b + 2 < rank; ++b)
+      if (!llvm::is_contained(xv, b) || !llvm::is_contained(yv, b))
+        return;
+    auto lastTwo = [&](ArrayRef<unsigned> vars, unsigned v) {
+      return (vars[rank - 2] == v && vars[rank - 1] == k) ||
+             (vars[rank - 2] == k && vars[rank - 1] == v);
+    };
+    if (!lastTwo(xv, iv) || !lastTwo(yv, jv))
+      return;
+    // Every read stays inside its tensor, and both have the output's type.
+    for (const auto &[read, vars] : {std::make_pair(x, &xv), std::make_pair(y, &yv)}) {
+      unsigned t = read->getTensor()->getPosition();
+      if (inst.inputTypes[t] != type)
+        return;
+      for (unsigned d = 0; d != rank; ++d)
+        if (varExtents[(*vars)[d]] > inst.inputShapes[t][d])
+          return;
+    }
+    Contraction c;
+    c.reduce = &reduce;
+    c.a = x;
+    c.b = y;
+    c.kVar = k;
+    c.transA = xv[rank - 1] == iv;
+    c.transB = yv[rank - 1] == k;
+    c.wholeBody = &op.getBody() == &reduce;
+    found = c;
+  });
+  return found;
+}
+
+void KernelBuilder::emitContraction(const Contraction &c,
+                                    std::vector<std::string> &out) {
+  unsigned rank = op.getOutputRank();
+  unsigned iv = rank - 2, jv = rank - 1;
+  bool single = inst.outputType == DType::F32;
+  const char *elem = single ? "float" : "double";
+  std::string k = varName(c.kVar);
+  std::string ivs = std::to_string(iv), jvs = std::to_string(jv);
+  out.push_back("// " + std::string(single ? "cblas_sgemm" : "cblas_dgemm") +
+                ": the sum over '" + op.getIndexVars()[c.kVar]->getName().str() +
+                "' for every output element of the box");
+  out.push_back("const std::int64_t gm = hi[" + ivs + "] - lo[" + ivs +
+                "], gn = hi[" + jvs + "] - lo[" + jvs + "], gk = " + k +
+                "hi - " + k + "lo;");
+  out.push_back("if (gm > 0 && gn > 0) {");
+  for (unsigned b = 0; b + 2 < rank; ++b) {
+    std::string v = varName(b), bs = std::to_string(b);
+    out.push_back("for (std::int64_t " + v + " = lo[" + bs + "]; " + v +
+                  " < hi[" + bs + "]; ++" + v + ") {");
+  }
+  // The operands' first elements: batch variables at their values, i and j
+  // at the box's start, k at the start of its clamped range.
+  auto at = [&](unsigned id) {
+    if (id == c.kVar)
+      return k + "lo";
+    if (id == iv || id == jv)
+      return "lo[" + std::to_string(id) + "]";
+    return varName(id);
+  };
+  auto operand = [&](const TensorReadExpr *read, StringRef ptr) {
+    unsigned t = read->getTensor()->getPosition();
+    SmallVector<std::string, 4> index;
+    for (unsigned id : plainVars(*read))
+      index.push_back(at(id));
+    out.push_back(("const " + Twine(elem) + " *" + ptr + " = in" + Twine(t) +
+                   " + " + inputOffset(t, index) + ";")
+                      .str());
+    return "int(in" + std::to_string(t) + "s" + std::to_string(rank - 2) + ")";
+  };
+  std::string lda = operand(c.a, "ga"), ldb = operand(c.b, "gb");
+  SmallVector<std::string, 4> index;
+  for (unsigned d = 0; d != rank; ++d)
+    index.push_back(at(d));
+  out.push_back(std::string(elem) + " *gc = out + " + outputOffset(index) + ";");
+  std::string ldc = "outs" + std::to_string(rank - 2);
+  out.push_back("if (gk <= 0) {");
+  out.push_back("for (std::int64_t r = 0; r < gm; ++r) {");
+  out.push_back("std::fill(gc + r * " + ldc + ", gc + r * " + ldc + " + gn, " +
+                elem + "(0));");
+  out.push_back("}");
+  out.push_back("} else {");
+  out.push_back(std::string("tofu_kg::cblas_") + (single ? "s" : "d") +
+                "gemm(tofu_kg::RowMajor, " +
+                (c.transA ? "tofu_kg::Trans" : "tofu_kg::NoTrans") + ", " +
+                (c.transB ? "tofu_kg::Trans" : "tofu_kg::NoTrans") +
+                ", int(gm), int(gn), int(gk), 1, ga, " + lda + ", gb, " + ldb +
+                ", 0, gc, int(" + ldc + "));");
+  out.push_back("}");
+  for (unsigned b = 0; b + 2 < rank; ++b)
+    out.push_back("}");
+  out.push_back("}");
+}

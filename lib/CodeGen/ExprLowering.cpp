@@ -1,0 +1,580 @@
+//===- ExprLowering.cpp - TDL expressions as C++ expressions --------------===//
+//
+// This file implements the expression half of KernelBuilder: every value is
+// a C++ double (the evaluator's semantics), integer arithmetic on index
+// variables, params and literals is an std::int64_t expression with the
+// evaluator's floor division, a tensor read is an offset into its input box
+// with a bounds check only on the dimensions whose index can leave the
+// tensor, and a reduction becomes a loop placed in the outermost scope
+// where its free variables are bound.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+#include "tofu/Analysis/IndexProgram.h"
+#include "tofu/TDL/ExprWalk.h"
+
+#include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace tofu;
+using namespace tofu::codegen;
+using namespace tofu::tdl;
+
+void KernelBuilder::fail(const Twine &msg) {
+  if (errorMessage.empty())
+    errorMessage = ("operator '" + op.getName() + "': " + msg).str();
+}
+
+std::string KernelBuilder::fresh(StringRef prefix) {
+  return (prefix + Twine(counter++)).str();
+}
+
+std::string KernelBuilder::varName(unsigned id) const {
+  return sanitizeIdentifier(op.getIndexVars()[id]->getName()) + "_" +
+         std::to_string(id);
+}
+
+std::string KernelBuilder::constant(double v) const {
+  if (std::isnan(v))
+    return "tofu_kg::nan";
+  if (std::isinf(v))
+    return v > 0 ? "tofu_kg::inf" : "(-tofu_kg::inf)";
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::format("%.17g", v);
+  os.flush();
+  if (s.find_first_of(".en") == std::string::npos)
+    s += ".0";
+  return v < 0 ? "(" + s + ")" : s;
+}
+
+llvm::Optional<int64_t> KernelBuilder::foldInt(const Expr &e) const {
+  if (e.getType() != ValueType::Int || !analysis::isConstantExpr(e))
+    return llvm::None;
+  return analysis::evaluateConstant(e, intParams);
+}
+
+bool KernelBuilder::isPureInt(const Expr &e) const {
+  if (e.getType() != ValueType::Int)
+    return false;
+  if (foldInt(e))
+    return true;
+  switch (e.getKind()) {
+  case Expr::Kind::IntLiteral:
+    return true;
+  case Expr::Kind::Name:
+    return cast<NameExpr>(e).getIndexVar() || cast<NameExpr>(e).getParam();
+  case Expr::Kind::Unary: {
+    const auto &un = cast<UnaryExpr>(e);
+    return un.getOp() == UnaryOp::Neg && isPureInt(un.getOperand());
+  }
+  case Expr::Kind::Binary: {
+    const auto &bin = cast<BinaryExpr>(e);
+    switch (bin.getOp()) {
+    case BinaryOp::Add:
+    case BinaryOp::Sub:
+    case BinaryOp::Mul:
+    case BinaryOp::Div:
+    case BinaryOp::Rem:
+      return isPureInt(bin.getLHS()) && isPureInt(bin.getRHS());
+    default:
+      return false;
+    }
+  }
+  default:
+    return false;
+  }
+}
+
+std::string KernelBuilder::lowerInt(const Expr &e) {
+  if (llvm::Optional<int64_t> v = foldInt(e))
+    return *v < 0 ? "(" + std::to_string(*v) + ")" : std::to_string(*v);
+  switch (e.getKind()) {
+  case Expr::Kind::IntLiteral:
+    return std::to_string(cast<IntLiteralExpr>(e).getValue());
+  case Expr::Kind::Name: {
+    const auto &name = cast<NameExpr>(e);
+    if (const IndexVarDecl *var = name.getIndexVar())
+      return varName(var->getId());
+    return "std::int64_t(" +
+           std::to_string(intParams[name.getParam()->getPosition()]) + ")";
+  }
+  case Expr::Kind::Unary:
+    return "(-" + lowerInt(cast<UnaryExpr>(e).getOperand()) + ")";
+  case Expr::Kind::Binary: {
+    const auto &bin = cast<BinaryExpr>(e);
+    std::string a = lowerInt(bin.getLHS());
+    llvm::Optional<int64_t> divisor = foldInt(bin.getRHS());
+    std::string b = lowerInt(bin.getRHS());
+    switch (bin.getOp()) {
+    case BinaryOp::Add: return "(" + a + " + " + b + ")";
+    case BinaryOp::Sub: return "(" + a + " - " + b + ")";
+    case BinaryOp::Mul: return "(" + a + " * " + b + ")";
+    case BinaryOp::Div:
+      if (divisor && *divisor == 1)
+        return a;
+      return (divisor && *divisor > 0 ? "tofu_kg::floorDivPos(" : "tofu_kg::floorDiv(") +
+             a + ", " + b + ")";
+    case BinaryOp::Rem:
+      return (divisor && *divisor > 0 ? "tofu_kg::floorModPos(" : "tofu_kg::floorMod(") +
+             a + ", " + b + ")";
+    default:
+      break;
+    }
+    break;
+  }
+  default:
+    break;
+  }
+  fail("internal: not an integer expression");
+  return "0";
+}
+
+namespace {
+bool checkedAdd(int64_t a, int64_t b, int64_t &r) {
+  return !__builtin_add_overflow(a, b, &r);
+}
+bool checkedMul(int64_t a, int64_t b, int64_t &r) {
+  return !__builtin_mul_overflow(a, b, &r);
+}
+} // namespace
+
+llvm::Optional<Interval> KernelBuilder::intervalOf(const Expr &e) const {
+  if (llvm::Optional<int64_t> v = foldInt(e))
+    return Interval{*v, *v};
+  switch (e.getKind()) {
+  case Expr::Kind::IntLiteral: {
+    int64_t v = cast<IntLiteralExpr>(e).getValue();
+    return Interval{v, v};
+  }
+  case Expr::Kind::Name: {
+    const auto &name = cast<NameExpr>(e);
+    if (const IndexVarDecl *var = name.getIndexVar()) {
+      int64_t n = varExtents[var->getId()];
+      if (n <= 0)
+        return llvm::None;
+      return Interval{0, n - 1};
+    }
+    return llvm::None;
+  }
+  case Expr::Kind::Unary: {
+    llvm::Optional<Interval> a = intervalOf(cast<UnaryExpr>(e).getOperand());
+    if (!a || a->lo == INT64_MIN)
+      return llvm::None;
+    return Interval{-a->hi, -a->lo};
+  }
+  case Expr::Kind::Binary: {
+    const auto &bin = cast<BinaryExpr>(e);
+    llvm::Optional<Interval> a = intervalOf(bin.getLHS());
+    if (!a)
+      return llvm::None;
+    llvm::Optional<int64_t> c = foldInt(bin.getRHS());
+    if (bin.getOp() == BinaryOp::Div || bin.getOp() == BinaryOp::Rem) {
+      if (!c || *c <= 0)
+        return llvm::None;
+      int64_t qlo = floorDiv(a->lo, *c), qhi = floorDiv(a->hi, *c);
+      if (bin.getOp() == BinaryOp::Div)
+        return Interval{qlo, qhi};
+      if (qlo == qhi)
+        return Interval{floorMod(a->lo, *c), floorMod(a->hi, *c)};
+      return Interval{0, *c - 1};
+    }
+    llvm::Optional<Interval> b = intervalOf(bin.getRHS());
+    if (!b)
+      return llvm::None;
+    Interval r;
+    switch (bin.getOp()) {
+    case BinaryOp::Add:
+      if (!checkedAdd(a->lo, b->lo, r.lo) || !checkedAdd(a->hi, b->hi, r.hi))
+        return llvm::None;
+      return r;
+    case BinaryOp::Sub:
+      if (b->lo == INT64_MIN || !checkedAdd(a->lo, -b->hi, r.lo) ||
+          !checkedAdd(a->hi, -b->lo, r.hi))
+        return llvm::None;
+      return r;
+    case BinaryOp::Mul: {
+      int64_t p[4];
+      if (!checkedMul(a->lo, b->lo, p[0]) || !checkedMul(a->lo, b->hi, p[1]) ||
+          !checkedMul(a->hi, b->lo, p[2]) || !checkedMul(a->hi, b->hi, p[3]))
+        return llvm::None;
+      return Interval{*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
+    }
+    default:
+      return llvm::None;
+    }
+  }
+  default:
+    return llvm::None;
+  }
+}
+
+void KernelBuilder::resolveExtents(const ReduceExpr &e) {
+  for (const auto &var : e.getVars()) {
+    const Extent &extent = var->getExtent();
+    int64_t n = 0;
+    if (extent.kind == Extent::Kind::Explicit && var->getExtentExpr()) {
+      llvm::Optional<int64_t> v =
+          analysis::evaluateConstant(*var->getExtentExpr(), intParams);
+      if (!v)
+        fail("cannot evaluate the extent of '" + var->getName() + "'");
+      n = v.getValueOr(0);
+    } else if (extent.kind == Extent::Kind::TensorDim && extent.tensor) {
+      const Shape &shape = inst.inputShapes[extent.tensor->getPosition()];
+      n = extent.dim < shape.size() ? shape[extent.dim] : 0;
+    } else {
+      fail("reduction variable '" + var->getName() + "' has no extent");
+    }
+    varExtents[var->getId()] = std::max<int64_t>(n, 0);
+  }
+}
+
+std::string KernelBuilder::lowerValue(const Expr &e) {
+  if (llvm::Optional<int64_t> v = foldInt(e))
+    return constant(double(*v));
+  switch (e.getKind()) {
+  case Expr::Kind::IntLiteral:
+    return constant(double(cast<IntLiteralExpr>(e).getValue()));
+  case Expr::Kind::FloatLiteral:
+    return constant(cast<FloatLiteralExpr>(e).getValue());
+  case Expr::Kind::Name: {
+    const auto &name = cast<NameExpr>(e);
+    if (const IndexVarDecl *var = name.getIndexVar())
+      return "double(" + varName(var->getId()) + ")";
+    if (const ParamDecl *param = name.getParam()) {
+      double v = inst.params[param->getPosition()];
+      return constant(e.getType() == ValueType::Real ? v : std::trunc(v));
+    }
+    fail("unresolved name '" + name.getName() + "'");
+    return "0.0";
+  }
+  case Expr::Kind::TensorRead:
+    return lowerRead(cast<TensorReadExpr>(e));
+  case Expr::Kind::Call: {
+    const auto &call = cast<CallExpr>(e);
+    if (call.getBuiltin() && *call.getBuiltin() == Builtin::Select)
+      return lowerSelect(call);
+    return lowerCall(call);
+  }
+  case Expr::Kind::Reduce:
+    return lowerReduce(cast<ReduceExpr>(e));
+  case Expr::Kind::Unary: {
+    const auto &un = cast<UnaryExpr>(e);
+    if (un.getOp() == UnaryOp::Neg)
+      return "(-" + lowerValue(un.getOperand()) + ")";
+    return "(" + lowerCond(un.getOperand()) + " ? 0.0 : 1.0)";
+  }
+  case Expr::Kind::Binary:
+    if (isPureInt(e))
+      return "double(" + lowerInt(e) + ")";
+    return lowerBinary(cast<BinaryExpr>(e));
+  }
+  return "0.0";
+}
+
+std::string KernelBuilder::lowerBinary(const BinaryExpr &e) {
+  bool integer = e.getType() == ValueType::Int;
+  switch (e.getOp()) {
+  case BinaryOp::Add:
+  case BinaryOp::Sub:
+  case BinaryOp::Mul: {
+    const char *sym = e.getOp() == BinaryOp::Add   ? " + "
+                      : e.getOp() == BinaryOp::Sub ? " - "
+                                                   : " * ";
+    std::string a = lowerValue(e.getLHS());
+    return "(" + a + sym + lowerValue(e.getRHS()) + ")";
+  }
+  case BinaryOp::Div: {
+    std::string a = lowerValue(e.getLHS());
+    std::string b = lowerValue(e.getRHS());
+    return integer ? "tofu_kg::idiv(" + a + ", " + b + ")"
+                   : "(" + a + " / " + b + ")";
+  }
+  case BinaryOp::Rem: {
+    std::string a = lowerValue(e.getLHS());
+    std::string b = lowerValue(e.getRHS());
+    return (integer ? "tofu_kg::irem(" : "tofu_kg::rrem(") + a + ", " + b + ")";
+  }
+  default:
+    return "(" + lowerCond(e) + " ? 1.0 : 0.0)";
+  }
+}
+
+std::string KernelBuilder::lowerCond(const Expr &e) {
+  if (const auto *bin = dyn_cast<BinaryExpr>(&e)) {
+    const char *sym = nullptr;
+    switch (bin->getOp()) {
+    case BinaryOp::Eq: sym = " == "; break;
+    case BinaryOp::Ne: sym = " != "; break;
+    case BinaryOp::Lt: sym = " < "; break;
+    case BinaryOp::Le: sym = " <= "; break;
+    case BinaryOp::Gt: sym = " > "; break;
+    case BinaryOp::Ge: sym = " >= "; break;
+    case BinaryOp::And:
+    case BinaryOp::Or: {
+      std::string a = lowerCond(bin->getLHS());
+      std::string b = lowerCond(bin->getRHS());
+      return "(" + a + (bin->getOp() == BinaryOp::And ? " && " : " || ") + b +
+             ")";
+    }
+    default:
+      break;
+    }
+    if (sym) {
+      if (isPureInt(bin->getLHS()) && isPureInt(bin->getRHS())) {
+        std::string a = lowerInt(bin->getLHS());
+        return "(" + a + sym + lowerInt(bin->getRHS()) + ")";
+      }
+      std::string a = lowerValue(bin->getLHS());
+      return "(" + a + sym + lowerValue(bin->getRHS()) + ")";
+    }
+  }
+  if (const auto *un = dyn_cast<UnaryExpr>(&e))
+    if (un->getOp() == UnaryOp::Not)
+      return "(!" + lowerCond(un->getOperand()) + ")";
+  if (isPureInt(e))
+    return "(" + lowerInt(e) + " != 0)";
+  return "(" + lowerValue(e) + " != 0.0)";
+}
+
+std::string KernelBuilder::lowerCall(const CallExpr &e) {
+  if (!e.getBuiltin()) {
+    fail("unknown function '" + e.getCallee() + "'");
+    return "0.0";
+  }
+  SmallVector<std::string, 2> args;
+  for (const ExprPtr &arg : e.getArgs())
+    args.push_back(lowerValue(*arg));
+  auto std1 = [&](StringRef fn) { return ("std::" + fn + "(" + args[0] + ")").str(); };
+  switch (*e.getBuiltin()) {
+  case Builtin::Abs: return std1("fabs");
+  case Builtin::Ceil: return std1("ceil");
+  case Builtin::Cos: return std1("cos");
+  case Builtin::Erf: return std1("erf");
+  case Builtin::Exp: return std1("exp");
+  case Builtin::Expm1: return std1("expm1");
+  case Builtin::Floor: return std1("floor");
+  case Builtin::Log: return std1("log");
+  case Builtin::Log1p: return std1("log1p");
+  case Builtin::Sin: return std1("sin");
+  case Builtin::Sqrt: return std1("sqrt");
+  case Builtin::Tanh: return std1("tanh");
+  case Builtin::Rsqrt: return "(1.0 / std::sqrt(" + args[0] + "))";
+  case Builtin::Sigmoid: return "(1.0 / (1.0 + std::exp(-" + args[0] + ")))";
+  case Builtin::Sign: return "tofu_kg::sign(" + args[0] + ")";
+  case Builtin::Max: return "tofu_kg::maxOf(" + args[0] + ", " + args[1] + ")";
+  case Builtin::Min: return "tofu_kg::minOf(" + args[0] + ", " + args[1] + ")";
+  case Builtin::Pow: return "std::pow(" + args[0] + ", " + args[1] + ")";
+  case Builtin::Opaque:
+    fail("it is opaque: its value cannot be computed by TDL");
+    return "0.0";
+  default:
+    fail("'" + e.getCallee() +
+         "' is left in the body; instantiate the operator first");
+    return "0.0";
+  }
+}
+
+/// `select(c, a, b)` evaluates only the branch taken: a branch that needs
+/// statements (a reduction, a checked index) becomes an if/else.
+std::string KernelBuilder::lowerSelect(const CallExpr &e) {
+  std::string cond = lowerCond(e.getArg(0));
+  std::string values[2];
+  Scope branches[2];
+  for (unsigned i = 0; i != 2; ++i) {
+    scopes.emplace_back();
+    scopes.back().barrier = true;
+    values[i] = lowerValue(e.getArg(i + 1));
+    branches[i] = std::move(scopes.back());
+    scopes.pop_back();
+  }
+  if (branches[0].lines.empty() && branches[1].lines.empty())
+    return "(" + cond + " ? " + values[0] + " : " + values[1] + ")";
+  std::string result = fresh("s");
+  std::vector<std::string> &lines = current().lines;
+  lines.push_back("double " + result + ";");
+  lines.push_back("if " + cond + " {");
+  for (unsigned i = 0; i != 2; ++i) {
+    if (i == 1)
+      lines.push_back("} else {");
+    for (std::string &line : branches[i].lines)
+      lines.push_back(std::move(line));
+    lines.push_back(result + " = " + values[i] + ";");
+  }
+  lines.push_back("}");
+  return result;
+}
+
+std::string KernelBuilder::inputOffset(unsigned t, ArrayRef<std::string> index) const {
+  std::string s;
+  std::string in = "in" + std::to_string(t);
+  for (unsigned d = 0, rank = index.size(); d != rank; ++d) {
+    if (!s.empty())
+      s += " + ";
+    s += "(" + index[d] + " - " + in + "lo" + std::to_string(d) + ")";
+    if (d + 1 != rank)
+      s += " * " + in + "s" + std::to_string(d);
+  }
+  return s.empty() ? "0" : s;
+}
+
+std::string KernelBuilder::outputOffset(ArrayRef<std::string> index) const {
+  std::string s;
+  for (unsigned d = 0, rank = index.size(); d != rank; ++d) {
+    if (!s.empty())
+      s += " + ";
+    s += "(" + index[d] + " - outlo" + std::to_string(d) + ")";
+    if (d + 1 != rank)
+      s += " * outs" + std::to_string(d);
+  }
+  return s.empty() ? "0" : s;
+}
+
+std::string KernelBuilder::lowerRead(const TensorReadExpr &e) {
+  const TensorDecl *tensor = e.getTensor();
+  if (!tensor) {
+    fail("unresolved tensor '" + e.getTensorName() + "'");
+    return "0.0";
+  }
+  unsigned t = tensor->getPosition();
+  const Shape &shape = inst.inputShapes[t];
+  if (e.getNumIndices() != shape.size()) {
+    fail("tensor '" + tensor->getName() + "' is read with " +
+         Twine(e.getNumIndices()) + " indices but has shape " +
+         formatShape(shape));
+    return "0.0";
+  }
+  SmallVector<std::string, 4> index;
+  std::string checks;
+  for (unsigned d = 0, n = e.getNumIndices(); d != n; ++d) {
+    const Expr &ix = e.getIndex(d);
+    std::string value;
+    if (isPureInt(ix)) {
+      value = lowerInt(ix);
+      llvm::Optional<Interval> range = intervalOf(ix);
+      if (range && range->lo >= 0 && range->hi < shape[d]) {
+        index.push_back(value);
+        continue;
+      }
+    } else {
+      value = "tofu_kg::toIndex(" + lowerValue(ix) + ")";
+    }
+    std::string name = fresh("x");
+    current().lines.push_back("const std::int64_t " + name + " = " + value + ";");
+    index.push_back(name);
+    if (!checks.empty())
+      checks += " && ";
+    checks += "std::uint64_t(" + name + ") < " + std::to_string(shape[d]) + "u";
+  }
+  std::string read = "double(in" + std::to_string(t) + "[" + inputOffset(t, index) + "])";
+  if (checks.empty())
+    return read;
+  return "(" + checks + " ? " + read + " : 0.0)";
+}
+
+namespace {
+/// The index variables `e`'s body uses that neither `e` nor a reduction
+/// inside it binds.
+SmallVector<unsigned, 4> collectFreeVars(const ReduceExpr &e) {
+  llvm::SmallSet<unsigned, 8> used, bound;
+  walkExpr(e, [&](const Expr &sub) {
+    if (auto *name = dyn_cast<NameExpr>(&sub)) {
+      if (const IndexVarDecl *var = name->getIndexVar())
+        used.insert(var->getId());
+    } else if (auto *reduce = dyn_cast<ReduceExpr>(&sub)) {
+      for (const auto &var : reduce->getVars())
+        bound.insert(var->getId());
+    }
+  });
+  SmallVector<unsigned, 4> free;
+  for (unsigned id : used)
+    if (!bound.count(id))
+      free.push_back(id);
+  return free;
+}
+
+const char *identityOf(Reducer r) {
+  switch (r) {
+  case Reducer::Sum: return "0.0";
+  case Reducer::Prod: return "1.0";
+  case Reducer::Max: return "(-tofu_kg::inf)";
+  case Reducer::Min: return "tofu_kg::inf";
+  }
+  return "0.0";
+}
+} // namespace
+
+std::string KernelBuilder::lowerReduce(const ReduceExpr &e) {
+  resolveExtents(e);
+  if (contraction && contraction->reduce == &e) {
+    // The GEMM left its value in the output element.
+    SmallVector<std::string, 4> index;
+    for (unsigned d = 0, n = op.getOutputRank(); d != n; ++d)
+      index.push_back(varName(d));
+    return "double(out[" + outputOffset(index) + "])";
+  }
+  // The outermost scope where every free variable is bound, not above the
+  // innermost select branch.
+  unsigned target = 0;
+  for (unsigned s = 0; s != scopes.size(); ++s)
+    if (scopes[s].barrier)
+      target = s;
+  for (unsigned var : collectFreeVars(e))
+    for (unsigned s = 0; s != scopes.size(); ++s)
+      if (llvm::is_contained(scopes[s].vars, var))
+        target = std::max(target, s);
+  // Hoisted out of enclosing reductions, it runs only where their ranges
+  // are not empty, as the reads the analysis allows for do.
+  std::string guard;
+  unsigned rank = op.getOutputRank();
+  for (unsigned s = std::max(target + 1, rank + 1); s < scopes.size(); ++s)
+    for (unsigned var : scopes[s].vars) {
+      std::string v = varName(var);
+      guard += (guard.empty() ? "" : " && ") + v + "lo < " + v + "hi";
+    }
+  std::vector<Scope> inner(std::make_move_iterator(scopes.begin() + target + 1),
+                           std::make_move_iterator(scopes.end()));
+  scopes.resize(target + 1);
+
+  std::string acc = fresh("r");
+  scopes.emplace_back();
+  for (const auto &var : e.getVars())
+    scopes.back().vars.push_back(var->getId());
+  std::string value = lowerValue(e.getBody());
+  Scope body = std::move(scopes.back());
+  scopes.pop_back();
+
+  std::vector<std::string> &lines = scopes[target].lines;
+  lines.push_back("double " + acc + " = " + identityOf(e.getReducer()) + ";");
+  if (!guard.empty())
+    lines.push_back("if (" + guard + ") {");
+  for (const auto &var : e.getVars()) {
+    std::string v = varName(var->getId());
+    lines.push_back("for (std::int64_t " + v + " = " + v + "lo; " + v + " < " +
+                    v + "hi; ++" + v + ") {");
+  }
+  for (std::string &line : body.lines)
+    lines.push_back(std::move(line));
+  switch (e.getReducer()) {
+  case Reducer::Sum: lines.push_back(acc + " += " + value + ";"); break;
+  case Reducer::Prod: lines.push_back(acc + " *= " + value + ";"); break;
+  case Reducer::Max:
+    lines.push_back(acc + " = tofu_kg::maxOf(" + value + ", " + acc + ");");
+    break;
+  case Reducer::Min:
+    lines.push_back(acc + " = tofu_kg::minOf(" + value + ", " + acc + ");");
+    break;
+  }
+  for (unsigned i = 0, n = e.getVars().size(); i != n; ++i)
+    lines.push_back("}");
+  if (!guard.empty())
+    lines.push_back("}");
+  for (Scope &s : inner)
+    scopes.push_back(std::move(s));
+  return acc;
+}

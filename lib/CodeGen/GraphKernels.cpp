@@ -1,0 +1,135 @@
+//===- GraphKernels.cpp - One translation unit of kernels per graph -------===//
+//
+// This file implements emitGraphKernels: each op's instance is generated
+// under a placeholder name, ops whose kernels have the same text share the
+// first one, and the table of KernelInfo in graph order closes the unit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/CodeGen/GraphKernels.h"
+
+#include "tofu/Graph/Graph.h"
+#include "tofu/Graph/SpecLibrary.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <algorithm>
+
+using namespace tofu;
+using namespace tofu::codegen;
+
+llvm::Expected<KernelInstance>
+codegen::makeKernelInstance(const graph::Graph &g, unsigned opIndex,
+                            graph::SpecLibrary &specs) {
+  const graph::Op &op = g.getOp(opIndex);
+  auto err = [&](const Twine &msg) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "op '" + op.name + "' (operator '" +
+                                       op.type + "'): " + msg);
+  };
+  if (op.getOutput() < 0)
+    return err("it has no output tensor");
+  KernelInstance inst;
+  for (const graph::TensorRef &ref : op.inputs) {
+    if (ref.index < 0)
+      return err("unknown input tensor '" + ref.name + "'");
+    inst.inputShapes.push_back(g.getTensor(ref.index).shape);
+    inst.inputTypes.push_back(g.getTensor(ref.index).dtype);
+  }
+  const graph::Tensor &out = g.getTensor(op.getOutput());
+  inst.outputShape = out.shape;
+  inst.outputType = out.dtype;
+  SmallVector<tdl::NamedParamValue, 4> params(op.params.begin(),
+                                              op.params.end());
+  auto instance = specs.instantiate(op.type, inst.inputShapes, params,
+                                    out.shape.size());
+  if (!instance)
+    return err(llvm::toString(instance.takeError()));
+  inst.op = (*instance)->op;
+  for (const tdl::ParamValue &v : (*instance)->params)
+    inst.params.push_back(v.asReal());
+  return inst;
+}
+
+namespace {
+constexpr const char *Placeholder = "TOFU_KERNEL_NAME";
+
+std::string quote(StringRef s) {
+  std::string q = "\"";
+  for (char c : s)
+    q += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+  return q + "\"";
+}
+} // namespace
+
+llvm::Expected<GraphKernels>
+codegen::emitGraphKernels(const graph::Graph &g, graph::SpecLibrary &specs,
+                          const KernelOptions &options) {
+  GraphKernels result;
+  llvm::StringMap<unsigned> byText;
+  std::string body;
+  for (unsigned i = 0, n = g.getNumOps(); i != n; ++i) {
+    const graph::Op &op = g.getOp(i);
+    if (op.getOutput() < 0)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "op '" + op.name + "' has no output");
+    llvm::Expected<KernelInstance> inst = makeKernelInstance(g, i, specs);
+    llvm::Expected<GeneratedKernel> kernel =
+        inst ? emitKernel(*inst, Placeholder, options)
+             : llvm::Expected<GeneratedKernel>(inst.takeError());
+    if (!kernel) {
+      result.opKernel.push_back(-1);
+      result.notes.push_back(llvm::toString(kernel.takeError()));
+      continue;
+    }
+    auto [it, added] = byText.try_emplace(kernel->source, result.kernels.size());
+    if (added) {
+      kernel->name = "tofu_k" + std::to_string(result.kernels.size()) + "_" +
+                     sanitizeIdentifier(op.type);
+      size_t at = kernel->source.find(Placeholder);
+      kernel->source.replace(at, strlen(Placeholder), kernel->name);
+      body += kernel->source + "\n";
+      result.kernels.push_back(std::move(*kernel));
+    }
+    result.opKernel.push_back(it->second);
+    result.notes.emplace_back();
+  }
+
+  std::string &src = result.source;
+  src = getKernelPrelude() + body;
+  for (unsigned k = 0; k != result.kernels.size(); ++k) {
+    const GeneratedKernel &kernel = result.kernels[k];
+    if (kernel.varNames.empty())
+      continue;
+    src += "static const char *const " + kernel.name + "_vars[] = {";
+    for (unsigned v = 0; v != kernel.varNames.size(); ++v)
+      src += (v ? ", " : "") + quote(kernel.varNames[v]);
+    src += "};\n";
+  }
+  src += "\n// One entry per op, in graph order.\nextern \"C\" const "
+         "tofu::runtime::KernelInfo *" +
+         std::string(GraphKernelsSymbol) + "(unsigned *count) {\n";
+  if (g.getNumOps() == 0) {
+    src += "  *count = 0;\n  return nullptr;\n}\n";
+    return result;
+  }
+  src += "  static const tofu::runtime::KernelInfo table[] = {\n";
+  for (unsigned i = 0, n = g.getNumOps(); i != n; ++i) {
+    int k = result.opKernel[i];
+    if (k < 0) {
+      std::string why = result.notes[i];
+      std::replace(why.begin(), why.end(), '\n', ' ');
+      src += "      {" + quote(g.getOp(i).name) +
+             ", nullptr, nullptr, 0}, // no kernel: " + why + "\n";
+      continue;
+    }
+    const GeneratedKernel &kernel = result.kernels[k];
+    src += "      {" + quote(kernel.name) + ", " + kernel.name + ", " +
+           (kernel.varNames.empty() ? "nullptr" : kernel.name + "_vars") +
+           ", " + std::to_string(kernel.varNames.size()) + "}, // " +
+           quote(g.getOp(i).name) + "\n";
+  }
+  src += "  };\n  *count = " + std::to_string(g.getNumOps()) +
+         ";\n  return table;\n}\n";
+  return result;
+}

@@ -1,0 +1,135 @@
+//===- KernelBuilder.h - The kernel generator's state -----------*- C++ -*-===//
+//
+// This file declares KernelBuilder, private to TofuCodeGen: it lowers one op
+// instance to the text of a kernel. Expressions become C++ expressions over
+// doubles (ExprLowering.cpp); the statements they need (a reduction's loop,
+// an index checked against its tensor) go to a stack of scopes, one per
+// output loop level, reduction loop and select branch, and a reduction is
+// hoisted to the outermost output level where its free variables are bound
+// (a normalization's mean is computed once per channel). Contraction.cpp
+// matches a BLAS-shaped sum; KernelEmitter.cpp assembles the function.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_LIB_CODEGEN_KERNELBUILDER_H
+#define TOFU_LIB_CODEGEN_KERNELBUILDER_H
+
+#include "tofu/CodeGen/KernelEmitter.h"
+#include "tofu/TDL/AST.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/Optional.h"
+
+#include <string>
+#include <vector>
+
+namespace tofu {
+namespace codegen {
+
+/// A closed interval of integers.
+struct Interval {
+  int64_t lo, hi;
+};
+
+/// A contraction routed to BLAS: `Sum(lambda k: A[..] * B[..])` whose
+/// result, one value per output element, is computed by a (batched) GEMM
+/// into the output box before the loop nest.
+struct Contraction {
+  const tdl::ReduceExpr *reduce = nullptr;
+  /// The tensor positions of the left (rows) and right (columns) operands.
+  const tdl::TensorReadExpr *a = nullptr, *b = nullptr;
+  unsigned kVar = 0;
+  /// True if the operand is stored transposed (its last index is not k for
+  /// A, not the column variable for B).
+  bool transA = false, transB = false;
+  /// True if the whole body is the contraction (no loop nest after it).
+  bool wholeBody = false;
+};
+
+/// A list of statements, one line each; indentation is added at the end.
+struct Scope {
+  std::vector<std::string> lines;
+  /// Index variables (ids) this scope binds.
+  SmallVector<unsigned, 2> vars;
+  /// A select branch: nothing inside may be hoisted above it.
+  bool barrier = false;
+};
+
+class KernelBuilder {
+public:
+  KernelBuilder(const KernelInstance &inst, const KernelOptions &options);
+
+  /// Generates the function `name`; `error` is set on failure.
+  std::string build(StringRef name);
+  llvm::Error takeError() const {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), errorMessage);
+  }
+  bool failed() const { return !errorMessage.empty(); }
+  ArrayRef<int64_t> getVarExtents() const { return varExtents; }
+  bool usesBlas() const { return contraction.hasValue(); }
+
+  // ExprLowering.cpp
+  /// A C++ expression of type double computing `e`; may add statements to
+  /// the current scope.
+  std::string lowerValue(const tdl::Expr &e);
+  /// A C++ expression of type bool: `e != 0`.
+  std::string lowerCond(const tdl::Expr &e);
+  /// True if `e` is integer arithmetic on index variables, params and
+  /// literals (no read, no reduction): it is computed in int64_t.
+  bool isPureInt(const tdl::Expr &e) const;
+  /// A C++ expression of type std::int64_t for a pure integer expression.
+  std::string lowerInt(const tdl::Expr &e);
+  /// The interval of a pure integer expression over the variables' full
+  /// ranges; None if unknown (or a variable's range is empty).
+  llvm::Optional<Interval> intervalOf(const tdl::Expr &e) const;
+  /// The extents of the reduction variables of `e` (sets varExtents).
+  void resolveExtents(const tdl::ReduceExpr &e);
+  void fail(const Twine &msg);
+
+  // Contraction.cpp
+  /// Finds a contraction of the body that BLAS can compute.
+  llvm::Optional<Contraction> matchContraction();
+  /// The statements calling BLAS for `c`.
+  void emitContraction(const Contraction &c, std::vector<std::string> &out);
+
+  /// `name` of index variable `id` in the generated code.
+  std::string varName(unsigned id) const;
+  /// The offset of element `index` (C++ int64 expressions) in input `t`'s box.
+  std::string inputOffset(unsigned t, ArrayRef<std::string> index) const;
+  /// The offset of the output element at the current output variables.
+  std::string outputOffset(ArrayRef<std::string> index) const;
+  std::string fresh(StringRef prefix);
+  Scope &current() { return scopes.back(); }
+
+private:
+  std::string lowerRead(const tdl::TensorReadExpr &e);
+  std::string lowerReduce(const tdl::ReduceExpr &e);
+  std::string lowerSelect(const tdl::CallExpr &e);
+  std::string lowerCall(const tdl::CallExpr &e);
+  std::string lowerBinary(const tdl::BinaryExpr &e);
+  std::string constant(double v) const;
+  llvm::Optional<int64_t> foldInt(const tdl::Expr &e) const;
+
+public:
+  const KernelInstance &inst;
+  const tdl::OpDecl &op;
+  KernelOptions options;
+  SmallVector<int64_t, 4> intParams;
+  /// The full extent of every index variable, by id.
+  SmallVector<int64_t, 16> varExtents;
+  /// The open scopes, outermost first: one per output loop level (level 0
+  /// before every loop), then reduction loops and select branches.
+  std::vector<Scope> scopes;
+  llvm::Optional<Contraction> contraction;
+  unsigned counter = 0;
+  /// The first error, naming the operator; empty if none.
+  std::string errorMessage;
+};
+
+/// The C++ element type of `type` in memory ("float", "std::int64_t", ...).
+const char *getElementTypeName(DType type);
+
+} // namespace codegen
+} // namespace tofu
+
+#endif // TOFU_LIB_CODEGEN_KERNELBUILDER_H

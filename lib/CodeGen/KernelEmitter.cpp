@@ -1,0 +1,301 @@
+//===- KernelEmitter.cpp - Assemble a kernel function ---------------------===//
+//
+// This file implements emitKernel: it checks the instance, declares the
+// kernel's view of its boxes (element pointers, box origins, strides from
+// the box extents), clamps each reduction variable's range to the call's
+// box, emits the BLAS call of a contraction, then the loop nest over the
+// output variables with each scope's statements at its level and the store
+// of the body's value converted to the output's element type.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+#include "tofu/TDL/ExprWalk.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace tofu;
+using namespace tofu::codegen;
+using namespace tofu::tdl;
+
+const char *codegen::getElementTypeName(DType type) {
+  switch (type) {
+  case DType::F32: return "float";
+  case DType::F64: return "double";
+  case DType::I64: return "std::int64_t";
+  case DType::I32: return "std::int32_t";
+  case DType::I8: return "std::int8_t";
+  case DType::Bool: return "std::uint8_t";
+  default: return nullptr;
+  }
+}
+
+std::string codegen::sanitizeIdentifier(StringRef text) {
+  std::string s;
+  for (char c : text)
+    s += llvm::isAlnum(c) || c == '_' ? c : '_';
+  if (s.empty() || llvm::isDigit(s[0]))
+    s = "_" + s;
+  return s;
+}
+
+KernelBuilder::KernelBuilder(const KernelInstance &inst,
+                             const KernelOptions &options)
+    : inst(inst), op(*inst.op), options(options),
+      varExtents(inst.op->getIndexVars().size(), 0) {
+  for (double p : inst.params)
+    intParams.push_back(int64_t(p));
+}
+
+namespace {
+
+/// Re-indents `lines` by their braces, two spaces a level.
+std::string indent(ArrayRef<std::string> lines) {
+  std::string out;
+  int depth = 0;
+  for (const std::string &line : lines) {
+    int closes = 0, opens = 0;
+    for (char c : line)
+      c == '{' ? ++opens : c == '}' ? ++closes : 0;
+    int at = depth - (!line.empty() && line[0] == '}' ? 1 : 0);
+    out += std::string(2 * std::max(at, 0), ' ') + line + "\n";
+    depth += opens - closes;
+  }
+  return out;
+}
+
+std::string describe(const KernelInstance &inst) {
+  std::string s = inst.op->getName().str() + ":";
+  for (const auto &t : inst.op->getTensors()) {
+    unsigned pos = t->getPosition();
+    s += " " + t->getName().str() + " " +
+         getDTypeName(inst.inputTypes[pos]).str() + "[" +
+         formatShape(inst.inputShapes[pos]) + "],";
+  }
+  return s + " output " + getDTypeName(inst.outputType).str() + "[" +
+         formatShape(inst.outputShape) + "]";
+}
+
+} // namespace
+
+std::string KernelBuilder::build(StringRef name) {
+  if (op.isOpaque()) {
+    fail("it is opaque: its value cannot be computed by TDL");
+    return "";
+  }
+  if (inst.inputShapes.size() != op.getTensors().size() ||
+      inst.inputTypes.size() != inst.inputShapes.size()) {
+    fail("expects " + Twine(op.getTensors().size()) + " input tensors, got " +
+         Twine(inst.inputShapes.size()));
+    return "";
+  }
+  if (inst.params.size() != op.getParams().size()) {
+    fail("expects " + Twine(op.getParams().size()) + " param values, got " +
+         Twine(inst.params.size()));
+    return "";
+  }
+  unsigned rank = op.getOutputRank();
+  if (inst.outputShape.size() != rank) {
+    fail("the output has rank " + Twine(rank) + " but the output shape is " +
+         formatShape(inst.outputShape));
+    return "";
+  }
+  for (DType t : inst.inputTypes)
+    if (!getElementTypeName(t))
+      fail(getDTypeName(t) + " tensors are not executed");
+  if (!getElementTypeName(inst.outputType))
+    fail(getDTypeName(inst.outputType) + " tensors are not executed");
+  if (failed())
+    return "";
+  for (unsigned d = 0; d != rank; ++d)
+    varExtents[d] = inst.outputShape[d];
+  walkExpr(op.getBody(), [&](const Expr &e) {
+    if (const auto *reduce = dyn_cast<ReduceExpr>(&e))
+      resolveExtents(*reduce);
+  });
+
+  if (options.useBlas)
+    contraction = matchContraction();
+  scopes.assign(rank + 1, Scope());
+  for (unsigned d = 0; d != rank; ++d)
+    scopes[d + 1].vars.push_back(d);
+  std::string value;
+  if (!contraction || !contraction->wholeBody)
+    value = lowerValue(op.getBody());
+  if (failed())
+    return "";
+
+  std::vector<std::string> lines;
+  lines.push_back("// " + describe(inst));
+  lines.push_back("void " + name.str() +
+                  "(const tofu::runtime::KernelCall &call) {");
+  lines.push_back("const std::int64_t *lo = call.varLo, *hi = call.varHi;");
+  auto declareBox = [&](StringRef view, StringRef ptr, const char *type,
+                        bool isConst, unsigned boxRank) {
+    lines.push_back((Twine(isConst ? "const " : "") + type + " *" + ptr +
+                     " = static_cast<" + (isConst ? "const " : "") + type +
+                     " *>(" + view + ".data);")
+                        .str());
+    for (unsigned d = 0; d != boxRank; ++d)
+      lines.push_back(("const std::int64_t " + ptr + "lo" + Twine(d) + " = " +
+                       view + ".lo[" + Twine(d) + "];")
+                          .str());
+    for (int d = int(boxRank) - 2; d >= 0; --d) {
+      std::string stride = (view + ".extent[" + Twine(d + 1) + "]").str();
+      if (d + 2 != boxRank)
+        stride = (ptr + "s" + Twine(d + 1) + " * " + stride).str();
+      lines.push_back(
+          ("const std::int64_t " + ptr + "s" + Twine(d) + " = " + stride + ";").str());
+    }
+  };
+  for (unsigned t = 0; t != inst.inputShapes.size(); ++t)
+    declareBox(("call.inputs[" + Twine(t) + "]").str(), "in" + std::to_string(t),
+               getElementTypeName(inst.inputTypes[t]), true,
+               inst.inputShapes[t].size());
+  declareBox("call.output", "out", getElementTypeName(inst.outputType), false,
+             rank);
+  for (unsigned id = rank; id != varExtents.size(); ++id) {
+    std::string v = varName(id), ids = std::to_string(id);
+    lines.push_back("const std::int64_t " + v + "lo = std::max<std::int64_t>(lo[" +
+                    ids + "], 0), " + v + "hi = std::min<std::int64_t>(hi[" +
+                    ids + "], " + std::to_string(varExtents[id]) + ");");
+  }
+  // An empty box writes nothing and reads nothing (a hoisted reduction
+  // would read outside the input boxes the analysis gives it).
+  for (unsigned d = 0; d != rank; ++d)
+    lines.push_back("if (lo[" + std::to_string(d) + "] >= hi[" +
+                    std::to_string(d) + "]) return;");
+  if (contraction)
+    emitContraction(*contraction, lines);
+  if (!contraction || !contraction->wholeBody) {
+    SmallVector<std::string, 4> index;
+    for (unsigned d = 0; d != rank; ++d) {
+      for (std::string &line : scopes[d].lines)
+        lines.push_back(std::move(line));
+      std::string v = varName(d), ds = std::to_string(d);
+      index.push_back(v);
+      lines.push_back("for (std::int64_t " + v + " = lo[" + ds + "]; " + v +
+                      " < hi[" + ds + "]; ++" + v + ") {");
+    }
+    for (std::string &line : scopes[rank].lines)
+      lines.push_back(std::move(line));
+    std::string stored;
+    switch (inst.outputType) {
+    case DType::F32: stored = "float(" + value + ")"; break;
+    case DType::F64: stored = value; break;
+    case DType::Bool: stored = "std::uint8_t(" + value + " != 0.0)"; break;
+    default:
+      stored = "tofu_kg::toInt<" + std::string(getElementTypeName(inst.outputType)) +
+               ">(" + value + ")";
+      break;
+    }
+    lines.push_back("out[" + outputOffset(index) + "] = " + stored + ";");
+    for (unsigned d = 0; d != rank; ++d)
+      lines.push_back("}");
+  }
+  lines.push_back("}");
+  return indent(lines);
+}
+
+llvm::Expected<GeneratedKernel>
+codegen::emitKernel(const KernelInstance &instance, StringRef name,
+                    const KernelOptions &options) {
+  KernelBuilder builder(instance, options);
+  GeneratedKernel kernel;
+  kernel.name = name.str();
+  kernel.source = builder.build(name);
+  if (builder.failed())
+    return builder.takeError();
+  for (const IndexVarDecl *var : instance.op->getIndexVars())
+    kernel.varNames.push_back(var->getName().str());
+  kernel.varExtents.assign(builder.getVarExtents().begin(),
+                           builder.getVarExtents().end());
+  kernel.usesBlas = builder.usesBlas();
+  return kernel;
+}
+
+std::string codegen::getKernelPrelude() {
+  return R"(// Generated by the Tofu kernel generator (lib/CodeGen); see docs/CodeGen.md.
+#include "tofu/Runtime/Kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace tofu_kg {
+// The TDL evaluator's semantics (docs/Evaluator.md).
+constexpr double inf = std::numeric_limits<double>::infinity();
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+// Integer division floors and % takes the divisor's sign; by zero both give 0.
+inline std::int64_t floorDiv(std::int64_t a, std::int64_t b) {
+  if (b == 0)
+    return 0;
+  std::int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+inline std::int64_t floorMod(std::int64_t a, std::int64_t b) {
+  if (b == 0)
+    return 0;
+  std::int64_t r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+inline std::int64_t floorDivPos(std::int64_t a, std::int64_t b) {
+  std::int64_t q = a / b;
+  return (a % b < 0) ? q - 1 : q;
+}
+inline std::int64_t floorModPos(std::int64_t a, std::int64_t b) {
+  std::int64_t r = a % b;
+  return r < 0 ? r + b : r;
+}
+inline bool isInt64(double v) { return v > -9.0e18 && v < 9.0e18; }
+inline double idiv(double a, double b) {
+  if (b == 0)
+    return 0;
+  if (!isInt64(a) || !isInt64(b))
+    return std::floor(a / b);
+  return double(floorDiv(std::int64_t(a), std::int64_t(b)));
+}
+inline double irem(double a, double b) {
+  if (b == 0)
+    return 0;
+  if (!isInt64(a) || !isInt64(b))
+    return a - b * std::floor(a / b);
+  return double(floorMod(std::int64_t(a), std::int64_t(b)));
+}
+inline double rrem(double a, double b) { return a - b * std::floor(a / b); }
+// max/min propagate NaN, as PyTorch's maximum/minimum do; written as
+// selects, not branches, so that they compile to max and blend instructions.
+inline double maxOf(double a, double b) {
+  double m = a > b ? a : b;
+  return a != a ? a : m;
+}
+inline double minOf(double a, double b) {
+  double m = a < b ? a : b;
+  return a != a ? a : m;
+}
+inline double sign(double a) { return a > 0 ? 1.0 : a < 0 ? -1.0 : a; }
+// A data-dependent index truncates toward zero; NaN and huge values read 0.
+inline std::int64_t toIndex(double v) { return isInt64(v) ? std::int64_t(v) : -1; }
+// Integer outputs truncate toward zero, saturating; NaN gives 0.
+template <typename T> inline T toInt(double v) {
+  if (std::isnan(v))
+    return 0;
+  if (v <= double(std::numeric_limits<T>::min()))
+    return std::numeric_limits<T>::min();
+  if (v >= double(std::numeric_limits<T>::max()))
+    return std::numeric_limits<T>::max();
+  return T(v);
+}
+// CBLAS (OpenBLAS), declared here so that no BLAS header is needed.
+enum { RowMajor = 101, NoTrans = 111, Trans = 112 };
+extern "C" void cblas_sgemm(int, int, int, int, int, int, float, const float *,
+                            int, const float *, int, float, float *, int);
+extern "C" void cblas_dgemm(int, int, int, int, int, int, double,
+                            const double *, int, const double *, int, double,
+                            double *, int);
+} // namespace tofu_kg
+
+)";
+}
