@@ -7,7 +7,8 @@
 // output loop level, reduction loop and select branch, and a reduction is
 // hoisted to the outermost output level where its free variables are bound
 // (a normalization's mean is computed once per channel). Contraction.cpp
-// matches a BLAS-shaped sum; KernelEmitter.cpp assembles the function.
+// matches a BLAS-shaped sum, Convolution.cpp a convolution computed by
+// im2col and GEMM; KernelEmitter.cpp assembles the function.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +45,9 @@ struct Contraction {
   bool transA = false, transB = false;
   /// True if the whole body is the contraction (no loop nest after it).
   bool wholeBody = false;
+  /// A convolution (Convolution.cpp): `a` is the weight [co, ci, ky, kx],
+  /// `b` the input read through an im2col buffer.
+  bool im2col = false;
 };
 
 /// A list of statements, one line each; indentation is added at the end.
@@ -91,6 +95,12 @@ public:
   llvm::Optional<Contraction> matchContraction();
   /// The statements calling BLAS for `c`.
   void emitContraction(const Contraction &c, std::vector<std::string> &out);
+
+  // Convolution.cpp
+  /// Finds a 2-D convolution of the body that im2col + GEMM can compute.
+  llvm::Optional<Contraction> matchConvolution();
+  /// The statements of the im2col GEMM for `c`.
+  void emitConvolution(const Contraction &c, std::vector<std::string> &out);
 
   /// `name` of index variable `id` in the generated code.
   std::string varName(unsigned id) const;

@@ -115,8 +115,11 @@ std::string KernelBuilder::build(StringRef name) {
       resolveExtents(*reduce);
   });
 
-  if (options.useBlas)
+  if (options.useBlas) {
     contraction = matchContraction();
+    if (!contraction)
+      contraction = matchConvolution();
+  }
   scopes.assign(rank + 1, Scope());
   for (unsigned d = 0; d != rank; ++d)
     scopes[d + 1].vars.push_back(d);
@@ -166,7 +169,9 @@ std::string KernelBuilder::build(StringRef name) {
   for (unsigned d = 0; d != rank; ++d)
     lines.push_back("if (lo[" + std::to_string(d) + "] >= hi[" +
                     std::to_string(d) + "]) return;");
-  if (contraction)
+  if (contraction && contraction->im2col)
+    emitConvolution(*contraction, lines);
+  else if (contraction)
     emitContraction(*contraction, lines);
   if (!contraction || !contraction->wholeBody) {
     SmallVector<std::string, 4> index;
@@ -223,6 +228,7 @@ std::string codegen::getKernelPrelude() {
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 namespace tofu_kg {
 // The TDL evaluator's semantics (docs/Evaluator.md).
