@@ -64,9 +64,15 @@ static void writeEstimate(llvm::raw_ostream &os, const Topology &topology,
   });
 }
 
-void plan::writePlanJSON(llvm::raw_ostream &os, const Plan &p) {
-  os << "{\"format\": \"tofu-plan\", \"version\": 1, \"workers\": "
-     << p.workers << ",\n \"levels\": [";
+void plan::writePlanJSON(llvm::raw_ostream &os, const Plan &p,
+                         StringRef graphPath) {
+  os << "{\"format\": \"tofu-plan\", \"version\": 1, ";
+  if (!graphPath.empty()) {
+    os << "\"graph\": ";
+    llvm::json::OStream(os).value(graphPath);
+    os << ", ";
+  }
+  os << "\"workers\": " << p.workers << ",\n \"levels\": [";
   for (unsigned l = 0, e = p.levels.size(); l != e; ++l)
     os << (l ? ", " : "") << p.levels[l];
   os << "],\n \"comm_bytes\": " << p.commBytes << ",\n";

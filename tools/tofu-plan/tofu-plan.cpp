@@ -227,6 +227,41 @@ int runVerify(DiagnosticEngine &diags) {
   return Success;
 }
 
+/// `path` made absolute, with symbolic links and dots resolved where it
+/// exists.
+llvm::SmallString<256> getCanonicalPath(StringRef path) {
+  llvm::SmallString<256> result;
+  if (llvm::sys::fs::real_path(path, result)) {
+    result = path;
+    llvm::sys::fs::make_absolute(result);
+    llvm::sys::path::remove_dots(result, /*remove_dot_dot=*/true);
+  }
+  return result;
+}
+
+/// The plan JSON's "graph" field: the input graph's path relative to the
+/// folder of the -o file, when the input is a graph JSON file and -o names a
+/// file; empty otherwise.
+std::string getGraphField() {
+  StringRef input = positional[0];
+  if (outputFile == "-" || input == "-" ||
+      llvm::sys::path::extension(input).equals_insensitive(".onnx"))
+    return "";
+  StringRef outDir = llvm::sys::path::parent_path(outputFile);
+  llvm::SmallString<256> from = getCanonicalPath(outDir.empty() ? "." : outDir);
+  llvm::SmallString<256> to = getCanonicalPath(input);
+  auto f = llvm::sys::path::begin(from), fe = llvm::sys::path::end(from);
+  auto t = llvm::sys::path::begin(to), te = llvm::sys::path::end(to);
+  while (f != fe && t != te && *f == *t)
+    ++f, ++t;
+  llvm::SmallString<256> relative;
+  for (; f != fe; ++f)
+    llvm::sys::path::append(relative, llvm::sys::path::Style::posix, "..");
+  for (; t != te; ++t)
+    llvm::sys::path::append(relative, llvm::sys::path::Style::posix, *t);
+  return std::string(relative);
+}
+
 int writeOutput(const graph::Graph &g, const plan::Plan &p,
                 const SummaryInput &summary) {
   std::error_code ec;
@@ -237,7 +272,7 @@ int writeOutput(const graph::Graph &g, const plan::Plan &p,
   }
   switch (emitKind) {
   case EmitKind::Plan:
-    plan::writePlanJSON(out.os(), p);
+    plan::writePlanJSON(out.os(), p, getGraphField());
     break;
   case EmitKind::Summary:
     printPlanSummary(out.os(), summary);

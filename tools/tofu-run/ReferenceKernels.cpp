@@ -16,9 +16,14 @@ using runtime::BoxView;
 using runtime::ElementType;
 
 llvm::Expected<std::unique_ptr<ReferenceKernels>>
-ReferenceKernels::create(const graph::Graph &g, graph::SpecLibrary &specs) {
+ReferenceKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
+                         llvm::function_ref<bool(unsigned op)> wanted) {
   std::unique_ptr<ReferenceKernels> kernels(new ReferenceKernels);
-  for (const graph::Op &op : g.getOps()) {
+  kernels->ops.resize(g.getNumOps());
+  for (unsigned i = 0, e = g.getNumOps(); i != e; ++i) {
+    if (wanted && !wanted(i))
+      continue;
+    const graph::Op &op = g.getOp(i);
     SmallVector<Shape, 4> inputShapes;
     for (const graph::TensorRef &ref : op.inputs)
       inputShapes.push_back(g.getTensor(ref.index).shape);
@@ -38,7 +43,8 @@ ReferenceKernels::create(const graph::Graph &g, graph::SpecLibrary &specs) {
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "op '" + op.name + "': " +
                                          llvm::toString(compiled.takeError()));
-    kernels->ops.push_back(std::move(*compiled));
+    kernels->ops[i] =
+        std::make_unique<eval::CompiledOp>(std::move(*compiled));
   }
   return kernels;
 }
@@ -93,9 +99,9 @@ static void convertOut(const std::vector<double> &in, const BoxView &view) {
 }
 
 void ReferenceKernels::run(unsigned kernel, const runtime::KernelCall &call) {
-  if (kernel >= ops.size())
+  if (kernel >= ops.size() || !ops[kernel])
     throw runtime::RuntimeError("no kernel " + std::to_string(kernel));
-  const eval::CompiledOp &op = ops[kernel];
+  const eval::CompiledOp &op = *ops[kernel];
   std::vector<std::vector<double>> values(call.numInputs);
   SmallVector<eval::BoxArg, 4> args;
   for (unsigned p = 0; p != call.numInputs; ++p) {

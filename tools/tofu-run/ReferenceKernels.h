@@ -21,15 +21,19 @@ namespace tofu {
 /// One compiled evaluator program per graph op, by op index.
 class ReferenceKernels : public runtime::KernelProvider {
 public:
-  /// Compiles every op of `g` (which bound as a PlanningProblem); an error
-  /// names the first op that cannot be compiled.
+  /// Compiles every op of `g` (which bound as a PlanningProblem), or only
+  /// those `wanted` accepts; an error names the first op that cannot be
+  /// compiled.
   static llvm::Expected<std::unique_ptr<ReferenceKernels>>
-  create(const graph::Graph &g, graph::SpecLibrary &specs);
+  create(const graph::Graph &g, graph::SpecLibrary &specs,
+         llvm::function_ref<bool(unsigned op)> wanted = nullptr);
 
+  /// Runs op `kernel`'s program; throws RuntimeError for an op that was
+  /// not compiled.
   void run(unsigned kernel, const runtime::KernelCall &call) override;
 
 private:
-  std::vector<eval::CompiledOp> ops;
+  std::vector<std::unique_ptr<eval::CompiledOp>> ops;
 };
 
 } // namespace tofu

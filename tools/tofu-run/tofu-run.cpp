@@ -2,16 +2,21 @@
 //
 // tofu-run lowers a plan (tofu-plan JSON) of a training graph to the
 // runtime's ExecutablePlan and runs training steps on K workers with the
-// reference kernels (the TDL evaluator), counting the bytes the transport
-// moves against the plan's comm_bytes. With --check it also runs the
-// unpartitioned graph on one worker with the same inputs and compares every
-// graph output and updated parameter. Exit status: 0 success, 1 bad input
-// or a failed run, 2 bad usage, 3 --check found errors beyond tolerance.
+// graph's generated kernels (lib/CodeGen, compiled once and cached; the TDL
+// evaluator for ops without one, or for all with --kernels=evaluator),
+// counting the bytes the transport moves against the plan's comm_bytes.
+// With --check it also runs the unpartitioned graph on one worker with the
+// same inputs and kernels (or reads that run's values from --reference) and
+// compares every graph output and updated parameter. Exit status: 0
+// success, 1 bad input or a failed run, 2 bad usage, 3 --check found errors
+// beyond tolerance.
 // docs/Runtime.md describes the runtime and this tool.
 //
 //===----------------------------------------------------------------------===//
 
+#include "GeneratedKernels.h"
 #include "Inputs.h"
+#include "Reference.h"
 #include "ReferenceKernels.h"
 
 #include "tofu/Graph/ModelFile.h"
@@ -48,6 +53,7 @@ namespace {
 enum ExitStatus { Success = 0, BadInput = 1, BadUsage = 2, CheckFailed = 3 };
 enum class Backend { Cpu, Cuda };
 enum class TransportKind { Threads, Mpi };
+enum class KernelKind { Generated, Evaluator };
 
 cl::OptionCategory category("tofu-run options");
 cl::opt<std::string> planFile(cl::Positional, cl::Required,
@@ -60,7 +66,7 @@ cl::list<std::string> specFiles(
     cl::value_desc("FILE.tdl"), cl::cat(category));
 cl::opt<Backend> backend(
     "backend", cl::desc("Where kernels run"), cl::init(Backend::Cpu),
-    cl::values(clEnumValN(Backend::Cpu, "cpu", "the reference CPU kernels"),
+    cl::values(clEnumValN(Backend::Cpu, "cpu", "CPU kernels (see --kernels)"),
                clEnumValN(Backend::Cuda, "cuda", "CUDA (not built yet)")),
     cl::cat(category));
 cl::opt<TransportKind> transportKind(
@@ -71,6 +77,21 @@ cl::opt<TransportKind> transportKind(
                clEnumValN(TransportKind::Mpi, "mpi",
                           "one worker per MPI rank (not built yet)")),
     cl::cat(category));
+cl::opt<KernelKind> kernelKind(
+    "kernels", cl::desc("Which CPU kernels run the ops"),
+    cl::init(KernelKind::Generated),
+    cl::values(clEnumValN(KernelKind::Generated, "generated",
+                          "C++ generated from the TDL operators, compiled "
+                          "with $CXX (default c++) -O3 and cached; the "
+                          "evaluator's for an op without one"),
+               clEnumValN(KernelKind::Evaluator, "evaluator",
+                          "the TDL evaluator (slow reference)")),
+    cl::cat(category));
+cl::opt<std::string> kernelCache(
+    "kernel-cache",
+    cl::desc("Where compiled kernels are kept (default $TOFU_KERNEL_CACHE, "
+             "else tofu-kernels-UID in the temporary directory)"),
+    cl::value_desc("DIR"), cl::cat(category));
 cl::opt<unsigned> numSteps("steps", cl::desc("Training steps to run"),
                            cl::init(1), cl::cat(category));
 cl::opt<uint64_t> seed("seed", cl::desc("Seed of the random inputs"),
@@ -82,6 +103,17 @@ cl::opt<bool> check("check",
                     cl::desc("Compare with the unpartitioned graph on one "
                              "worker"),
                     cl::cat(category));
+cl::opt<std::string> referenceFile(
+    "reference",
+    cl::desc("--check against the unpartitioned run saved in FILE by "
+             "--save-reference (same seed, steps, inputs, kernels) instead "
+             "of running it"),
+    cl::value_desc("FILE"), cl::cat(category));
+cl::opt<std::string> saveReferenceFile(
+    "save-reference",
+    cl::desc("Save the unpartitioned run's values (implies running it) to "
+             "FILE for --reference"),
+    cl::value_desc("FILE"), cl::cat(category));
 cl::opt<double> tolerance(
     "tolerance",
     cl::desc("--check passes when |a - b| <= T * (1 + |b|) everywhere"),
@@ -285,18 +317,43 @@ struct Errors {
   bool ok = true;
 };
 
-/// Compares every graph output and updated parameter of two runs.
-Errors compare(const graph::Graph &g, const planner::PlanningProblem &problem,
-               Run &partitioned, Run &whole) {
-  Errors errors;
+/// What a reference run depends on besides the graph.
+std::string getReferenceKey() {
+  std::string key = "seed " + std::to_string(seed) + ", steps " +
+                    std::to_string(numSteps) + ", kernels " +
+                    (kernelKind == KernelKind::Generated ? "generated"
+                                                         : "evaluator");
+  for (const std::string &input : inputFiles)
+    key += ", input " + input;
+  return key;
+}
+
+/// The values of the unpartitioned run that --check compares: every graph
+/// output and updated parameter.
+Reference gatherReference(const graph::Graph &g,
+                          const planner::PlanningProblem &problem,
+                          const Run &whole) {
+  Reference ref;
+  ref.key = getReferenceKey();
+  ref.values.resize(g.getNumTensors());
   for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
     bool updatedParam = false;
     for (const planner::ProblemTensor &pt : problem.getTensors())
       updatedParam |= pt.updates == int(t);
-    if (g.getTensor(t).role != graph::Role::Output && !updatedParam)
+    if (g.getTensor(t).role == graph::Role::Output || updatedParam)
+      ref.values[t] = whole.executor->gather(t);
+  }
+  return ref;
+}
+
+/// Compares the reference's tensors with the partitioned run's.
+Errors compare(const graph::Graph &g, Run &partitioned, const Reference &ref) {
+  Errors errors;
+  for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
+    if (!ref.values[t])
       continue;
     std::vector<double> a = toDoubles(partitioned.executor->gather(t));
-    std::vector<double> b = toDoubles(whole.executor->gather(t));
+    std::vector<double> b = toDoubles(*ref.values[t]);
     for (size_t i = 0, n = a.size(); i != n; ++i) {
       double diff = std::fabs(a[i] - b[i]);
       if (std::isnan(a[i]) != std::isnan(b[i]))
@@ -349,7 +406,30 @@ bool writeReport(const Run &run, const Errors &errors) {
   return true;
 }
 
+/// The kernels --kernels selects, with progress on stderr.
+llvm::Expected<std::unique_ptr<runtime::KernelProvider>>
+makeKernels(const graph::Graph &g, graph::SpecLibrary &specs) {
+  if (kernelKind == KernelKind::Evaluator) {
+    auto kernels = ReferenceKernels::create(g, specs);
+    if (!kernels)
+      return kernels.takeError();
+    return std::unique_ptr<runtime::KernelProvider>(std::move(*kernels));
+  }
+  auto kernels = GeneratedKernels::create(g, specs, kernelCache, llvm::errs());
+  if (!kernels)
+    return kernels.takeError();
+  return std::unique_ptr<runtime::KernelProvider>(std::move(*kernels));
+}
+
 int runTool(DiagnosticEngine &diags) {
+  if (!referenceFile.empty() && !check) {
+    error() << "--reference is for --check\n";
+    return BadUsage;
+  }
+  if (!referenceFile.empty() && !saveReferenceFile.empty()) {
+    error() << "--reference and --save-reference exclude each other\n";
+    return BadUsage;
+  }
   if (backend == Backend::Cuda) {
     error() << "--backend cuda: this tofu-run was built without CUDA\n";
     return BadUsage;
@@ -366,7 +446,7 @@ int runTool(DiagnosticEngine &diags) {
   std::vector<llvm::Optional<runtime::HostTensor>> inputs;
   if (!makeInputs(g, inputs))
     return BadInput;
-  auto kernels = ReferenceKernels::create(g, loaded.specs);
+  auto kernels = makeKernels(g, loaded.specs);
   if (!kernels) {
     error() << llvm::toString(kernels.takeError()) << "\n";
     return BadInput;
@@ -399,7 +479,20 @@ int runTool(DiagnosticEngine &diags) {
     return BadInput;
   }
   Errors errors;
-  if (check) {
+  Reference ref;
+  if (!referenceFile.empty()) {
+    auto read = readReference(referenceFile, g);
+    if (!read) {
+      error() << llvm::toString(read.takeError()) << "\n";
+      return BadInput;
+    }
+    ref = std::move(*read);
+    if (ref.key != getReferenceKey()) {
+      error() << referenceFile << " was saved with " << ref.key
+              << "; this run has " << getReferenceKey() << "\n";
+      return BadInput;
+    }
+  } else if (check || !saveReferenceFile.empty()) {
     try {
       if (!startRun(loaded, lowering::makeSingleWorkerPlan(*loaded.problem),
                     **kernels, inputs, whole))
@@ -409,7 +502,15 @@ int runTool(DiagnosticEngine &diags) {
       error() << "the unpartitioned run: " << e.what() << "\n";
       return BadInput;
     }
-    errors = compare(g, *loaded.problem, partitioned, whole);
+    ref = gatherReference(g, *loaded.problem, whole);
+    if (!saveReferenceFile.empty())
+      if (llvm::Error e = writeReference(saveReferenceFile, g, ref)) {
+        error() << llvm::toString(std::move(e)) << "\n";
+        return BadInput;
+      }
+  }
+  if (check) {
+    errors = compare(g, partitioned, ref);
     llvm::outs() << "check: max abs error " << errors.maxAbs
                  << ", max rel error " << errors.maxRel;
     if (!errors.worstTensor.empty())
@@ -433,7 +534,10 @@ int main(int argc, char **argv) {
           argc, argv,
           "tofu-run: execute a plan on K workers and count the bytes moved "
           "(docs/Runtime.md).\n\n"
-          "  tofu-run PLAN.json [--graph GRAPH.json] [--check] [--steps N]\n\n"
+          "  tofu-run PLAN.json [--graph GRAPH.json] [--check] [--steps N]\n"
+          "           [--kernels=generated|evaluator]\n\n"
+          "The generated kernels are compiled once per graph (c++ -O3, "
+          "progress on stderr) and\ncached in --kernel-cache.\n\n"
           "Exit status: 0 success, 1 bad input or failed run, 2 bad usage, 3 "
           "--check beyond tolerance.\n",
           &llvm::errs()))

@@ -1,30 +1,58 @@
-"""Plans each graph given for K = 1..4 workers (tofu-plan), runs each plan
-with tofu-run --check --report, and prints one line per run; exits 1 if a
-run fails, moves other than the plan's comm_bytes, or differs from the
-unpartitioned run beyond tolerance (test/Runtime/models.test)."""
+"""Plans each graph given for K workers (tofu-plan; K = 1..4 unless
+--workers says otherwise), runs each plan with tofu-run --check --report,
+and prints one line per run; exits 1 if a run fails, moves other than the
+plan's comm_bytes, or differs from the unpartitioned run beyond tolerance
+(test/Runtime/models.test, bundled-models.test).
 
+--kernel-cache DIR: tofu-run's --kernel-cache (compiled once per graph).
+--share-reference: run the unpartitioned graph once per graph (the first
+K's run saves it with --save-reference; the others check against it with
+--reference). Each run's wall time goes to stderr."""
+
+import argparse
 import json
 import os
 import subprocess
 import sys
+import time
 
-tmp = sys.argv[1]
+parser = argparse.ArgumentParser()
+parser.add_argument("tmp")
+parser.add_argument("graphs", nargs="+")
+parser.add_argument("--workers", default="1,2,3,4")
+parser.add_argument("--kernel-cache")
+parser.add_argument("--share-reference", action="store_true")
+args = parser.parse_args()
+
 status = 0
-for graph in sys.argv[2:]:
+for graph in args.graphs:
     name = os.path.splitext(os.path.basename(graph))[0]
-    for k in range(1, 5):
-        plan = f"{tmp}.{name}.{k}.plan.json"
-        report = f"{tmp}.{name}.{k}.report.json"
+    reference = f"{args.tmp}.{name}.reference"
+    have_reference = False
+    graph_start = time.time()
+    for k in [int(w) for w in args.workers.split(",")]:
+        plan = f"{args.tmp}.{name}.{k}.plan.json"
+        report = f"{args.tmp}.{name}.{k}.report.json"
+        start = time.time()
         subprocess.run(["tofu-plan", graph, "--workers", str(k), "--quiet",
                         "-o", plan], check=True)
-        run = subprocess.run(["tofu-run", plan, "--graph", graph, "--check",
-                              "--report", report], capture_output=True,
-                             text=True)
+        planned = time.time()
+        command = ["tofu-run", plan, "--graph", graph, "--check",
+                   "--report", report]
+        if args.kernel_cache:
+            command += ["--kernel-cache", args.kernel_cache]
+        if args.share_reference:
+            command += (["--reference", reference] if have_reference
+                        else ["--save-reference", reference])
+        run = subprocess.run(command, capture_output=True, text=True)
+        print(f"{name} K={k}: tofu-plan {planned - start:.1f} s, tofu-run"
+              f" {time.time() - planned:.1f} s", file=sys.stderr, flush=True)
         if run.returncode != 0:
             print(f"{name} K={k}: tofu-run exit {run.returncode}\n"
                   f"{run.stdout}{run.stderr}")
             status = 1
             continue
+        have_reference = args.share_reference
         r = json.load(open(report))
         exact = r["moved_bytes"] == r["comm_bytes"]
         ok = (exact and r["workers"] == k and
@@ -33,6 +61,10 @@ for graph in sys.argv[2:]:
         print(f"{name} K={k}: moved {r['moved_bytes']} comm {r['comm_bytes']}"
               f" {'exact' if exact else 'DIFFERENT'},"
               f" max rel error {r['max_rel_error']:.1e}:"
-              f" {'ok' if ok else 'FAILED'}")
+              f" {'ok' if ok else 'FAILED'}", flush=True)
         status |= 0 if ok else 1
+    print(f"{name}: {time.time() - graph_start:.1f} s", file=sys.stderr,
+          flush=True)
+    if os.path.exists(reference):
+        os.remove(reference)
 sys.exit(status)

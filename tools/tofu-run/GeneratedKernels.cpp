@@ -1,0 +1,86 @@
+//===- GeneratedKernels.cpp - tofu-run's compiled kernels -----------------===//
+//
+// This file implements GeneratedKernels: emit the graph's translation unit,
+// compile it with progress on stderr, and route each call to the loaded
+// kernel or, for an op without one, to the evaluator.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GeneratedKernels.h"
+
+#include "tofu/CodeGen/GraphKernels.h"
+#include "tofu/Runtime/Error.h"
+
+#include "llvm/Support/Format.h"
+
+#include <chrono>
+
+using namespace tofu;
+
+llvm::Expected<std::unique_ptr<GeneratedKernels>>
+GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
+                         StringRef cacheDir, llvm::raw_ostream &log) {
+  auto emitted = codegen::emitGraphKernels(g, specs);
+  if (!emitted)
+    return emitted.takeError();
+  std::unique_ptr<GeneratedKernels> kernels(new GeneratedKernels);
+
+  codegen::KernelCompiler::Options options;
+  options.cacheDir = cacheDir.str();
+  codegen::KernelCompiler compiler(options);
+  std::string flags;
+  for (const std::string &flag : compiler.getOptions().flags)
+    if (StringRef(flag).startswith("-O"))
+      flags += " " + flag;
+  log << "tofu-run: compiling " << emitted->kernels.size() << " kernels ("
+      << compiler.getOptions().compiler << flags << ")...";
+  log.flush();
+  auto start = std::chrono::steady_clock::now();
+  auto library = compiler.compile(emitted->source);
+  if (!library) {
+    log << "\n";
+    return library.takeError();
+  }
+  std::chrono::duration<double> seconds =
+      std::chrono::steady_clock::now() - start;
+  if (compiler.lastWasCached())
+    log << " (cached)\n";
+  else
+    log << llvm::format(" done in %.1f s\n", seconds.count());
+  kernels->library = std::move(*library);
+
+  ArrayRef<runtime::KernelInfo> table = kernels->library->getKernels();
+  if (table.size() != g.getNumOps())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "'" + kernels->library->getPath() + "' has " +
+            std::to_string(table.size()) + " kernels for " +
+            std::to_string(g.getNumOps()) + " ops");
+  std::string firstNote;
+  for (unsigned i = 0, e = table.size(); i != e; ++i) {
+    kernels->fns.push_back(table[i].fn);
+    if (!table[i].fn && kernels->numFallbacks++ == 0)
+      firstNote = "'" + g.getOp(i).name + "': " + emitted->notes[i];
+  }
+  if (!kernels->numFallbacks)
+    return kernels;
+  log << "tofu-run: " << kernels->numFallbacks << " of " << table.size()
+      << " ops have no generated kernel and use the evaluator's (slow); "
+         "the first, "
+      << firstNote << "\n";
+  auto fallback = ReferenceKernels::create(
+      g, specs, [&](unsigned op) { return !kernels->fns[op]; });
+  if (!fallback)
+    return fallback.takeError();
+  kernels->fallback = std::move(*fallback);
+  return kernels;
+}
+
+void GeneratedKernels::run(unsigned kernel, const runtime::KernelCall &call) {
+  if (kernel >= fns.size())
+    throw runtime::RuntimeError("no kernel " + std::to_string(kernel));
+  if (fns[kernel])
+    fns[kernel](call);
+  else
+    fallback->run(kernel, call);
+}
