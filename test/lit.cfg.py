@@ -19,6 +19,10 @@ config.test_exec_root = os.path.join(config.tofu_obj_root, "test")
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.tofu_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
+# Kernels tofu-run compiles are kept in the build tree, once per graph for
+# every test (tests that look at compiling pass their own --kernel-cache).
+config.environment["TOFU_KERNEL_CACHE"] = os.path.join(
+    config.tofu_obj_root, "test", "kernel-cache")
 
 config.substitutions.append(("%tofu_src", config.tofu_src_root))
 config.substitutions.append(("%tofu_obj", config.tofu_obj_root))

@@ -19,7 +19,19 @@ using namespace tofu;
 
 llvm::Expected<std::unique_ptr<GeneratedKernels>>
 GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
-                         StringRef cacheDir, llvm::raw_ostream &log) {
+                         StringRef cacheDir,
+                         ArrayRef<std::string> evaluatorOps,
+                         llvm::raw_ostream &log) {
+  std::vector<bool> forced(g.getNumOps());
+  for (const std::string &name : evaluatorOps) {
+    auto it = llvm::find_if(
+        g.getOps(), [&](const graph::Op &op) { return op.name == name; });
+    if (it == g.getOps().end())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "--evaluator-op " + name +
+                                         ": the graph has no such op");
+    forced[it - g.getOps().begin()] = true;
+  }
   auto emitted = codegen::emitGraphKernels(g, specs);
   if (!emitted)
     return emitted.takeError();
@@ -57,17 +69,21 @@ GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
             std::to_string(table.size()) + " kernels for " +
             std::to_string(g.getNumOps()) + " ops");
   std::string firstNote;
+  unsigned numMissing = 0;
   for (unsigned i = 0, e = table.size(); i != e; ++i) {
-    kernels->fns.push_back(table[i].fn);
-    if (!table[i].fn && kernels->numFallbacks++ == 0)
+    kernels->fns.push_back(forced[i] ? nullptr : table[i].fn);
+    if (!table[i].fn && numMissing++ == 0)
       firstNote = "'" + g.getOp(i).name + "': " + emitted->notes[i];
+    kernels->numFallbacks += !kernels->fns.back();
   }
   if (!kernels->numFallbacks)
     return kernels;
   log << "tofu-run: " << kernels->numFallbacks << " of " << table.size()
-      << " ops have no generated kernel and use the evaluator's (slow); "
-         "the first, "
-      << firstNote << "\n";
+      << " ops run the evaluator's kernel (slow): " << numMissing
+      << " without a generated kernel";
+  if (numMissing)
+    log << " (the first, " << firstNote << ")";
+  log << ", " << kernels->numFallbacks - numMissing << " by --evaluator-op\n";
   auto fallback = ReferenceKernels::create(
       g, specs, [&](unsigned op) { return !kernels->fns[op]; });
   if (!fallback)

@@ -21,11 +21,13 @@ class GeneratedKernels : public runtime::KernelProvider {
 public:
   /// Generates, compiles (or finds in `cacheDir`, empty for the compiler's
   /// default) and loads the kernels of `g`, reporting progress and the
-  /// fallbacks on `log`. Fails if the compiler fails or a fallback op
-  /// cannot be compiled by the evaluator.
+  /// fallbacks on `log`. The ops `evaluatorOps` names also run the
+  /// evaluator's kernel. Fails if the compiler fails, a fallback op cannot
+  /// be compiled by the evaluator, or `evaluatorOps` names no op of `g`.
   static llvm::Expected<std::unique_ptr<GeneratedKernels>>
   create(const graph::Graph &g, graph::SpecLibrary &specs,
-         StringRef cacheDir, llvm::raw_ostream &log);
+         StringRef cacheDir, ArrayRef<std::string> evaluatorOps,
+         llvm::raw_ostream &log);
 
   void run(unsigned kernel, const runtime::KernelCall &call) override;
 

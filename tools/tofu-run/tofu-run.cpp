@@ -92,6 +92,11 @@ cl::opt<std::string> kernelCache(
     cl::desc("Where compiled kernels are kept (default $TOFU_KERNEL_CACHE, "
              "else tofu-kernels-UID in the temporary directory)"),
     cl::value_desc("DIR"), cl::cat(category));
+cl::list<std::string> evaluatorOps(
+    "evaluator-op",
+    cl::desc("With --kernels=generated, run op NAME with the evaluator's "
+             "kernel (repeatable; to find a wrong generated kernel)"),
+    cl::value_desc("NAME"), cl::cat(category));
 cl::opt<unsigned> numSteps("steps", cl::desc("Training steps to run"),
                            cl::init(1), cl::cat(category));
 cl::opt<uint64_t> seed("seed", cl::desc("Seed of the random inputs"),
@@ -415,7 +420,8 @@ makeKernels(const graph::Graph &g, graph::SpecLibrary &specs) {
       return kernels.takeError();
     return std::unique_ptr<runtime::KernelProvider>(std::move(*kernels));
   }
-  auto kernels = GeneratedKernels::create(g, specs, kernelCache, llvm::errs());
+  auto kernels = GeneratedKernels::create(g, specs, kernelCache, evaluatorOps,
+                                          llvm::errs());
   if (!kernels)
     return kernels.takeError();
   return std::unique_ptr<runtime::KernelProvider>(std::move(*kernels));
