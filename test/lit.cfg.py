@@ -19,6 +19,12 @@ config.test_exec_root = os.path.join(config.tofu_obj_root, "test")
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.tofu_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
+# `REQUIRES: long-tests`: tests too slow for the CI budget (30 min on 2
+# cores), run with `lit --param long-tests=1` or TOFU_LONG_TESTS=1; lit lists
+# them as UNSUPPORTED otherwise.
+if lit_config.params.get("long-tests") or os.environ.get("TOFU_LONG_TESTS"):
+    config.available_features.add("long-tests")
+
 # Kernels tofu-run compiles are kept in the build tree, once per graph for
 # every test (tests that look at compiling pass their own --kernel-cache).
 config.environment["TOFU_KERNEL_CACHE"] = os.path.join(
