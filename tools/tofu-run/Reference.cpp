@@ -69,6 +69,8 @@ llvm::Expected<Reference> tofu::readReference(StringRef path,
     uint64_t size;
     if (tail.size() < 1 + sizeof(size))
       return malformed("truncated at '" + name + "'");
+    if (uint8_t(tail[0]) > uint8_t(runtime::ElementType::Bool))
+      return malformed("'" + name + "' has no element type");
     runtime::HostTensor value;
     value.type = runtime::ElementType(tail[0]);
     std::memcpy(&size, tail.data() + 1, sizeof(size));

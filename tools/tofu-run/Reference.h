@@ -5,8 +5,8 @@
 // and updated parameters) after the unpartitioned run, so that plans of the
 // same graph for several K are checked against one such run. A file is
 // "tofu-run reference 1", a line naming what the values depend on (seed,
-// steps, --input files, kernels), then per tensor its name, element type,
-// byte count and raw bytes.
+// steps, --input files), then per tensor its name, element type, byte
+// count and raw bytes.
 //
 //===----------------------------------------------------------------------===//
 

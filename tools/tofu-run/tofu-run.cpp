@@ -111,8 +111,8 @@ cl::opt<bool> check("check",
 cl::opt<std::string> referenceFile(
     "reference",
     cl::desc("--check against the unpartitioned run saved in FILE by "
-             "--save-reference (same seed, steps, inputs, kernels) instead "
-             "of running it"),
+             "--save-reference (same seed, steps and inputs; any kernels) "
+             "instead of running it"),
     cl::value_desc("FILE"), cl::cat(category));
 cl::opt<std::string> saveReferenceFile(
     "save-reference",
@@ -322,12 +322,11 @@ struct Errors {
   bool ok = true;
 };
 
-/// What a reference run depends on besides the graph.
+/// What a reference run's values depend on besides the graph (not the
+/// kernels: a reference from one kind checks runs with the other).
 std::string getReferenceKey() {
   std::string key = "seed " + std::to_string(seed) + ", steps " +
-                    std::to_string(numSteps) + ", kernels " +
-                    (kernelKind == KernelKind::Generated ? "generated"
-                                                         : "evaluator");
+                    std::to_string(numSteps);
   for (const std::string &input : inputFiles)
     key += ", input " + input;
   return key;
@@ -430,6 +429,10 @@ makeKernels(const graph::Graph &g, graph::SpecLibrary &specs) {
 int runTool(DiagnosticEngine &diags) {
   if (!referenceFile.empty() && !check) {
     error() << "--reference is for --check\n";
+    return BadUsage;
+  }
+  if (!evaluatorOps.empty() && kernelKind != KernelKind::Generated) {
+    error() << "--evaluator-op is for --kernels=generated\n";
     return BadUsage;
   }
   if (!referenceFile.empty() && !saveReferenceFile.empty()) {
@@ -541,9 +544,10 @@ int main(int argc, char **argv) {
           "tofu-run: execute a plan on K workers and count the bytes moved "
           "(docs/Runtime.md).\n\n"
           "  tofu-run PLAN.json [--graph GRAPH.json] [--check] [--steps N]\n"
-          "           [--kernels=generated|evaluator]\n\n"
-          "The generated kernels are compiled once per graph (c++ -O3, "
-          "progress on stderr) and\ncached in --kernel-cache.\n\n"
+          "           [--kernels=generated|evaluator] [--save-reference FILE | "
+          "--reference FILE]\n\n"
+          "The generated kernels are compiled once per graph ($CXX, default "
+          "c++, -O3; progress on\nstderr) and cached in --kernel-cache.\n\n"
           "Exit status: 0 success, 1 bad input or failed run, 2 bad usage, 3 "
           "--check beyond tolerance.\n",
           &llvm::errs()))
