@@ -198,6 +198,7 @@ int main(int argc, char **argv) {
     counts.insert(counts.begin(), 1);
   std::vector<Measured> results;
   std::map<std::string, double> perType;
+  std::vector<std::pair<double, std::string>> perOp;
   try {
     for (unsigned k : counts) {
       plan::Plan p;
@@ -242,9 +243,11 @@ int main(int argc, char **argv) {
       }
       provider.timing = false;
       if (profile && k == 1)
-        for (unsigned i = 0, e = lowered->ops.size(); i != e; ++i)
-          perType[lowered->ops[i].type] +=
-              provider.seconds[lowered->ops[i].kernel] / numSteps;
+        for (unsigned i = 0, e = lowered->ops.size(); i != e; ++i) {
+          double s = provider.seconds[lowered->ops[i].kernel] / numSteps;
+          perType[lowered->ops[i].type] += s;
+          perOp.push_back({s, lowered->ops[i].name});
+        }
       std::fill(provider.seconds.begin(), provider.seconds.end(), 0.0);
       results.push_back(m);
     }
@@ -299,6 +302,11 @@ int main(int argc, char **argv) {
     for (auto &[s, type] : types)
       llvm::outs() << llvm::format("  %-40s %9.4f s %5.1f%%\n", type.c_str(), s,
                                    100 * s / std::max(total, 1e-30));
+    llvm::sort(perOp, std::greater<>());
+    llvm::outs() << "the slowest ops:\n";
+    for (unsigned i = 0; i != std::min<size_t>(perOp.size(), 8); ++i)
+      llvm::outs() << llvm::format("  %-40s %9.4f s\n", perOp[i].second.c_str(),
+                                   perOp[i].first);
     llvm::outs() << llvm::format("  %-40s %9.4f s of a %.4f s step\n",
                                  (const char *)"all kernels", total, one.stepSeconds);
   }
