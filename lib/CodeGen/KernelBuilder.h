@@ -55,6 +55,8 @@ struct Contraction {
   /// `b` the input read through an im2col buffer, the output [co, ci, ky,
   /// kx] is a sum over n of products of the two.
   bool weightGradient = false;
+  /// A 2-D transpose `X[j, i]` (Transpose.cpp): `a` is the read.
+  bool transposeCopy = false;
   /// Only the (ky, kx) where this integer condition holds contribute (the
   /// `select` of a strided convolution's input gradient); null: all.
   const tdl::Expr *cond = nullptr;
@@ -114,6 +116,12 @@ public:
   void emitConvolution(const Contraction &c, std::vector<std::string> &out);
   /// The same for a weight gradient.
   void emitWeightGradient(const Contraction &c, std::vector<std::string> &out);
+
+  // Transpose.cpp
+  /// Finds a 2-D transpose that OpenBLAS can copy.
+  llvm::Optional<Contraction> matchTranspose();
+  /// The statement copying it.
+  void emitTranspose(const Contraction &c, std::vector<std::string> &out);
 
   /// `name` of index variable `id` in the generated code.
   std::string varName(unsigned id) const;

@@ -140,6 +140,8 @@ std::string KernelBuilder::build(StringRef name) {
     contraction = matchContraction();
     if (!contraction)
       contraction = matchConvolution();
+    if (!contraction)
+      contraction = matchTranspose();
   }
   scopes.assign(rank + 1, Scope());
   for (unsigned d = 0; d != rank; ++d)
@@ -192,6 +194,8 @@ std::string KernelBuilder::build(StringRef name) {
                     std::to_string(d) + "]) return;");
   if (contraction && contraction->im2col)
     emitConvolution(*contraction, lines);
+  else if (contraction && contraction->transposeCopy)
+    emitTranspose(*contraction, lines);
   else if (contraction)
     emitContraction(*contraction, lines);
   if (!contraction || !contraction->wholeBody) {
@@ -353,6 +357,11 @@ extern "C" void cblas_sgemm(int, int, int, int, int, int, float, const float *,
 extern "C" void cblas_dgemm(int, int, int, int, int, int, double,
                             const double *, int, const double *, int, double,
                             double *, int);
+// OpenBLAS's out-of-place scaled transposes.
+extern "C" void cblas_somatcopy(int, int, int, int, float, const float *, int,
+                                float *, int);
+extern "C" void cblas_domatcopy(int, int, int, int, double, const double *,
+                                int, double *, int);
 } // namespace tofu_kg
 
 )";
