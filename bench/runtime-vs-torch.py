@@ -16,10 +16,12 @@ fullest worker's peak against the unpartitioned peak / K.
 Threads: one per side. PyTorch runs with torch.set_num_threads(1); Tofu's
 K = 1 is one worker thread, K workers are K threads; OpenBLAS is limited
 to one thread per caller (OPENBLAS_NUM_THREADS=1, OMP_NUM_THREADS=1).
-Times are the best of --steps steps after a warm-up step.
+Times are the best of --steps steps after a warm-up step; the K = 1 times
+of both sides are measured --rounds times, alternating, and the best of
+each is compared (the machine may be shared: the load is printed).
 
-usage: bench/runtime-vs-torch.py [--build DIR] [--steps N] [--models mlp,resnet18]
-                                 [--workers 1,2,4] [--profile]
+usage: bench/runtime-vs-torch.py [--build DIR] [--steps N] [--rounds R]
+                                 [--models mlp,resnet18] [--workers 1,2,4] [--profile]
 """
 
 import argparse
@@ -75,6 +77,9 @@ def main():
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--models", default="mlp,resnet18")
     ap.add_argument("--workers", default="1,2,4")
+    ap.add_argument("--rounds", type=int, default=2,
+                    help="K = 1 measurements of each side, alternating; "
+                         "the best counts")
     ap.add_argument("--profile", action="store_true",
                     help="also print Tofu's kernel time per operator type")
     args = ap.parse_args()
@@ -84,16 +89,24 @@ def main():
           f"OPENBLAS_NUM_THREADS=1); load average {load[0]:.2f} "
           f"on {os.cpu_count()} cores; best of {args.steps} steps")
     for name in args.models.split(","):
-        bench = [os.path.join(args.build, "bin", "RuntimeBench"),
-                 os.path.join(ROOT, "models", name + ".json"), "--json",
-                 "--steps", str(args.steps), "--workers", args.workers]
-        if args.profile:
-            bench.append("--profile")
-        tofu = json.loads(subprocess.run(bench, check=True, stdout=subprocess.PIPE,
-                                         text=True).stdout)
+        def run_tofu(workers, profile):
+            cmd = [os.path.join(args.build, "bin", "RuntimeBench"),
+                   os.path.join(ROOT, "models", name + ".json"), "--json",
+                   "--steps", str(args.steps), "--workers", workers]
+            if profile:
+                cmd.append("--profile")
+            return json.loads(subprocess.run(cmd, check=True, stdout=subprocess.PIPE,
+                                             text=True).stdout)
+        tofu = run_tofu(args.workers, args.profile)
         torch_s = torch_step_seconds(CASES[name], args.steps)
         runs = tofu["runs"]
         one = runs[0]
+        # Further rounds alternate the two K = 1 measurements, so that a
+        # change of the machine's load affects both sides alike.
+        for _ in range(args.rounds - 1):
+            again = run_tofu("1", False)
+            one["step_s"] = min(one["step_s"], again["runs"][0]["step_s"])
+            torch_s = min(torch_s, torch_step_seconds(CASES[name], args.steps))
         print(f"\n{name}: PyTorch {torch_s:.4f} s, Tofu K=1 {one['step_s']:.4f} s: "
               f"Tofu / PyTorch {one['step_s'] / torch_s:.2f}x")
         print(f"  {'K':>2} {'step_s':>9} {'vs K=1':>7} {'moved_bytes':>13} "
