@@ -16,6 +16,7 @@
 #include "tofu/TDL/ExprWalk.h"
 
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -350,26 +351,12 @@ std::string KernelBuilder::lowerCall(const CallExpr &e) {
   SmallVector<std::string, 2> args;
   for (const ExprPtr &arg : e.getArgs())
     args.push_back(lowerValue(*arg));
-  auto std1 = [&](StringRef fn) { return ("std::" + fn + "(" + args[0] + ")").str(); };
   switch (*e.getBuiltin()) {
-  case Builtin::Abs: return std1("fabs");
-  case Builtin::Ceil: return std1("ceil");
-  case Builtin::Cos: return std1("cos");
-  case Builtin::Erf: return std1("erf");
-  case Builtin::Exp: return std1("exp");
-  case Builtin::Expm1: return std1("expm1");
-  case Builtin::Floor: return std1("floor");
-  case Builtin::Log: return std1("log");
-  case Builtin::Log1p: return std1("log1p");
-  case Builtin::Sin: return std1("sin");
-  case Builtin::Sqrt: return std1("sqrt");
-  case Builtin::Tanh: return std1("tanh");
-  case Builtin::Rsqrt: return "(1.0 / std::sqrt(" + args[0] + "))";
-  case Builtin::Sigmoid: return "(1.0 / (1.0 + std::exp(-" + args[0] + ")))";
-  case Builtin::Sign: return "tofu_kg::sign(" + args[0] + ")";
-  case Builtin::Max: return "tofu_kg::maxOf(" + args[0] + ", " + args[1] + ")";
-  case Builtin::Min: return "tofu_kg::minOf(" + args[0] + ", " + args[1] + ")";
-  case Builtin::Pow: return "std::pow(" + args[0] + ", " + args[1] + ")";
+  // The numeric builtins: the prelude's helpers (MathBuiltins.def).
+#define TDL_MATH_BUILTIN(Id, Arity, Expr)                                      \
+  case Builtin::Id:                                                            \
+    return "tofu_kg::tdl_" #Id "(" + llvm::join(args, ", ") + ")";
+#include "tofu/TDL/MathBuiltins.def"
   case Builtin::Opaque:
     fail("it is opaque: its value cannot be computed by TDL");
     return "0.0";
@@ -518,6 +505,8 @@ std::string KernelBuilder::lowerReduce(const ReduceExpr &e) {
       index.push_back(varName(d));
     return "double(out[" + outputOffset(index) + "])";
   }
+  if (llvm::Optional<std::string> table = tabulateReduce(e))
+    return *table;
   // The outermost scope where every free variable is bound, not above the
   // innermost select branch.
   unsigned target = 0;
@@ -577,4 +566,51 @@ std::string KernelBuilder::lowerReduce(const ReduceExpr &e) {
   for (Scope &s : inner)
     scopes.push_back(std::move(s));
   return acc;
+}
+
+llvm::Optional<std::string> KernelBuilder::tabulateReduce(const ReduceExpr &e) {
+  // Only a reduction of the loop nest's body itself (no enclosing reduction
+  // or select branch), free in output variables only, that the nest would
+  // recompute: an outer output variable it does not use (a normalization's
+  // per-channel sums under the batch loop).
+  unsigned rank = op.getOutputRank();
+  if (tabulating || scopes.size() != rank + 1 || contraction)
+    return llvm::None;
+  SmallVector<unsigned, 4> free = collectFreeVars(e);
+  llvm::sort(free);
+  if (free.empty() || free.back() >= rank || free.size() == free.back() + 1)
+    return llvm::None;
+  // Lower it where only its free variables are bound, each by one loop.
+  std::vector<Scope> saved = std::move(scopes);
+  scopes.assign(free.size() + 1, Scope());
+  for (unsigned i = 0; i != free.size(); ++i)
+    scopes[i + 1].vars.push_back(free[i]);
+  tabulating = true;
+  std::string acc = lowerReduce(e);
+  tabulating = false;
+  std::string table = fresh("tab");
+  std::vector<std::string> lines = std::move(scopes[0].lines);
+  std::string size = "1", offset = "0";
+  for (unsigned i = free.size(); i-- != 0;) {
+    std::string f = std::to_string(free[i]), stride = table + "s" + f;
+    lines.push_back("const std::int64_t " + stride + " = " + size + ";");
+    offset += " + (" + varName(free[i]) + " - lo[" + f + "]) * " + stride;
+    size = "(hi[" + f + "] - lo[" + f + "]) * " + stride;
+  }
+  lines.push_back("std::vector<double> " + table + "(" + size + ");");
+  lines.push_back("{");
+  for (unsigned i = 0; i != free.size(); ++i) {
+    std::string v = varName(free[i]), f = std::to_string(free[i]);
+    lines.push_back("for (std::int64_t " + v + " = lo[" + f + "]; " + v +
+                    " < hi[" + f + "]; ++" + v + ") {");
+    for (std::string &line : scopes[i + 1].lines)
+      lines.push_back(std::move(line));
+  }
+  lines.push_back(table + "[" + offset + "] = " + acc + ";");
+  for (unsigned i = 0; i != free.size() + 1; ++i)
+    lines.push_back("}");
+  scopes = std::move(saved);
+  for (std::string &line : lines)
+    scopes[0].lines.push_back(std::move(line));
+  return table + "[" + offset + "]";
 }

@@ -48,6 +48,18 @@ struct Contraction {
   /// A convolution (Convolution.cpp): `a` is the weight [co, ci, ky, kx],
   /// `b` the input read through an im2col buffer.
   bool im2col = false;
+  /// The weight is read [ci, co, ky, kx] (a gradient of the input: the
+  /// output's channel variable indexes the weight's second dimension).
+  bool weightSwapped = false;
+  /// A convolution's weight gradient: `a` is the gradient [n, co, oy, ox],
+  /// `b` the input read through an im2col buffer, the output [co, ci, ky,
+  /// kx] is a sum over n of products of the two.
+  bool weightGradient = false;
+  /// A 2-D transpose `X[j, i]` (Transpose.cpp): `a` is the read.
+  bool transposeCopy = false;
+  /// Only the (ky, kx) where this integer condition holds contribute (the
+  /// `select` of a strided convolution's input gradient); null: all.
+  const tdl::Expr *cond = nullptr;
 };
 
 /// A list of statements, one line each; indentation is added at the end.
@@ -97,10 +109,19 @@ public:
   void emitContraction(const Contraction &c, std::vector<std::string> &out);
 
   // Convolution.cpp
-  /// Finds a 2-D convolution of the body that im2col + GEMM can compute.
+  /// Finds a 2-D convolution of the body that im2col + GEMM can compute:
+  /// a forward convolution, an input gradient or a weight gradient.
   llvm::Optional<Contraction> matchConvolution();
   /// The statements of the im2col GEMM for `c`.
   void emitConvolution(const Contraction &c, std::vector<std::string> &out);
+  /// The same for a weight gradient.
+  void emitWeightGradient(const Contraction &c, std::vector<std::string> &out);
+
+  // Transpose.cpp
+  /// Finds a 2-D transpose that OpenBLAS can copy.
+  llvm::Optional<Contraction> matchTranspose();
+  /// The statement copying it.
+  void emitTranspose(const Contraction &c, std::vector<std::string> &out);
 
   /// `name` of index variable `id` in the generated code.
   std::string varName(unsigned id) const;
@@ -114,6 +135,10 @@ public:
 private:
   std::string lowerRead(const tdl::TensorReadExpr &e);
   std::string lowerReduce(const tdl::ReduceExpr &e);
+  /// A reduction of the body that depends on some output variables but not
+  /// on an outer one, computed once per value of those variables into a
+  /// table before the loop nest; the read of its entry, or None.
+  llvm::Optional<std::string> tabulateReduce(const tdl::ReduceExpr &e);
   std::string lowerSelect(const tdl::CallExpr &e);
   std::string lowerCall(const tdl::CallExpr &e);
   std::string lowerBinary(const tdl::BinaryExpr &e);
@@ -132,6 +157,8 @@ public:
   std::vector<Scope> scopes;
   llvm::Optional<Contraction> contraction;
   unsigned counter = 0;
+  /// Inside tabulateReduce (nothing is tabulated twice).
+  bool tabulating = false;
   /// The first error, naming the operator; empty if none.
   std::string errorMessage;
 };

@@ -77,6 +77,27 @@ std::string describe(const KernelInstance &inst) {
          formatShape(inst.outputShape) + "]";
 }
 
+/// The side of the tiles of a transposing loop nest.
+constexpr int TileSize = 32;
+
+/// True if a read of `body` indexes a dimension other than its last with
+/// output variable `inner` (outside reductions, which have their own loops).
+bool readsAcrossInnermost(const Expr &body, unsigned inner) {
+  bool found = false;
+  walkExpr(body, [&](const Expr &sub) {
+    const auto *read = dyn_cast<TensorReadExpr>(&sub);
+    if (!read)
+      return;
+    for (unsigned d = 0; d + 1 < read->getNumIndices(); ++d)
+      walkExpr(read->getIndex(d), [&](const Expr &index) {
+        if (const auto *name = dyn_cast<NameExpr>(&index))
+          if (const IndexVarDecl *var = name->getIndexVar())
+            found |= var->getId() == inner;
+      });
+  });
+  return found;
+}
+
 } // namespace
 
 std::string KernelBuilder::build(StringRef name) {
@@ -119,6 +140,8 @@ std::string KernelBuilder::build(StringRef name) {
     contraction = matchContraction();
     if (!contraction)
       contraction = matchConvolution();
+    if (!contraction)
+      contraction = matchTranspose();
   }
   scopes.assign(rank + 1, Scope());
   for (unsigned d = 0; d != rank; ++d)
@@ -171,17 +194,39 @@ std::string KernelBuilder::build(StringRef name) {
                     std::to_string(d) + "]) return;");
   if (contraction && contraction->im2col)
     emitConvolution(*contraction, lines);
+  else if (contraction && contraction->transposeCopy)
+    emitTranspose(*contraction, lines);
   else if (contraction)
     emitContraction(*contraction, lines);
   if (!contraction || !contraction->wholeBody) {
+    // A read that walks a non-innermost dimension with the innermost output
+    // variable (a transpose) strides through memory: the last two output
+    // loops then run over tiles, so both sides stay in cache.
+    bool tile = rank >= 2 && scopes[rank - 1].lines.empty() &&
+                readsAcrossInnermost(op.getBody(), rank - 1);
     SmallVector<std::string, 4> index;
     for (unsigned d = 0; d != rank; ++d) {
       for (std::string &line : scopes[d].lines)
         lines.push_back(std::move(line));
       std::string v = varName(d), ds = std::to_string(d);
       index.push_back(v);
-      lines.push_back("for (std::int64_t " + v + " = lo[" + ds + "]; " + v +
-                      " < hi[" + ds + "]; ++" + v + ") {");
+      if (tile && d == rank - 2) {
+        lines.push_back("for (std::int64_t t_" + ds + " = lo[" + ds + "]; t_" +
+                        ds + " < hi[" + ds + "]; t_" + ds + " += " +
+                        std::to_string(TileSize) + ") {");
+        std::string inner = std::to_string(rank - 1);
+        lines.push_back("for (std::int64_t t_" + inner + " = lo[" + inner +
+                        "]; t_" + inner + " < hi[" + inner + "]; t_" + inner +
+                        " += " + std::to_string(TileSize) + ") {");
+      }
+      if (tile && d >= rank - 2)
+        lines.push_back("for (std::int64_t " + v + " = t_" + ds + "; " + v +
+                        " < std::min<std::int64_t>(t_" + ds + " + " +
+                        std::to_string(TileSize) + ", hi[" + ds + "]); ++" +
+                        v + ") {");
+      else
+        lines.push_back("for (std::int64_t " + v + " = lo[" + ds + "]; " + v +
+                        " < hi[" + ds + "]; ++" + v + ") {");
     }
     for (std::string &line : scopes[rank].lines)
       lines.push_back(std::move(line));
@@ -196,7 +241,7 @@ std::string KernelBuilder::build(StringRef name) {
       break;
     }
     lines.push_back("out[" + outputOffset(index) + "] = " + stored + ";");
-    for (unsigned d = 0; d != rank; ++d)
+    for (unsigned d = 0; d != rank + (tile ? 2 : 0); ++d)
       lines.push_back("}");
   }
   lines.push_back("}");
@@ -282,6 +327,17 @@ inline double minOf(double a, double b) {
   return a != a ? a : m;
 }
 inline double sign(double a) { return a > 0 ? 1.0 : a < 0 ? -1.0 : a; }
+)"
+// The numeric builtins, from the table the evaluator computes them by.
+#define TDL_MATH_PARAMS_1 "double a"
+#define TDL_MATH_PARAMS_2 "double a, double b"
+#define TDL_MATH_BUILTIN(Id, Arity, Expr)                                      \
+  "inline double tdl_" #Id "(" TDL_MATH_PARAMS_##Arity ") { return " #Expr    \
+  "; }\n"
+#include "tofu/TDL/MathBuiltins.def"
+#undef TDL_MATH_PARAMS_1
+#undef TDL_MATH_PARAMS_2
+         R"(
 // A data-dependent index truncates toward zero; NaN and huge values read 0.
 inline std::int64_t toIndex(double v) { return isInt64(v) ? std::int64_t(v) : -1; }
 // Integer outputs truncate toward zero, saturating; NaN gives 0.
@@ -301,6 +357,11 @@ extern "C" void cblas_sgemm(int, int, int, int, int, int, float, const float *,
 extern "C" void cblas_dgemm(int, int, int, int, int, int, double,
                             const double *, int, const double *, int, double,
                             double *, int);
+// OpenBLAS's out-of-place scaled transposes.
+extern "C" void cblas_somatcopy(int, int, int, int, float, const float *, int,
+                                float *, int);
+extern "C" void cblas_domatcopy(int, int, int, int, double, const double *,
+                                int, double *, int);
 } // namespace tofu_kg
 
 )";

@@ -271,28 +271,10 @@ void ProgramCompiler::emitRead(const TensorReadExpr &e, Block &b) {
 Op builtinOp(Builtin builtin, bool &known) {
   known = true;
   switch (builtin) {
-#define TDL_EVAL_BUILTIN(Id)                                                   \
+#define TDL_MATH_BUILTIN(Id, Arity, Expr)                                      \
   case Builtin::Id:                                                            \
     return Op::Id;
-    TDL_EVAL_BUILTIN(Abs)
-    TDL_EVAL_BUILTIN(Ceil)
-    TDL_EVAL_BUILTIN(Cos)
-    TDL_EVAL_BUILTIN(Erf)
-    TDL_EVAL_BUILTIN(Exp)
-    TDL_EVAL_BUILTIN(Expm1)
-    TDL_EVAL_BUILTIN(Floor)
-    TDL_EVAL_BUILTIN(Log)
-    TDL_EVAL_BUILTIN(Log1p)
-    TDL_EVAL_BUILTIN(Max)
-    TDL_EVAL_BUILTIN(Min)
-    TDL_EVAL_BUILTIN(Pow)
-    TDL_EVAL_BUILTIN(Rsqrt)
-    TDL_EVAL_BUILTIN(Sigmoid)
-    TDL_EVAL_BUILTIN(Sign)
-    TDL_EVAL_BUILTIN(Sin)
-    TDL_EVAL_BUILTIN(Sqrt)
-    TDL_EVAL_BUILTIN(Tanh)
-#undef TDL_EVAL_BUILTIN
+#include "tofu/TDL/MathBuiltins.def"
   default:
     known = false;
     return Op::Const;

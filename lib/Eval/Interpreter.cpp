@@ -248,19 +248,6 @@ double Machine::run(unsigned index, double *stack) const {
     BINARY(Ge, a >= b ? 1.0 : 0.0)
     BINARY(And, (a != 0 && b != 0) ? 1.0 : 0.0)
     BINARY(Or, (a != 0 || b != 0) ? 1.0 : 0.0)
-    UNARY(Abs, std::fabs(a))
-    UNARY(Ceil, std::ceil(a))
-    UNARY(Cos, std::cos(a))
-    UNARY(Erf, std::erf(a))
-    UNARY(Exp, std::exp(a))
-    UNARY(Expm1, std::expm1(a))
-    UNARY(Floor, std::floor(a))
-    UNARY(Log, std::log(a))
-    UNARY(Log1p, std::log1p(a))
-    BINARY(Max, maxOf(a, b))
-    BINARY(Min, minOf(a, b))
-    BINARY(Pow, std::pow(a, b))
-    UNARY(Rsqrt, 1.0 / std::sqrt(a))
     case Op::JumpIfZero:
       if (*--sp == 0)
         pc = inst.operand - 1;
@@ -268,11 +255,12 @@ double Machine::run(unsigned index, double *stack) const {
     case Op::Jump:
       pc = inst.operand - 1;
       break;
-    UNARY(Sigmoid, 1.0 / (1.0 + std::exp(-a)))
-    UNARY(Sign, sign(a))
-    UNARY(Sin, std::sin(a))
-    UNARY(Sqrt, std::sqrt(a))
-    UNARY(Tanh, std::tanh(a))
+#define MATH_BUILTIN_1 UNARY
+#define MATH_BUILTIN_2 BINARY
+#define TDL_MATH_BUILTIN(Id, Arity, Expr) MATH_BUILTIN_##Arity(Id, Expr)
+#include "tofu/TDL/MathBuiltins.def"
+#undef MATH_BUILTIN_1
+#undef MATH_BUILTIN_2
 #undef UNARY
 #undef BINARY
     }

@@ -33,8 +33,9 @@ struct Inst {
     Neg, Not,
     Add, Sub, Mul, Div, IntDiv, Rem, IntRem,
     Eq, Ne, Lt, Le, Gt, Ge, And, Or,
-    Abs, Ceil, Cos, Erf, Exp, Expm1, Floor, Log, Log1p, Max, Min, Pow, Rsqrt,
-    Sigmoid, Sign, Sin, Sqrt, Tanh,
+    // The numeric builtins, by their Builtin enumerators.
+#define TDL_MATH_BUILTIN(Id, Arity, Expr) Id,
+#include "tofu/TDL/MathBuiltins.def"
   };
   Op op;
   unsigned operand = 0;
