@@ -21,6 +21,15 @@ using namespace tofu::runtime;
 
 Transport::~Transport() = default;
 
+std::vector<unsigned> Transport::getLocalWorkers() const {
+  std::vector<unsigned> all(getNumWorkers());
+  for (unsigned w = 0; w != all.size(); ++w)
+    all[w] = w;
+  return all;
+}
+
+void Transport::sumOverProcesses(std::vector<std::int64_t> &) {}
+
 namespace {
 
 class ThreadTransport : public Transport {
@@ -51,7 +60,8 @@ private:
 
 void ThreadTransport::send(unsigned src, unsigned dst, std::uint64_t tag,
                            Bytes payload) {
-  moved += payload.size();
+  if (!(tag & UncountedTag))
+    moved += payload.size();
   {
     std::lock_guard<std::mutex> lock(mutex);
     mailboxes[Key(dst, src, tag)].push_back(std::move(payload));
