@@ -10,6 +10,8 @@
 
 #ifdef TOFU_HAVE_MPI
 #include "tofu/Runtime/MPITransport.h"
+
+#include <thread>
 #endif
 
 using namespace tofu;
@@ -32,7 +34,12 @@ public:
   createTransport(unsigned, std::chrono::milliseconds timeout) override {
     return runtime::createMPITransport(timeout);
   }
-  void abortAll(int status) override { session.abort(status); }
+  void abortAll(int status) override {
+    // The rank whose worker failed reports just after telling the others;
+    // give it a moment to do so before MPI ends every rank.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    session.abort(status);
+  }
 
 private:
   runtime::MPISession session;

@@ -381,7 +381,11 @@ bool writeReport(const Run &run, const Errors &errors) {
 /// A failure of the step, which other processes may not see: every
 /// process reports its own, and a multi-process run ends them all.
 int stepFailed(const std::string &what) {
-  llvm::WithColor::error(llvm::errs(), "tofu-run") << what << "\n";
+  // One write, so that the lines of several ranks do not interleave.
+  std::string line;
+  llvm::raw_string_ostream os(line);
+  llvm::WithColor::error(os, "tofu-run") << what << "\n";
+  llvm::errs() << os.str();
   llvm::errs().flush();
   processes->abortAll(BadInput);
   return BadInput;
