@@ -3,7 +3,9 @@
 // This file implements the in-process Transport: one mailbox per
 // (destination, source, tag) under one mutex, a condition variable that
 // receivers wait on with a deadline, and a failure flag that wakes every
-// receiver when a worker gives up. Payload bytes are counted on send.
+// receiver when a worker gives up. Payload bytes are counted on send (but
+// for UncountedTag's). It also holds the Transport interface's defaults for
+// transports of one process: every worker local, sums kept as they are.
 //
 //===----------------------------------------------------------------------===//
 
