@@ -3,6 +3,7 @@
 #   LLVMSupport     LLVM ADT/Support, linked statically
 #   antlr4_static   the ANTLR 4 C++ runtime, linked statically
 #   GTest::gtest_main
+#   MPI::MPI_C      when TOFU_HAVE_MPI (optional)
 # and ANTLR4_TOOL, the grammar compiler.
 
 find_package(LLVM 14 REQUIRED CONFIG)
@@ -29,6 +30,19 @@ set_target_properties(antlr4_static PROPERTIES
 target_include_directories(antlr4_static SYSTEM INTERFACE ${ANTLR4_INCLUDE_DIR})
 
 find_package(GTest REQUIRED)
+
+# MPI (Debian's libopenmpi-dev), optional: the runtime's MPI transport
+# (TofuRuntimeMPI, docs/Runtime.md) and `tofu-run --transport mpi` are built
+# when CMake finds it; the lit tests that need it run when mpiexec is found.
+option(TOFU_ENABLE_MPI "Build the MPI transport when MPI is found" ON)
+set(TOFU_HAVE_MPI OFF)
+if(TOFU_ENABLE_MPI)
+  find_package(MPI COMPONENTS C)
+  if(MPI_C_FOUND)
+    set(TOFU_HAVE_MPI ON)
+  endif()
+endif()
+message(STATUS "MPI transport: ${TOFU_HAVE_MPI}")
 
 set(TOFU_LLVM_TOOLS_DIR ${LLVM_TOOLS_BINARY_DIR})
 set(LLVM_EXTERNAL_LIT ${LLVM_TOOLS_BINARY_DIR}/../build/utils/lit/lit.py

@@ -64,3 +64,17 @@ if getattr(config, "tofu_have_onnx", "OFF") == "ON" and subprocess.call(
         [config.python_executable, "-c", "import onnx"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
     config.available_features.add("onnx")
+
+# `REQUIRES: mpi`: tofu-run was built with the MPI transport (CMake found
+# MPI) and the MPI launcher exists; `%mpirun -np K` runs K ranks on however
+# many cores there are. Open MPI refuses to run as root unless told to.
+# `mpi-transport`: built with the MPI transport (mpirun or not).
+import shutil  # noqa: E402
+if getattr(config, "tofu_have_mpi", "OFF") == "ON":
+    config.available_features.add("mpi-transport")
+    if config.mpiexec and shutil.which(config.mpiexec):
+        config.available_features.add("mpi")
+        config.substitutions.append(
+            ("%mpirun", config.mpiexec + " --oversubscribe"))
+        config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+        config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"

@@ -33,7 +33,18 @@ void KernelTable::run(unsigned kernel, const KernelCall &call) {
 }
 
 namespace {
-enum Phase : std::uint64_t { Fetch = 0, Reduce = 1, Deliver = 2, NextStep = 3 };
+enum Phase : std::uint64_t {
+  Fetch = 0,
+  Reduce = 1,
+  Deliver = 2,
+  NextStep = 3,
+  Gather = 4
+};
+
+/// The tag of `phase` of op `op` (or tensor, for Gather) in step `step`.
+std::uint64_t makeTag(unsigned step, unsigned op, Phase phase) {
+  return (std::uint64_t(step) << 40) | (std::uint64_t(op) << 4) | phase;
+}
 } // namespace
 
 struct Executor::Worker {
@@ -61,7 +72,7 @@ public:
 
 private:
   std::uint64_t tag(unsigned op, Phase phase) const {
-    return (std::uint64_t(step) << 40) | (std::uint64_t(op) << 4) | phase;
+    return makeTag(step, op, phase);
   }
   unsigned elementSize(unsigned tensor) const {
     return getElementSize(plan.tensors[tensor].type);
@@ -335,12 +346,20 @@ Executor::Executor(const ExecutablePlan &plan, KernelProvider &kernels,
                        " workers but the plan " +
                        std::to_string(plan.workers));
   schedule = buildSchedule(plan);
-  for (unsigned w = 0; w != plan.workers; ++w) {
+  workerById.assign(plan.workers, nullptr);
+  for (unsigned w : transport.getLocalWorkers()) {
+    if (w >= plan.workers || workerById[w])
+      throw RuntimeError("the transport runs worker " + std::to_string(w) +
+                         " here, which is not a worker of the plan or "
+                         "runs twice");
     workers.push_back(std::make_unique<Worker>());
     workers.back()->id = w;
     workers.back()->stored.resize(plan.tensors.size());
     workers.back()->dirty.assign(plan.tensors.size(), false);
+    workerById[w] = workers.back().get();
   }
+  if (workers.empty())
+    throw RuntimeError("the transport runs no worker here");
   hostInputs.resize(plan.tensors.size());
 }
 
@@ -426,29 +445,66 @@ StepResult Executor::runStep() {
   ++steps;
   if (!error.empty())
     throw RuntimeError(error);
-  StepResult result;
-  result.movedBytes = transport.getMovedBytes();
+  // The counts of every process: moved bytes, then each worker's peak.
+  std::vector<int64_t> counts(1 + plan.workers, 0);
+  counts[0] = transport.getMovedBytes();
   for (auto &worker : workers)
-    result.peakBytesPerWorker.push_back(worker->pool.getPeakBytes());
+    counts[1 + worker->id] = worker->pool.getPeakBytes();
+  transport.sumOverProcesses(counts);
+  StepResult result;
+  result.movedBytes = counts[0];
+  result.peakBytesPerWorker.assign(counts.begin() + 1, counts.end());
   return result;
 }
 
-HostTensor Executor::gather(unsigned t) const {
+HostTensor Executor::gather(unsigned t) {
   const TensorInfo &info = plan.tensors.at(t);
   unsigned size = getElementSize(info.type);
   HostTensor result{info.type, info.shape, {}};
+  auto holds = [&](unsigned w) {
+    return info.stored[w] && !info.stored[w]->isEmpty();
+  };
+  // Workers of other processes send worker 0 their stored boxes: empty
+  // when they do not hold the tensor now.
+  std::uint64_t tag = UncountedTag | makeTag(steps, t, Gather);
+  if (!isRoot()) {
+    for (auto &worker : workers)
+      if (holds(worker->id)) {
+        const Buffer &stored = worker->stored[t];
+        transport.send(worker->id, 0, tag,
+                       stored ? Bytes(stored.data(),
+                                      stored.data() + stored.size())
+                              : Bytes());
+      }
+    return result;
+  }
+  std::vector<Bytes> remote(plan.workers);
+  std::vector<const unsigned char *> data(plan.workers, nullptr);
+  std::vector<const Box *> boxes(plan.workers, nullptr);
+  for (unsigned w = 0; w != plan.workers; ++w) {
+    if (!holds(w))
+      continue;
+    if (workerById[w]) {
+      data[w] = workerById[w]->stored[t].data();
+    } else {
+      remote[w] = transport.receive(0, w, tag);
+      size_t bytes = info.stored[w]->getVolume() * size;
+      if (!remote[w].empty() && remote[w].size() != bytes)
+        throw RuntimeError("worker " + std::to_string(w) + " sent " +
+                           std::to_string(remote[w].size()) + " bytes of '" +
+                           info.name + "' but holds " + std::to_string(bytes));
+      if (!remote[w].empty())
+        data[w] = remote[w].data();
+    }
+    if (data[w])
+      boxes[w] = &*info.stored[w];
+  }
   result.data.resize(info.getNumElements() * size);
-  std::vector<const Box *> boxes;
-  for (unsigned w = 0; w != plan.workers; ++w)
-    boxes.push_back(info.stored[w] && workers[w]->stored[t]
-                        ? &*info.stored[w]
-                        : nullptr);
   Box whole = Box::whole(info.shape);
   forEachCell(whole, boxes, [&](const Box &cell) {
     for (unsigned w = 0; w != plan.workers; ++w)
-      if (boxes[w] && !boxes[w]->isEmpty() && boxes[w]->contains(cell)) {
-        copyRegion(cell, workers[w]->stored[t].data(), *boxes[w],
-                   result.data.data(), whole, size);
+      if (boxes[w] && boxes[w]->contains(cell)) {
+        copyRegion(cell, data[w], *boxes[w], result.data.data(), whole, size);
         return;
       }
     throw RuntimeError("tensor '" + info.name + "' is not held after the step");

@@ -3,7 +3,9 @@
 // This file implements the in-process Transport: one mailbox per
 // (destination, source, tag) under one mutex, a condition variable that
 // receivers wait on with a deadline, and a failure flag that wakes every
-// receiver when a worker gives up. Payload bytes are counted on send.
+// receiver when a worker gives up. Payload bytes are counted on send (but
+// for UncountedTag's). It also holds the Transport interface's defaults for
+// transports of one process: every worker local, sums kept as they are.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +22,15 @@
 using namespace tofu::runtime;
 
 Transport::~Transport() = default;
+
+std::vector<unsigned> Transport::getLocalWorkers() const {
+  std::vector<unsigned> all(getNumWorkers());
+  for (unsigned w = 0; w != all.size(); ++w)
+    all[w] = w;
+  return all;
+}
+
+void Transport::sumOverProcesses(std::vector<std::int64_t> &) {}
 
 namespace {
 
@@ -51,7 +62,8 @@ private:
 
 void ThreadTransport::send(unsigned src, unsigned dst, std::uint64_t tag,
                            Bytes payload) {
-  moved += payload.size();
+  if (!(tag & UncountedTag))
+    moved += payload.size();
   {
     std::lock_guard<std::mutex> lock(mutex);
     mailboxes[Key(dst, src, tag)].push_back(std::move(payload));

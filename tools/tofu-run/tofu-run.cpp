@@ -7,15 +7,17 @@
 // counting the bytes the transport moves against the plan's comm_bytes.
 // With --check it also runs the unpartitioned graph on one worker with the
 // same inputs and kernels (or reads that run's values from --reference) and
-// compares every graph output and updated parameter. Exit status: 0
-// success, 1 bad input or a failed run, 2 bad usage, 3 --check found errors
-// beyond tolerance.
+// compares every graph output and updated parameter. With --transport mpi
+// every MPI rank runs this tool and one worker; rank 0 prints, checks and
+// reports. Exit status: 0 success, 1 bad input or a failed run, 2 bad
+// usage, 3 --check found errors beyond tolerance.
 // docs/Runtime.md describes the runtime and this tool.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GeneratedKernels.h"
 #include "Inputs.h"
+#include "Processes.h"
 #include "Reference.h"
 #include "ReferenceKernels.h"
 
@@ -75,7 +77,8 @@ cl::opt<TransportKind> transportKind(
     cl::values(clEnumValN(TransportKind::Threads, "threads",
                           "K threads of this process"),
                clEnumValN(TransportKind::Mpi, "mpi",
-                          "one worker per MPI rank (not built yet)")),
+                          "one worker per MPI rank: mpirun -np K tofu-run "
+                          "...")),
     cl::cat(category));
 cl::opt<KernelKind> kernelKind(
     "kernels", cl::desc("Which CPU kernels run the ops"),
@@ -132,8 +135,15 @@ cl::opt<std::string> injectFailure(
     "inject-failure", cl::desc("Testing: worker W fails at op I"),
     cl::value_desc("W:I"), cl::Hidden, cl::cat(category));
 
+/// The processes of this run; only the first prints the summary.
+std::unique_ptr<Processes> processes;
+
+bool isRootProcess() { return !processes || processes->isRoot(); }
+
+/// An error every process finds alike (bad input): the first reports it.
 llvm::raw_ostream &error() {
-  return llvm::WithColor::error(llvm::errs(), "tofu-run");
+  return llvm::WithColor::error(isRootProcess() ? llvm::errs() : llvm::nulls(),
+                                "tofu-run");
 }
 
 /// Everything a run needs, loaded.
@@ -224,10 +234,12 @@ struct Run {
   std::vector<int64_t> peaks;
 };
 
+/// Lowers `p` and starts its executor: on this run's processes, or on one
+/// thread of this process when `local`.
 bool startRun(const Loaded &loaded, const plan::Plan &p,
               runtime::KernelProvider &kernels,
               const std::vector<llvm::Optional<runtime::HostTensor>> &inputs,
-              Run &run) {
+              bool local, Run &run) {
   auto lowered = lowering::lowerPlan(*loaded.problem, p);
   if (!lowered) {
     error() << planFile << " does not match the graph: "
@@ -235,9 +247,10 @@ bool startRun(const Loaded &loaded, const plan::Plan &p,
     return false;
   }
   run.plan = std::move(*lowered);
-  run.transport = runtime::createThreadTransport(
-      run.plan.workers,
-      std::chrono::milliseconds(int64_t(timeoutSeconds * 1000)));
+  std::chrono::milliseconds timeout(int64_t(timeoutSeconds * 1000));
+  run.transport =
+      local ? runtime::createThreadTransport(run.plan.workers, timeout)
+            : processes->createTransport(run.plan.workers, timeout);
   run.executor = std::make_unique<runtime::Executor>(run.plan, kernels,
                                                      *run.transport);
   for (unsigned t = 0, e = inputs.size(); t != e; ++t)
@@ -306,7 +319,10 @@ void runSteps(Run &run, int loss, bool print) {
     for (unsigned w = 0; w != run.plan.workers; ++w)
       run.peaks[w] = std::max(run.peaks[w], result.peakBytesPerWorker[w]);
     if (loss >= 0) {
-      run.losses.push_back(toDoubles(run.executor->gather(loss))[0]);
+      runtime::HostTensor value = run.executor->gather(loss);
+      if (!run.executor->isRoot())
+        continue;
+      run.losses.push_back(toDoubles(value)[0]);
       if (print)
         llvm::outs() << "step " << s + 1 << ": loss "
                      << llvm::format("%.6g", run.losses.back()) << "\n";
@@ -332,31 +348,43 @@ std::string getReferenceKey() {
   return key;
 }
 
-/// The values of the unpartitioned run that --check compares: every graph
-/// output and updated parameter.
+/// The graph outputs and updated parameters, which --check compares.
+std::vector<unsigned> checkedTensors(const graph::Graph &g,
+                                     const planner::PlanningProblem &problem) {
+  std::vector<unsigned> checked;
+  for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
+    bool updatedParam = false;
+    for (const planner::ProblemTensor &pt : problem.getTensors())
+      updatedParam |= pt.updates == int(t);
+    if (g.getTensor(t).role == graph::Role::Output || updatedParam)
+      checked.push_back(t);
+  }
+  return checked;
+}
+
+/// The values of the unpartitioned run that --check compares.
 Reference gatherReference(const graph::Graph &g,
                           const planner::PlanningProblem &problem,
                           const Run &whole) {
   Reference ref;
   ref.key = getReferenceKey();
   ref.values.resize(g.getNumTensors());
-  for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
-    bool updatedParam = false;
-    for (const planner::ProblemTensor &pt : problem.getTensors())
-      updatedParam |= pt.updates == int(t);
-    if (g.getTensor(t).role == graph::Role::Output || updatedParam)
-      ref.values[t] = whole.executor->gather(t);
-  }
+  for (unsigned t : checkedTensors(g, problem))
+    ref.values[t] = whole.executor->gather(t);
   return ref;
 }
 
-/// Compares the reference's tensors with the partitioned run's.
-Errors compare(const graph::Graph &g, Run &partitioned, const Reference &ref) {
+/// Compares the partitioned run's values of the checked tensors with the
+/// reference's.
+Errors compare(const graph::Graph &g, const std::vector<unsigned> &checked,
+               const std::vector<runtime::HostTensor> &partitioned,
+               const Reference &ref) {
   Errors errors;
-  for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
+  for (unsigned c = 0, e = checked.size(); c != e; ++c) {
+    unsigned t = checked[c];
     if (!ref.values[t])
       continue;
-    std::vector<double> a = toDoubles(partitioned.executor->gather(t));
+    std::vector<double> a = toDoubles(partitioned[c]);
     std::vector<double> b = toDoubles(*ref.values[t]);
     for (size_t i = 0, n = a.size(); i != n; ++i) {
       double diff = std::fabs(a[i] - b[i]);
@@ -426,6 +454,19 @@ makeKernels(const graph::Graph &g, graph::SpecLibrary &specs) {
   return std::unique_ptr<runtime::KernelProvider>(std::move(*kernels));
 }
 
+/// A failure of the step, which other processes may not see: every
+/// process reports its own, and a multi-process run ends them all.
+int stepFailed(const std::string &what) {
+  // One write, so that the lines of several ranks do not interleave.
+  std::string line;
+  llvm::raw_string_ostream os(line);
+  llvm::WithColor::error(os, "tofu-run") << what << "\n";
+  llvm::errs() << os.str();
+  llvm::errs().flush();
+  processes->abortAll(BadInput);
+  return BadInput;
+}
+
 int runTool(DiagnosticEngine &diags) {
   if (!referenceFile.empty() && !check) {
     error() << "--reference is for --check\n";
@@ -443,14 +484,26 @@ int runTool(DiagnosticEngine &diags) {
     error() << "--backend cuda: this tofu-run was built without CUDA\n";
     return BadUsage;
   }
-  if (transportKind == TransportKind::Mpi) {
-    error() << "--transport mpi: the MPI transport is not built yet; use "
-               "--transport threads\n";
+  auto created = Processes::create(transportKind == TransportKind::Mpi);
+  if (!created) {
+    error() << llvm::toString(created.takeError()) << "\n";
     return BadUsage;
   }
+  processes = std::move(*created);
   Loaded loaded;
   if (!load(diags, loaded))
     return BadInput;
+  if (transportKind == TransportKind::Mpi &&
+      processes->getSize() != loaded.plan.workers) {
+    unsigned ranks = processes->getSize();
+    error() << "--transport mpi: the plan has " << loaded.plan.workers
+            << " workers but MPI runs " << ranks
+            << (ranks == 1 ? " process (not started by mpirun?)"
+                           : " processes")
+            << "; run it as mpirun -np " << loaded.plan.workers
+            << " tofu-run ...\n";
+    return BadUsage;
+  }
   const graph::Graph &g = *loaded.graph;
   std::vector<llvm::Optional<runtime::HostTensor>> inputs;
   if (!makeInputs(g, inputs))
@@ -463,30 +516,46 @@ int runTool(DiagnosticEngine &diags) {
   int loss = findLoss(g);
   Run partitioned, whole;
   try {
-    if (!startRun(loaded, loaded.plan, **kernels, inputs, partitioned))
+    if (!startRun(loaded, loaded.plan, **kernels, inputs, false, partitioned))
       return BadInput;
-    if (!injectFailure.empty()) {
-      auto [w, i] = StringRef(injectFailure).split(':');
-      partitioned.executor->injectFailure(std::stoul(w.str()),
-                                          std::stoul(i.str()));
-    }
-    runSteps(partitioned, loss, true);
-    llvm::outs() << "moved " << partitioned.movedBytes
-                 << " bytes per step; the plan's comm_bytes "
-                 << partitioned.plan.commBytes << "\n";
-    if (partitioned.movedBytes != partitioned.plan.commBytes)
-      explainMismatch(loaded, partitioned);
-    for (unsigned w = 0; w != partitioned.plan.workers; ++w)
-      llvm::outs() << "worker " << w << ": peak " << partitioned.peaks[w]
-                   << " bytes (plan estimate "
-                   << (w < partitioned.plan.peakBytesPerWorker.size()
-                           ? partitioned.plan.peakBytesPerWorker[w]
-                           : 0)
-                   << ")\n";
   } catch (const runtime::RuntimeError &e) {
     error() << e.what() << "\n";
     return BadInput;
   }
+  if (!injectFailure.empty()) {
+    auto [w, i] = StringRef(injectFailure).split(':');
+    partitioned.executor->injectFailure(std::stoul(w.str()),
+                                        std::stoul(i.str()));
+  }
+  // Every process takes part in the step and the gathers; the first one
+  // prints, checks and reports.
+  bool root = processes->isRoot();
+  std::vector<unsigned> checked;
+  std::vector<runtime::HostTensor> values;
+  try {
+    runSteps(partitioned, loss, root);
+    if (check) {
+      checked = checkedTensors(g, *loaded.problem);
+      for (unsigned t : checked)
+        values.push_back(partitioned.executor->gather(t));
+    }
+  } catch (const runtime::RuntimeError &e) {
+    return stepFailed(e.what());
+  }
+  if (!root)
+    return Success;
+  llvm::outs() << "moved " << partitioned.movedBytes
+               << " bytes per step; the plan's comm_bytes "
+               << partitioned.plan.commBytes << "\n";
+  if (partitioned.movedBytes != partitioned.plan.commBytes)
+    explainMismatch(loaded, partitioned);
+  for (unsigned w = 0; w != partitioned.plan.workers; ++w)
+    llvm::outs() << "worker " << w << ": peak " << partitioned.peaks[w]
+                 << " bytes (plan estimate "
+                 << (w < partitioned.plan.peakBytesPerWorker.size()
+                         ? partitioned.plan.peakBytesPerWorker[w]
+                         : 0)
+                 << ")\n";
   Errors errors;
   Reference ref;
   if (!referenceFile.empty()) {
@@ -504,7 +573,7 @@ int runTool(DiagnosticEngine &diags) {
   } else if (check || !saveReferenceFile.empty()) {
     try {
       if (!startRun(loaded, lowering::makeSingleWorkerPlan(*loaded.problem),
-                    **kernels, inputs, whole))
+                    **kernels, inputs, true, whole))
         return BadInput;
       runSteps(whole, loss, false);
     } catch (const runtime::RuntimeError &e) {
@@ -519,7 +588,7 @@ int runTool(DiagnosticEngine &diags) {
       }
   }
   if (check) {
-    errors = compare(g, partitioned, ref);
+    errors = compare(g, checked, values, ref);
     llvm::outs() << "check: max abs error " << errors.maxAbs
                  << ", max rel error " << errors.maxRel;
     if (!errors.worstTensor.empty())
@@ -545,7 +614,10 @@ int main(int argc, char **argv) {
           "(docs/Runtime.md).\n\n"
           "  tofu-run PLAN.json [--graph GRAPH.json] [--check] [--steps N]\n"
           "           [--kernels=generated|evaluator] [--save-reference FILE | "
-          "--reference FILE]\n\n"
+          "--reference FILE]\n"
+          "  mpirun -np K tofu-run PLAN.json --transport mpi [...]   (one "
+          "worker per rank;\n"
+          "      rank 0 prints, checks and writes the report)\n\n"
           "The generated kernels are compiled once per graph ($CXX, default "
           "c++, -O3; progress on\nstderr) and cached in --kernel-cache.\n\n"
           "Exit status: 0 success, 1 bad input or failed run, 2 bad usage, 3 "
@@ -554,5 +626,8 @@ int main(int argc, char **argv) {
     return BadUsage;
   llvm::SourceMgr srcMgr;
   DiagnosticEngine diags(srcMgr);
-  return runTool(diags);
+  int status = runTool(diags);
+  // MPI_Finalize, where the run used MPI, before static destructors.
+  processes.reset();
+  return status;
 }

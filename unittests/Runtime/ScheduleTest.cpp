@@ -3,7 +3,8 @@
 // Tests the schedule against the cost model's worked example shapes
 // (docs/CostModel.md), and the executor with a hand-written matmul kernel:
 // a reduce:k share at K = 2 moves exactly the partial transfers the cost
-// model charges and computes the product.
+// model charges and computes the product, also when each worker runs in an
+// executor of its own (as under MPI, one process per worker).
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,7 +13,10 @@
 
 #include "gtest/gtest.h"
 
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
 using namespace tofu::runtime;
 
@@ -122,6 +126,107 @@ TEST(ScheduleTest, ExecutorComputesAndCountsTheReduce) {
         want += xs[i * 6 + k] * ws[k * 8 + j];
       EXPECT_FLOAT_EQ(hs[i * 8 + j], want) << i << "," << j;
     }
+}
+
+/// One "process" of a job whose processes share a thread transport: it
+/// runs one worker, counts what that worker sends, and adds counts up with
+/// the other processes at a barrier (what the MPI transport does over MPI).
+class OneWorkerTransport : public Transport {
+public:
+  struct Shared {
+    std::unique_ptr<Transport> inner;
+    std::mutex mutex;
+    std::condition_variable done;
+    std::vector<std::int64_t> total, result;
+    unsigned arrived = 0, generation = 0;
+  };
+  OneWorkerTransport(Shared &shared, unsigned worker)
+      : shared(shared), worker(worker) {}
+  unsigned getNumWorkers() const override {
+    return shared.inner->getNumWorkers();
+  }
+  std::vector<unsigned> getLocalWorkers() const override { return {worker}; }
+  void sumOverProcesses(std::vector<std::int64_t> &values) override {
+    std::unique_lock<std::mutex> lock(shared.mutex);
+    shared.total.resize(values.size());
+    for (size_t i = 0; i != values.size(); ++i)
+      shared.total[i] += values[i];
+    unsigned generation = shared.generation;
+    if (++shared.arrived == getNumWorkers()) {
+      shared.result = std::move(shared.total);
+      shared.total.clear();
+      shared.arrived = 0;
+      ++shared.generation;
+      shared.done.notify_all();
+    } else {
+      shared.done.wait(lock, [&] { return shared.generation != generation; });
+    }
+    values = shared.result;
+  }
+  void send(unsigned src, unsigned dst, std::uint64_t tag,
+            Bytes payload) override {
+    EXPECT_EQ(src, worker);
+    if (!(tag & UncountedTag))
+      moved += payload.size();
+    shared.inner->send(src, dst, tag, std::move(payload));
+  }
+  Bytes receive(unsigned dst, unsigned src, std::uint64_t tag) override {
+    EXPECT_EQ(dst, worker);
+    return shared.inner->receive(dst, src, tag);
+  }
+  void fail(unsigned w, const std::string &why) override {
+    shared.inner->fail(w, why);
+  }
+  std::int64_t getMovedBytes() const override { return moved; }
+  void resetMovedBytes() override { moved = 0; }
+
+private:
+  Shared &shared;
+  unsigned worker;
+  std::int64_t moved = 0;
+};
+
+TEST(ScheduleTest, OneExecutorPerWorkerAgreesWithOneForAll) {
+  ExecutablePlan plan = makeReducePlan(4, 6, 8);
+  KernelTable kernels({KernelInfo{"mm", matmul, nullptr, 3}});
+  HostTensor x = iota({4, 6}, 0.5f), w = iota({6, 8}, 0.25f);
+  auto together = createThreadTransport(2, std::chrono::seconds(10));
+  Executor all(plan, kernels, *together);
+  all.setInput(0, x);
+  all.setInput(1, w);
+  StepResult expected = all.runStep();
+  HostTensor h = all.gather(2);
+
+  OneWorkerTransport::Shared shared;
+  shared.inner = createThreadTransport(2, std::chrono::seconds(10));
+  OneWorkerTransport views[2] = {{shared, 0}, {shared, 1}};
+  StepResult results[2];
+  HostTensor gathered[2];
+  std::vector<std::thread> processes;
+  for (unsigned p = 0; p != 2; ++p)
+    processes.emplace_back([&, p] {
+      Executor executor(plan, kernels, views[p]);
+      EXPECT_EQ(executor.isRoot(), p == 0);
+      executor.setInput(0, x);
+      executor.setInput(1, w);
+      results[p] = executor.runStep();
+      gathered[p] = executor.gather(2);
+    });
+  for (std::thread &thread : processes)
+    thread.join();
+  for (unsigned p = 0; p != 2; ++p) {
+    // Each process sent part of the bytes; the sums cover both workers.
+    EXPECT_EQ(results[p].movedBytes, expected.movedBytes);
+    EXPECT_EQ(results[p].peakBytesPerWorker, expected.peakBytesPerWorker);
+  }
+  EXPECT_GT(views[0].getMovedBytes(), 0);
+  EXPECT_GT(views[1].getMovedBytes(), 0);
+  EXPECT_EQ(views[0].getMovedBytes() + views[1].getMovedBytes(),
+            expected.movedBytes);
+  // The process of worker 0 assembles the tensor; the other gets no data.
+  EXPECT_EQ(gathered[0].data, h.data);
+  EXPECT_EQ(gathered[1].shape, h.shape);
+  EXPECT_TRUE(gathered[1].data.empty());
 }
 
 TEST(ScheduleTest, UncoveredTensorIsAnError) {

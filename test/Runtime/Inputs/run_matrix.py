@@ -2,26 +2,33 @@
 --workers says otherwise), runs each plan with tofu-run --check --report,
 and prints one line per run; exits 1 if a run fails, moves other than the
 plan's comm_bytes, or differs from the unpartitioned run beyond tolerance
-(test/Runtime/models.test, bundled-models.test).
+(test/Runtime/models.test, bundled-models.test, mpi-models.test).
 
 --kernel-cache DIR: tofu-run's --kernel-cache (compiled once per graph).
 --share-reference: run the unpartitioned graph once per graph (the first
 K's run saves it with --save-reference; the others check against it with
---reference). Each run's wall time goes to stderr."""
+--reference).
+--mpirun CMD: each run is `CMD -np K tofu-run ... --transport mpi`, one
+worker per MPI rank.
+Each run's wall time goes to stderr."""
 
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
 
 parser = argparse.ArgumentParser()
-parser.add_argument("tmp")
+parser.add_argument("tmp", help="prefix of the plans and reports written")
 parser.add_argument("graphs", nargs="+")
-parser.add_argument("--workers", default="1,2,3,4")
+parser.add_argument("--workers", default="1,2,3,4",
+                    help="comma-separated worker counts")
 parser.add_argument("--kernel-cache")
 parser.add_argument("--share-reference", action="store_true")
+parser.add_argument("--mpirun", help="the MPI launcher command, e.g. "
+                    "'mpirun --oversubscribe'")
 args = parser.parse_args()
 
 status = 0
@@ -44,6 +51,9 @@ for graph in args.graphs:
         if args.share_reference:
             command += (["--reference", reference] if have_reference
                         else ["--save-reference", reference])
+        if args.mpirun:
+            command = (shlex.split(args.mpirun) + ["-np", str(k)] + command +
+                       ["--transport", "mpi"])
         run = subprocess.run(command, capture_output=True, text=True)
         print(f"{name} K={k}: tofu-plan {planned - start:.1f} s, tofu-run"
               f" {time.time() - planned:.1f} s", file=sys.stderr, flush=True)

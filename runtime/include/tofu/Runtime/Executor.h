@@ -4,8 +4,10 @@
 // every op in graph order (fetch the input boxes, call the kernel, deliver
 // or reduce the output), then moving updated parameters into their
 // parameters' storage for the next step. Kernels come from a
-// KernelProvider, bytes go through a Transport. docs/Runtime.md describes
-// the schedule and how bytes and peak memory are measured.
+// KernelProvider, bytes go through a Transport; an executor runs the
+// transport's local workers (all K in one process, as threads, or one per
+// MPI rank). docs/Runtime.md describes the schedule and how bytes and peak
+// memory are measured.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,15 +50,18 @@ struct HostTensor {
   Bytes data;
 };
 
-/// What one step measured.
+/// What one step measured, over all workers (every process gets it).
 struct StepResult {
   /// Payload bytes the transport moved between workers.
   std::int64_t movedBytes = 0;
-  /// Per worker, the most bytes its buffers held at once.
+  /// Per worker (all K), the most bytes its buffers held at once.
   std::vector<std::int64_t> peakBytesPerWorker;
 };
 
-/// Runs steps of a plan. Parameters and state persist across steps.
+/// Runs steps of a plan on the transport's local workers. Parameters and
+/// state persist across steps. With a transport spanning several processes
+/// every process makes the same calls in the same order: runStep and gather
+/// exchange messages.
 class Executor {
 public:
   Executor(const ExecutablePlan &plan, KernelProvider &kernels,
@@ -67,12 +72,16 @@ public:
   /// before the first step; params and state keep their updated values
   /// afterwards). Throws RuntimeError on a shape or type mismatch.
   void setInput(unsigned tensor, const HostTensor &value);
-  /// Runs one step on all workers; throws RuntimeError naming the first
-  /// worker that failed and why.
+  /// Runs one step on the local workers (as threads when more than one);
+  /// throws RuntimeError naming the first worker that failed and why.
   StepResult runStep();
   /// The values of a tensor every worker storing it agrees on, assembled
-  /// from the workers' stored boxes (after a step; not counted as moved).
-  HostTensor gather(unsigned tensor) const;
+  /// from the workers' stored boxes (after a step; not counted as moved) in
+  /// the process running worker 0; other processes send their boxes there
+  /// and get the tensor's type and shape with no data.
+  HostTensor gather(unsigned tensor);
+  /// Whether this process runs worker 0 (and so gets gather's values).
+  bool isRoot() const { return workerById[0] != nullptr; }
 
   const Schedule &getSchedule() const { return schedule; }
   /// Testing hook: worker `worker` throws at op `op` of the next step.
@@ -87,7 +96,9 @@ private:
   KernelProvider &kernels;
   Transport &transport;
   Schedule schedule;
+  /// The local workers, and per worker id the local one or null.
   std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<Worker *> workerById;
   std::vector<std::optional<HostTensor>> hostInputs;
   unsigned steps = 0;
   int failWorker = -1;

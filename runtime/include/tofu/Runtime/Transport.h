@@ -6,8 +6,10 @@
 // another under a tag; sends never block, receives wait at most the
 // transport's timeout. Every transport counts the payload bytes it moves
 // between distinct workers: that count is what `tofu-run --report` calls
-// moved_bytes (docs/Runtime.md). An MPI transport implements the same
-// interface with one worker per rank.
+// moved_bytes (docs/Runtime.md). A transport may span several processes
+// (the MPI transport, MPITransport.h, runs one worker per rank): each
+// process runs its local workers and counts what they send, and
+// sumOverProcesses adds the counts up.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,11 +28,23 @@ namespace runtime {
 /// A message's payload.
 using Bytes = std::vector<unsigned char>;
 
+/// Messages under a tag with this bit set carry results to the process
+/// of worker 0 (Executor::gather), not the step's traffic: not counted.
+constexpr std::uint64_t UncountedTag = std::uint64_t(1) << 63;
+
 /// Moves bytes between K workers.
 class Transport {
 public:
   virtual ~Transport();
   virtual unsigned getNumWorkers() const = 0;
+  /// The workers this process runs, in increasing order: all K for an
+  /// in-process transport (the default), this rank's one under MPI.
+  virtual std::vector<unsigned> getLocalWorkers() const;
+  /// Adds `values` up element-wise over the transport's processes: every
+  /// process calls it with as many values and gets the sums. One process
+  /// (the default) keeps them. Throws RuntimeError when a worker failed or
+  /// the wait exceeds the timeout.
+  virtual void sumOverProcesses(std::vector<std::int64_t> &values);
   /// Sends `payload` from worker `src` to worker `dst` (distinct) under
   /// `tag`; does not wait for the receiver.
   virtual void send(unsigned src, unsigned dst, std::uint64_t tag,
@@ -41,7 +55,8 @@ public:
   /// Marks worker `worker` failed with `why`: every receive, now and later,
   /// throws instead of waiting.
   virtual void fail(unsigned worker, const std::string &why) = 0;
-  /// Payload bytes sent since the last reset.
+  /// Payload bytes this process's workers sent since the last reset, but
+  /// for those under UncountedTag.
   virtual std::int64_t getMovedBytes() const = 0;
   virtual void resetMovedBytes() = 0;
 };

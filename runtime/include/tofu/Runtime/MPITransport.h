@@ -1,0 +1,49 @@
+//===- MPITransport.h - One worker per MPI rank -----------------*- C++ -*-===//
+//
+// This file declares the MPI transport (library TofuRuntimeMPI, built when
+// CMake finds MPI): the K workers are the K ranks of MPI_COMM_WORLD, each
+// process runs its rank's worker, and messages are nonblocking MPI sends
+// whose receives poll and give up after the timeout. docs/Runtime.md
+// describes how tags and byte counts map onto MPI. Nothing here includes
+// mpi.h, so users of the runtime compile without MPI's headers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_RUNTIME_MPITRANSPORT_H
+#define TOFU_RUNTIME_MPITRANSPORT_H
+
+#include "tofu/Runtime/Transport.h"
+
+namespace tofu {
+namespace runtime {
+
+/// MPI's lifetime in this process: MPI_Init on construction (once per
+/// process), MPI_Finalize on destruction.
+class MPISession {
+public:
+  MPISession();
+  ~MPISession();
+  MPISession(const MPISession &) = delete;
+  MPISession &operator=(const MPISession &) = delete;
+
+  /// This process's rank and the number of ranks in MPI_COMM_WORLD.
+  unsigned getRank() const { return rank; }
+  unsigned getSize() const { return size; }
+  /// Ends every rank of the job at once with exit status `status`
+  /// (MPI_Abort): for a failure the other ranks may not see.
+  [[noreturn]] void abort(int status);
+
+private:
+  unsigned rank = 0;
+  unsigned size = 1;
+};
+
+/// The transport over MPI_COMM_WORLD: worker w is rank w, so K is the
+/// world's size. Needs a live MPISession; every rank creates one.
+std::unique_ptr<Transport>
+createMPITransport(std::chrono::milliseconds timeout);
+
+} // namespace runtime
+} // namespace tofu
+
+#endif // TOFU_RUNTIME_MPITRANSPORT_H

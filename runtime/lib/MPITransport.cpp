@@ -1,0 +1,277 @@
+//===- MPITransport.cpp - One worker per MPI rank -------------------------===//
+//
+// This file implements the MPI transport. MPI only promises tags up to
+// 32767, so every runtime message travels under one MPI tag (DataTag) with
+// its 64-bit runtime tag in an 8-byte header before the payload. A receive
+// polls (MPI_Iprobe) and takes whatever has arrived into a buffer of
+// unexpected messages keyed by (source, tag), until the one it wants is
+// there, a failure notice (FailureTag) arrives, or the timeout passes; it
+// never blocks in MPI. Sends are MPI_Isend of a buffer kept until the send
+// completes. Each rank counts the payload bytes (not headers) it sends;
+// sumOverProcesses adds counts up with MPI_Iallreduce, polled the same way.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Runtime/MPITransport.h"
+#include "tofu/Runtime/Error.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <thread>
+#include <tuple>
+
+using namespace tofu::runtime;
+using std::int64_t;
+using std::uint64_t;
+
+/// This process's rank in MPI_COMM_WORLD and the world's size.
+static std::pair<unsigned, unsigned> getWorld() {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return {unsigned(rank), unsigned(size)};
+}
+
+MPISession::MPISession() {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    // Only the thread that created the session calls MPI (the executor
+    // runs a rank's one worker on the calling thread).
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  }
+  std::tie(rank, size) = getWorld();
+}
+
+MPISession::~MPISession() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized)
+    MPI_Finalize();
+}
+
+void MPISession::abort(int status) {
+  MPI_Abort(MPI_COMM_WORLD, status);
+  std::_Exit(status);
+}
+
+namespace {
+
+/// The MPI tags of the two kinds of messages.
+enum MPITag : int { DataTag = 1, FailureTag = 2 };
+constexpr size_t HeaderBytes = sizeof(uint64_t);
+
+class MPITransport : public Transport {
+public:
+  explicit MPITransport(std::chrono::milliseconds timeout);
+  ~MPITransport() override;
+
+  unsigned getNumWorkers() const override { return size; }
+  std::vector<unsigned> getLocalWorkers() const override { return {rank}; }
+  void sumOverProcesses(std::vector<int64_t> &values) override;
+  void send(unsigned src, unsigned dst, uint64_t tag, Bytes payload) override;
+  Bytes receive(unsigned dst, unsigned src, uint64_t tag) override;
+  void fail(unsigned worker, const std::string &why) override;
+  int64_t getMovedBytes() const override { return moved; }
+  void resetMovedBytes() override { moved = 0; }
+
+private:
+  /// A nonblocking operation and the buffers MPI reads or writes until it
+  /// completes.
+  struct Pending {
+    MPI_Request request;
+    std::vector<unsigned char> buffer;
+  };
+  void startSend(unsigned dst, int mpiTag, Bytes buffer);
+  /// Takes every message that has arrived: data into `unexpected`, a
+  /// failure notice into `failure`; forgets sends that completed.
+  void progress();
+  /// Polls until `ready()` holds; throws RuntimeError when a worker failed
+  /// or the timeout passes (`waiting()` then says what for).
+  template <typename ReadyFn, typename WaitingFn>
+  void waitFor(ReadyFn ready, WaitingFn waiting);
+
+  unsigned rank = 0;
+  unsigned size = 1;
+  std::chrono::milliseconds timeout;
+  std::deque<Pending> sends;
+  std::map<std::pair<unsigned, uint64_t>, std::deque<Bytes>> unexpected;
+  /// Collectives abandoned by a failure: MPI may still write their buffers.
+  std::deque<std::vector<int64_t>> abandoned;
+  std::string failure;
+  int64_t moved = 0;
+};
+
+} // namespace
+
+MPITransport::MPITransport(std::chrono::milliseconds timeout)
+    : timeout(timeout) {
+  std::tie(rank, size) = getWorld();
+}
+
+MPITransport::~MPITransport() {
+  // Every data message of a finished step has been received, so its send
+  // completes; a failure notice to a rank that stopped listening may not:
+  // wait a moment, then let MPI finish it alone (its buffer stays).
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (!sends.empty() && std::chrono::steady_clock::now() < deadline) {
+    progress();
+    std::this_thread::yield();
+  }
+  for (Pending &pending : sends) {
+    MPI_Request_free(&pending.request);
+    new std::vector<unsigned char>(std::move(pending.buffer));
+  }
+}
+
+void MPITransport::startSend(unsigned dst, int mpiTag, Bytes buffer) {
+  if (buffer.size() > size_t(INT_MAX))
+    throw RuntimeError("worker " + std::to_string(rank) + ": a message of " +
+                       std::to_string(buffer.size()) +
+                       " bytes is more than one MPI send carries");
+  sends.push_back(Pending{MPI_REQUEST_NULL, std::move(buffer)});
+  Pending &pending = sends.back();
+  MPI_Isend(pending.buffer.data(), int(pending.buffer.size()), MPI_BYTE,
+            int(dst), mpiTag, MPI_COMM_WORLD, &pending.request);
+}
+
+void MPITransport::send(unsigned src, unsigned dst, uint64_t tag,
+                        Bytes payload) {
+  if (src != rank || dst >= size || dst == rank)
+    throw RuntimeError("rank " + std::to_string(rank) +
+                       " cannot send from worker " + std::to_string(src) +
+                       " to worker " + std::to_string(dst));
+  if (!(tag & UncountedTag))
+    moved += payload.size();
+  Bytes buffer(HeaderBytes + payload.size());
+  std::memcpy(buffer.data(), &tag, HeaderBytes);
+  if (!payload.empty())
+    std::memcpy(buffer.data() + HeaderBytes, payload.data(), payload.size());
+  startSend(dst, DataTag, std::move(buffer));
+  progress();
+}
+
+void MPITransport::progress() {
+  for (;;) {
+    int arrived = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &arrived, &status);
+    if (!arrived)
+      break;
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    Bytes message(count);
+    MPI_Recv(message.data(), count, MPI_BYTE, status.MPI_SOURCE,
+             status.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (status.MPI_TAG == FailureTag) {
+      if (failure.empty())
+        failure.assign(message.begin(), message.end());
+      continue;
+    }
+    if (message.size() < HeaderBytes) {
+      failure = "worker " + std::to_string(rank) +
+                " received a message without a header from worker " +
+                std::to_string(status.MPI_SOURCE);
+      continue;
+    }
+    uint64_t tag;
+    std::memcpy(&tag, message.data(), HeaderBytes);
+    unexpected[{unsigned(status.MPI_SOURCE), tag}].emplace_back(
+        message.begin() + HeaderBytes, message.end());
+  }
+  while (!sends.empty()) {
+    int done = 0;
+    MPI_Test(&sends.front().request, &done, MPI_STATUS_IGNORE);
+    if (!done)
+      break;
+    sends.pop_front();
+  }
+}
+
+template <typename ReadyFn, typename WaitingFn>
+void MPITransport::waitFor(ReadyFn ready, WaitingFn waiting) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  // Poll at once, then back off to at most a millisecond between polls so
+  // that a waiting rank leaves the cores to ranks that compute.
+  auto pause = std::chrono::microseconds(1);
+  for (;;) {
+    progress();
+    if (!failure.empty())
+      throw RuntimeError(failure);
+    if (ready())
+      return;
+    if (std::chrono::steady_clock::now() > deadline)
+      throw RuntimeError(waiting() + ": waited more than " +
+                         std::to_string(timeout.count()) + " ms");
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(1000));
+  }
+}
+
+Bytes MPITransport::receive(unsigned dst, unsigned src, uint64_t tag) {
+  if (dst != rank || src >= size || src == rank)
+    throw RuntimeError("rank " + std::to_string(rank) +
+                       " cannot receive for worker " + std::to_string(dst) +
+                       " from worker " + std::to_string(src));
+  std::pair<unsigned, uint64_t> key(src, tag);
+  waitFor([&] { return unexpected.count(key) != 0; },
+          [&] {
+            return "worker " + std::to_string(dst) +
+                   " waited for a message from worker " + std::to_string(src);
+          });
+  auto it = unexpected.find(key);
+  Bytes payload = std::move(it->second.front());
+  it->second.pop_front();
+  if (it->second.empty())
+    unexpected.erase(it);
+  return payload;
+}
+
+void MPITransport::sumOverProcesses(std::vector<int64_t> &values) {
+  // [0, n) the values, [n, 2n) the sums: one buffer to abandon on failure.
+  size_t n = values.size();
+  std::vector<int64_t> buffer(2 * n);
+  std::copy(values.begin(), values.end(), buffer.begin());
+  MPI_Request request;
+  MPI_Iallreduce(buffer.data(), buffer.data() + n, int(n), MPI_INT64_T,
+                 MPI_SUM, MPI_COMM_WORLD, &request);
+  try {
+    waitFor(
+        [&] {
+          int done = 0;
+          MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+          return done != 0;
+        },
+        [&] {
+          return "worker " + std::to_string(rank) +
+                 " waited for the other ranks' counts";
+        });
+  } catch (...) {
+    abandoned.push_back(std::move(buffer));
+    throw;
+  }
+  std::copy(buffer.begin() + n, buffer.end(), values.begin());
+}
+
+void MPITransport::fail(unsigned worker, const std::string &why) {
+  // A rank that fails because it heard of another's failure has nothing
+  // new to tell.
+  if (!failure.empty())
+    return;
+  failure = "worker " + std::to_string(worker) + " failed: " + why;
+  for (unsigned r = 0; r != size; ++r)
+    if (r != rank)
+      startSend(r, FailureTag, Bytes(failure.begin(), failure.end()));
+}
+
+std::unique_ptr<Transport>
+tofu::runtime::createMPITransport(std::chrono::milliseconds timeout) {
+  return std::make_unique<MPITransport>(timeout);
+}
