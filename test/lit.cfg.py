@@ -54,3 +54,13 @@ if getattr(config, "tofu_have_onnx", "OFF") == "ON" and subprocess.call(
         [config.python_executable, "-c", "import onnx"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
     config.available_features.add("onnx")
+
+# `REQUIRES: nvcc`: CMake found the CUDA toolkit (cmake/TofuCuda.cmake);
+# %nvcc compiles a generated CUDA unit for the configured architectures.
+if getattr(config, "tofu_nvcc", ""):
+    config.available_features.add("nvcc")
+    config.substitutions.append(
+        ("%nvcc", config.tofu_nvcc + " " + config.tofu_nvcc_flags))
+else:
+    lit_config.note("the nvcc tests are UNSUPPORTED: " +
+                    getattr(config, "tofu_cuda_reason", "no CUDA toolkit"))
