@@ -64,3 +64,8 @@ if getattr(config, "tofu_nvcc", ""):
 else:
     lit_config.note("the nvcc tests are UNSUPPORTED: " +
                     getattr(config, "tofu_cuda_reason", "no CUDA toolkit"))
+
+# `cuda-gpu`: this machine has an NVIDIA device node (the tests of the
+# no-GPU error are UNSUPPORTED there).
+if os.path.exists("/dev/nvidia0"):
+    config.available_features.add("cuda-gpu")
