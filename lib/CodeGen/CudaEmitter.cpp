@@ -101,6 +101,8 @@ std::string KernelBuilder::buildCuda(StringRef name) {
                   "dc.varHi, " + std::to_string(rank) + ");");
   lines.push_back("if (n == 0) return cudaSuccess;");
   lines.push_back("unsigned bs = tofu::runtime::DeviceBlockSize;");
+  lines.push_back("if ((n + bs - 1) / bs > 2147483647) return "
+                  "cudaErrorInvalidConfiguration;");
   lines.push_back(n + "_global<<<unsigned((n + bs - 1) / bs), bs, 0, "
                       "stream>>>(dc);");
   lines.push_back("return cudaGetLastError();");
