@@ -78,3 +78,18 @@ if getattr(config, "tofu_have_mpi", "OFF") == "ON":
             ("%mpirun", config.mpiexec + " --oversubscribe"))
         config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
         config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+
+# `REQUIRES: nvcc`: CMake found the CUDA toolkit (cmake/TofuCuda.cmake);
+# %nvcc compiles a generated CUDA unit for the configured architectures.
+if getattr(config, "tofu_nvcc", ""):
+    config.available_features.add("nvcc")
+    config.substitutions.append(
+        ("%nvcc", config.tofu_nvcc + " " + config.tofu_nvcc_flags))
+else:
+    lit_config.note("the nvcc tests are UNSUPPORTED: " +
+                    getattr(config, "tofu_cuda_reason", "no CUDA toolkit"))
+
+# `cuda-gpu`: this machine has an NVIDIA device node (the tests of the
+# no-GPU error are UNSUPPORTED there).
+if os.path.exists("/dev/nvidia0"):
+    config.available_features.add("cuda-gpu")

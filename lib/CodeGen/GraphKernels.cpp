@@ -60,6 +60,24 @@ std::string quote(StringRef s) {
     q += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
   return q + "\"";
 }
+/// The CUDA unit's table of launch functions, one per op in graph order
+/// (null without a kernel), compiled by nvcc only.
+std::string emitLaunchTable(const graph::Graph &g, const GraphKernels &result) {
+  std::string src = "\n#ifdef __CUDACC__\n// One launch function per op, in "
+                    "graph order.\nusing tofu_launch_fn = cudaError_t (*)(const "
+                    "tofu::runtime::KernelCall &, cudaStream_t);\nextern \"C\" "
+                    "const tofu_launch_fn *" +
+                    std::string(GraphCudaLaunchesSymbol) +
+                    "(unsigned *count) {\n  static const tofu_launch_fn table[] = {\n";
+  for (unsigned i = 0, n = g.getNumOps(); i != n; ++i) {
+    int k = result.opKernel[i];
+    src += "      " +
+           (k < 0 ? std::string("nullptr") : result.kernels[k].name + "_launch") +
+           ", // " + quote(g.getOp(i).name) + "\n";
+  }
+  return src + "  };\n  *count = " + std::to_string(g.getNumOps()) +
+         ";\n  return table;\n}\n#endif\n";
+}
 } // namespace
 
 llvm::Expected<GraphKernels>
@@ -86,8 +104,10 @@ codegen::emitGraphKernels(const graph::Graph &g, graph::SpecLibrary &specs,
     if (added) {
       kernel->name = "tofu_k" + std::to_string(result.kernels.size()) + "_" +
                      sanitizeIdentifier(op.type);
-      size_t at = kernel->source.find(Placeholder);
-      kernel->source.replace(at, strlen(Placeholder), kernel->name);
+      for (size_t at = kernel->source.find(Placeholder);
+           at != std::string::npos;
+           at = kernel->source.find(Placeholder, at + kernel->name.size()))
+        kernel->source.replace(at, strlen(Placeholder), kernel->name);
       body += kernel->source + "\n";
       result.kernels.push_back(std::move(*kernel));
     }
@@ -96,7 +116,8 @@ codegen::emitGraphKernels(const graph::Graph &g, graph::SpecLibrary &specs,
   }
 
   std::string &src = result.source;
-  src = getKernelPrelude() + body;
+  bool cuda = options.target == KernelTarget::Cuda;
+  src = (cuda ? getCudaKernelPrelude() : getKernelPrelude()) + body;
   for (unsigned k = 0; k != result.kernels.size(); ++k) {
     const GeneratedKernel &kernel = result.kernels[k];
     if (kernel.varNames.empty())
@@ -131,5 +152,7 @@ codegen::emitGraphKernels(const graph::Graph &g, graph::SpecLibrary &specs,
   }
   src += "  };\n  *count = " + std::to_string(g.getNumOps()) +
          ";\n  return table;\n}\n";
+  if (cuda)
+    src += emitLaunchTable(g, result);
   return result;
 }

@@ -77,6 +77,20 @@ public:
 
   /// Generates the function `name`; `error` is set on failure.
   std::string build(StringRef name);
+  /// Generates the CUDA kernel `name` (CudaEmitter.cpp): a device body,
+  /// its __global__ wrapper and launch function, and a host function in
+  /// the C++ ABI that runs the body over the emulated grid.
+  std::string buildCuda(StringRef name);
+  /// Checks the instance, resolves the extents, matches a contraction and
+  /// lowers the body into `value` and the scopes; false on failure.
+  bool lowerBody(std::string &value);
+  /// The kernel's view of its boxes, the clamped reduction ranges and the
+  /// early returns on an empty output box.
+  void declareBoxes(std::vector<std::string> &lines);
+  /// The store of `value` into the output element at the output variables.
+  std::string storeStatement(const std::string &value) const;
+  /// One line naming the operator with its tensors' types and shapes.
+  std::string describe() const;
   llvm::Error takeError() const {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), errorMessage);
   }
@@ -156,12 +170,17 @@ public:
   /// before every loop), then reduction loops and select branches.
   std::vector<Scope> scopes;
   llvm::Optional<Contraction> contraction;
+  /// CUDA target: the body is a contraction cuBLAS computes on the device.
+  bool deviceGemm = false;
   unsigned counter = 0;
   /// Inside tabulateReduce (nothing is tabulated twice).
   bool tabulating = false;
   /// The first error, naming the operator; empty if none.
   std::string errorMessage;
 };
+
+/// Re-indents `lines` by their braces, two spaces a level.
+std::string indentLines(ArrayRef<std::string> lines);
 
 /// The C++ element type of `type` in memory ("float", "std::int64_t", ...).
 const char *getElementTypeName(DType type);

@@ -48,10 +48,8 @@ KernelBuilder::KernelBuilder(const KernelInstance &inst,
     intParams.push_back(int64_t(p));
 }
 
-namespace {
-
 /// Re-indents `lines` by their braces, two spaces a level.
-std::string indent(ArrayRef<std::string> lines) {
+std::string codegen::indentLines(ArrayRef<std::string> lines) {
   std::string out;
   int depth = 0;
   for (const std::string &line : lines) {
@@ -65,17 +63,7 @@ std::string indent(ArrayRef<std::string> lines) {
   return out;
 }
 
-std::string describe(const KernelInstance &inst) {
-  std::string s = inst.op->getName().str() + ":";
-  for (const auto &t : inst.op->getTensors()) {
-    unsigned pos = t->getPosition();
-    s += " " + t->getName().str() + " " +
-         getDTypeName(inst.inputTypes[pos]).str() + "[" +
-         formatShape(inst.inputShapes[pos]) + "],";
-  }
-  return s + " output " + getDTypeName(inst.outputType).str() + "[" +
-         formatShape(inst.outputShape) + "]";
-}
+namespace {
 
 /// The side of the tiles of a transposing loop nest.
 constexpr int TileSize = 32;
@@ -100,27 +88,27 @@ bool readsAcrossInnermost(const Expr &body, unsigned inner) {
 
 } // namespace
 
-std::string KernelBuilder::build(StringRef name) {
+bool KernelBuilder::lowerBody(std::string &value) {
   if (op.isOpaque()) {
     fail("it is opaque: its value cannot be computed by TDL");
-    return "";
+    return false;
   }
   if (inst.inputShapes.size() != op.getTensors().size() ||
       inst.inputTypes.size() != inst.inputShapes.size()) {
     fail("expects " + Twine(op.getTensors().size()) + " input tensors, got " +
          Twine(inst.inputShapes.size()));
-    return "";
+    return false;
   }
   if (inst.params.size() != op.getParams().size()) {
     fail("expects " + Twine(op.getParams().size()) + " param values, got " +
          Twine(inst.params.size()));
-    return "";
+    return false;
   }
   unsigned rank = op.getOutputRank();
   if (inst.outputShape.size() != rank) {
     fail("the output has rank " + Twine(rank) + " but the output shape is " +
          formatShape(inst.outputShape));
-    return "";
+    return false;
   }
   for (DType t : inst.inputTypes)
     if (!getElementTypeName(t))
@@ -128,7 +116,7 @@ std::string KernelBuilder::build(StringRef name) {
   if (!getElementTypeName(inst.outputType))
     fail(getDTypeName(inst.outputType) + " tensors are not executed");
   if (failed())
-    return "";
+    return false;
   for (unsigned d = 0; d != rank; ++d)
     varExtents[d] = inst.outputShape[d];
   walkExpr(op.getBody(), [&](const Expr &e) {
@@ -136,7 +124,11 @@ std::string KernelBuilder::build(StringRef name) {
       resolveExtents(*reduce);
   });
 
-  if (options.useBlas) {
+  if (options.target == KernelTarget::Cuda) {
+    // The generated CUDA kernel is the loop-nest fallback; the device
+    // executor hands a matching contraction to cuBLAS.
+    deviceGemm = matchContraction().hasValue();
+  } else if (options.useBlas) {
     contraction = matchContraction();
     if (!contraction)
       contraction = matchConvolution();
@@ -146,16 +138,13 @@ std::string KernelBuilder::build(StringRef name) {
   scopes.assign(rank + 1, Scope());
   for (unsigned d = 0; d != rank; ++d)
     scopes[d + 1].vars.push_back(d);
-  std::string value;
   if (!contraction || !contraction->wholeBody)
     value = lowerValue(op.getBody());
-  if (failed())
-    return "";
+  return !failed();
+}
 
-  std::vector<std::string> lines;
-  lines.push_back("// " + describe(inst));
-  lines.push_back("void " + name.str() +
-                  "(const tofu::runtime::KernelCall &call) {");
+void KernelBuilder::declareBoxes(std::vector<std::string> &lines) {
+  unsigned rank = op.getOutputRank();
   lines.push_back("const std::int64_t *lo = call.varLo, *hi = call.varHi;");
   auto declareBox = [&](StringRef view, StringRef ptr, const char *type,
                         bool isConst, unsigned boxRank) {
@@ -192,6 +181,47 @@ std::string KernelBuilder::build(StringRef name) {
   for (unsigned d = 0; d != rank; ++d)
     lines.push_back("if (lo[" + std::to_string(d) + "] >= hi[" +
                     std::to_string(d) + "]) return;");
+}
+
+std::string KernelBuilder::storeStatement(const std::string &value) const {
+  SmallVector<std::string, 4> index;
+  for (unsigned d = 0, rank = op.getOutputRank(); d != rank; ++d)
+    index.push_back(varName(d));
+  std::string stored;
+  switch (inst.outputType) {
+  case DType::F32: stored = "float(" + value + ")"; break;
+  case DType::F64: stored = value; break;
+  case DType::Bool: stored = "std::uint8_t(" + value + " != 0.0)"; break;
+  default:
+    stored = "tofu_kg::toInt<" + std::string(getElementTypeName(inst.outputType)) +
+             ">(" + value + ")";
+    break;
+  }
+  return "out[" + outputOffset(index) + "] = " + stored + ";";
+}
+
+std::string KernelBuilder::describe() const {
+  std::string s = inst.op->getName().str() + ":";
+  for (const auto &t : inst.op->getTensors()) {
+    unsigned pos = t->getPosition();
+    s += " " + t->getName().str() + " " +
+         getDTypeName(inst.inputTypes[pos]).str() + "[" +
+         formatShape(inst.inputShapes[pos]) + "],";
+  }
+  return s + " output " + getDTypeName(inst.outputType).str() + "[" +
+         formatShape(inst.outputShape) + "]";
+}
+
+std::string KernelBuilder::build(StringRef name) {
+  std::string value;
+  if (!lowerBody(value))
+    return "";
+  unsigned rank = op.getOutputRank();
+  std::vector<std::string> lines;
+  lines.push_back("// " + describe());
+  lines.push_back("void " + name.str() +
+                  "(const tofu::runtime::KernelCall &call) {");
+  declareBoxes(lines);
   if (contraction && contraction->im2col)
     emitConvolution(*contraction, lines);
   else if (contraction && contraction->transposeCopy)
@@ -204,12 +234,10 @@ std::string KernelBuilder::build(StringRef name) {
     // loops then run over tiles, so both sides stay in cache.
     bool tile = rank >= 2 && scopes[rank - 1].lines.empty() &&
                 readsAcrossInnermost(op.getBody(), rank - 1);
-    SmallVector<std::string, 4> index;
     for (unsigned d = 0; d != rank; ++d) {
       for (std::string &line : scopes[d].lines)
         lines.push_back(std::move(line));
       std::string v = varName(d), ds = std::to_string(d);
-      index.push_back(v);
       if (tile && d == rank - 2) {
         lines.push_back("for (std::int64_t t_" + ds + " = lo[" + ds + "]; t_" +
                         ds + " < hi[" + ds + "]; t_" + ds + " += " +
@@ -230,22 +258,12 @@ std::string KernelBuilder::build(StringRef name) {
     }
     for (std::string &line : scopes[rank].lines)
       lines.push_back(std::move(line));
-    std::string stored;
-    switch (inst.outputType) {
-    case DType::F32: stored = "float(" + value + ")"; break;
-    case DType::F64: stored = value; break;
-    case DType::Bool: stored = "std::uint8_t(" + value + " != 0.0)"; break;
-    default:
-      stored = "tofu_kg::toInt<" + std::string(getElementTypeName(inst.outputType)) +
-               ">(" + value + ")";
-      break;
-    }
-    lines.push_back("out[" + outputOffset(index) + "] = " + stored + ";");
+    lines.push_back(storeStatement(value));
     for (unsigned d = 0; d != rank + (tile ? 2 : 0); ++d)
       lines.push_back("}");
   }
   lines.push_back("}");
-  return indent(lines);
+  return indentLines(lines);
 }
 
 llvm::Expected<GeneratedKernel>
@@ -254,7 +272,8 @@ codegen::emitKernel(const KernelInstance &instance, StringRef name,
   KernelBuilder builder(instance, options);
   GeneratedKernel kernel;
   kernel.name = name.str();
-  kernel.source = builder.build(name);
+  kernel.source = options.target == KernelTarget::Cuda ? builder.buildCuda(name)
+                                                      : builder.build(name);
   if (builder.failed())
     return builder.takeError();
   for (const IndexVarDecl *var : instance.op->getIndexVars())
@@ -262,6 +281,7 @@ codegen::emitKernel(const KernelInstance &instance, StringRef name,
   kernel.varExtents.assign(builder.getVarExtents().begin(),
                            builder.getVarExtents().end());
   kernel.usesBlas = builder.usesBlas();
+  kernel.deviceGemm = builder.deviceGemm;
   return kernel;
 }
 
@@ -275,73 +295,79 @@ std::string codegen::getKernelPrelude() {
 #include <limits>
 #include <vector>
 
+// TOFU_HD marks the helpers __host__ __device__ in a CUDA unit
+// (tofu/Runtime/DeviceKernel.h); it is empty in a C++ one.
+#ifndef TOFU_HD
+#define TOFU_HD
+#endif
+
 namespace tofu_kg {
 // The TDL evaluator's semantics (docs/Evaluator.md).
 constexpr double inf = std::numeric_limits<double>::infinity();
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 // Integer division floors and % takes the divisor's sign; by zero both give 0.
-inline std::int64_t floorDiv(std::int64_t a, std::int64_t b) {
+TOFU_HD inline std::int64_t floorDiv(std::int64_t a, std::int64_t b) {
   if (b == 0)
     return 0;
   std::int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
-inline std::int64_t floorMod(std::int64_t a, std::int64_t b) {
+TOFU_HD inline std::int64_t floorMod(std::int64_t a, std::int64_t b) {
   if (b == 0)
     return 0;
   std::int64_t r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
-inline std::int64_t floorDivPos(std::int64_t a, std::int64_t b) {
+TOFU_HD inline std::int64_t floorDivPos(std::int64_t a, std::int64_t b) {
   std::int64_t q = a / b;
   return (a % b < 0) ? q - 1 : q;
 }
-inline std::int64_t floorModPos(std::int64_t a, std::int64_t b) {
+TOFU_HD inline std::int64_t floorModPos(std::int64_t a, std::int64_t b) {
   std::int64_t r = a % b;
   return r < 0 ? r + b : r;
 }
-inline bool isInt64(double v) { return v > -9.0e18 && v < 9.0e18; }
-inline double idiv(double a, double b) {
+TOFU_HD inline bool isInt64(double v) { return v > -9.0e18 && v < 9.0e18; }
+TOFU_HD inline double idiv(double a, double b) {
   if (b == 0)
     return 0;
   if (!isInt64(a) || !isInt64(b))
     return std::floor(a / b);
   return double(floorDiv(std::int64_t(a), std::int64_t(b)));
 }
-inline double irem(double a, double b) {
+TOFU_HD inline double irem(double a, double b) {
   if (b == 0)
     return 0;
   if (!isInt64(a) || !isInt64(b))
     return a - b * std::floor(a / b);
   return double(floorMod(std::int64_t(a), std::int64_t(b)));
 }
-inline double rrem(double a, double b) { return a - b * std::floor(a / b); }
+TOFU_HD inline double rrem(double a, double b) { return a - b * std::floor(a / b); }
 // max/min propagate NaN, as PyTorch's maximum/minimum do; written as
 // selects, not branches, so that they compile to max and blend instructions.
-inline double maxOf(double a, double b) {
+TOFU_HD inline double maxOf(double a, double b) {
   double m = a > b ? a : b;
   return a != a ? a : m;
 }
-inline double minOf(double a, double b) {
+TOFU_HD inline double minOf(double a, double b) {
   double m = a < b ? a : b;
   return a != a ? a : m;
 }
-inline double sign(double a) { return a > 0 ? 1.0 : a < 0 ? -1.0 : a; }
+TOFU_HD inline double sign(double a) { return a > 0 ? 1.0 : a < 0 ? -1.0 : a; }
 )"
 // The numeric builtins, from the table the evaluator computes them by.
 #define TDL_MATH_PARAMS_1 "double a"
 #define TDL_MATH_PARAMS_2 "double a, double b"
 #define TDL_MATH_BUILTIN(Id, Arity, Expr)                                      \
-  "inline double tdl_" #Id "(" TDL_MATH_PARAMS_##Arity ") { return " #Expr    \
+  "TOFU_HD inline double tdl_" #Id "(" TDL_MATH_PARAMS_##Arity ") { return " #Expr    \
   "; }\n"
 #include "tofu/TDL/MathBuiltins.def"
 #undef TDL_MATH_PARAMS_1
 #undef TDL_MATH_PARAMS_2
          R"(
 // A data-dependent index truncates toward zero; NaN and huge values read 0.
-inline std::int64_t toIndex(double v) { return isInt64(v) ? std::int64_t(v) : -1; }
+TOFU_HD inline std::int64_t toIndex(double v) { return isInt64(v) ? std::int64_t(v) : -1; }
 // Integer outputs truncate toward zero, saturating; NaN gives 0.
-template <typename T> inline T toInt(double v) {
+template <typename T> TOFU_HD inline T toInt(double v) {
   if (std::isnan(v))
     return 0;
   if (v <= double(std::numeric_limits<T>::min()))

@@ -7,7 +7,9 @@
 // uneven shares (a split's shares assembled, a reduce's partial outputs
 // combined with its reducer) with the input boxes the analysis computes,
 // and over a random sub-box of the output variables written into a larger
-// output box (nothing outside the box may change). Exit status: 0 all
+// output box (nothing outside the box may change). With --target=cuda-host
+// it checks the CUDA kernels instead: their bodies run on the host over
+// every block and thread of the grid a launch would use. Exit status: 0 all
 // kernels match, 1 a mismatch or a failure, 2 bad usage.
 //
 //===----------------------------------------------------------------------===//
@@ -60,6 +62,15 @@ cl::opt<double> maxWork(
              "body counted once per point of its range; default 3e7: the "
              "evaluator takes a few ns a step)"),
     cl::value_desc("N"), cl::init(3e7), cl::cat(category));
+cl::opt<KernelTarget> target(
+    "target", cl::desc("The kernels to check"), cl::init(KernelTarget::Cpp),
+    cl::values(clEnumValN(KernelTarget::Cpp, "cpp",
+                          "the C++ kernels (default)"),
+               clEnumValN(KernelTarget::Cuda, "cuda-host",
+                          "the CUDA kernels' bodies, compiled by the host "
+                          "compiler and run over every block and thread of "
+                          "their grid (docs/CUDA.md)")),
+    cl::cat(category));
 cl::opt<bool> verbose("v", cl::desc("One line per kernel"), cl::cat(category));
 
 using analysis::Region;
@@ -439,6 +450,7 @@ int main(int argc, char **argv) {
   };
   KernelOptions options;
   options.useBlas = !noBlas;
+  options.target = target;
   llvm::Expected<GraphKernels> kernels = emitGraphKernels(*g, specs, options);
   if (!kernels) {
     llvm::WithColor::error(llvm::errs(), "kernel-check")
@@ -510,9 +522,12 @@ int main(int argc, char **argv) {
     }
   }
   for (const GeneratedKernel &kernel : kernels->kernels)
-    blas += kernel.usesBlas;
+    blas += kernel.usesBlas || kernel.deviceGemm;
   llvm::outs() << g->getNumOps() << " ops, " << kernels->kernels.size()
-               << " kernels (" << blas << " BLAS), " << without
+               << " kernels (" << blas
+               << (target == KernelTarget::Cuda ? " cuBLAS on the device), "
+                                                : " BLAS), ")
+               << without
                << " ops without a kernel; " << checked << " kernels checked in "
                << runs << " calls, " << skipped << " skipped (over --max-work), "
                << failed << " failed\n";

@@ -1,6 +1,7 @@
 //===- EmitKernel.cpp - tdlc's --emit=cpp-kernel --------------------------===//
 //
-// This file implements tdlc's kernel output: it instantiates the selected
+// This file implements tdlc's kernel output (--emit=cpp-kernel, and
+// --emit=cuda for the CUDA target): it instantiates the selected
 // operator at --shape/--out-shape/--param (the output shape inferred when
 // not given), takes the element types from --dtype and --out-dtype, and
 // prints codegen::emitKernel's function, by default after the prelude so
@@ -56,7 +57,8 @@ llvm::raw_ostream &error() { return llvm::WithColor::error(llvm::errs(), "tdlc")
 cl::OptionCategory &tofu::getKernelCategory() { return kernelCategory; }
 
 int tofu::emitCppKernel(llvm::raw_ostream &os, Instantiator &instantiator,
-                        ArrayRef<const OpDecl *> ops) {
+                        ArrayRef<const OpDecl *> ops,
+                        codegen::KernelTarget target) {
   if (ops.empty())
     return 1;
   InstanceShapes shapes;
@@ -106,6 +108,7 @@ int tofu::emitCppKernel(llvm::raw_ostream &os, Instantiator &instantiator,
   }
   codegen::KernelOptions options;
   options.useBlas = !noBlas;
+  options.target = target;
   std::string name = kernelName.empty()
                          ? "tofu_k_" + codegen::sanitizeIdentifier(op.getName())
                          : kernelName.getValue();
@@ -116,11 +119,14 @@ int tofu::emitCppKernel(llvm::raw_ostream &os, Instantiator &instantiator,
     return 1;
   }
   if (!noPrelude)
-    os << codegen::getKernelPrelude();
+    os << (target == codegen::KernelTarget::Cuda ? codegen::getCudaKernelPrelude()
+                                                 : codegen::getKernelPrelude());
   os << "// Variables (KernelCall order):";
   for (unsigned v = 0; v != kernel->varNames.size(); ++v)
     os << ' ' << kernel->varNames[v] << "<" << kernel->varExtents[v];
-  os << (kernel->usesBlas ? "; contraction routed to BLAS\n" : "\n")
+  os << (kernel->usesBlas     ? "; contraction routed to BLAS\n"
+         : kernel->deviceGemm ? "; contraction: cuBLAS on the device\n"
+                              : "\n")
      << kernel->source;
   return 0;
 }

@@ -12,6 +12,8 @@
 #include "tofu/TDL/AST.h"
 #include "tofu/TDL/Instantiate.h"
 
+#include "tofu/CodeGen/KernelEmitter.h"
+
 #include "llvm/Support/CommandLine.h"
 
 namespace tofu {
@@ -21,9 +23,11 @@ llvm::cl::OptionCategory &getKernelCategory();
 
 /// Prints the kernel of the selected operator (`ops`, the overloads of one
 /// name) instantiated at the flags' shapes and params, after the prelude
-/// unless --no-prelude. Returns tdlc's exit status.
+/// unless --no-prelude, as C++ or CUDA (`target`). Returns tdlc's exit
+/// status.
 int emitCppKernel(llvm::raw_ostream &os, tdl::Instantiator &instantiator,
-                  ArrayRef<const tdl::OpDecl *> ops);
+                  ArrayRef<const tdl::OpDecl *> ops,
+                  codegen::KernelTarget target = codegen::KernelTarget::Cpp);
 
 } // namespace tofu
 

@@ -41,7 +41,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class EmitKind { AST, IR, Summary, Strategies, CppKernel };
+enum class EmitKind { AST, IR, Summary, Strategies, CppKernel, Cuda };
 enum class OutputFormat { Text, JSON };
 
 cl::OptionCategory tdlcCategory("tdlc options");
@@ -66,7 +66,10 @@ cl::opt<EmitKind> emitKind(
                           "the partition strategies and each worker's "
                           "regions"),
                clEnumValN(EmitKind::CppKernel, "cpp-kernel",
-                          "the C++ kernel of one instance (needs --shape)")),
+                          "the C++ kernel of one instance (needs --shape)"),
+               clEnumValN(EmitKind::Cuda, "cuda",
+                          "the CUDA kernel of one instance (needs --shape; "
+                          "docs/CUDA.md)")),
     cl::cat(tdlcCategory));
 
 cl::opt<OutputFormat> format(
@@ -169,13 +172,17 @@ int main(int argc, char **argv) {
     return status;
   }
   Instantiator instantiator(module);
-  if (emitKind == EmitKind::CppKernel) {
+  if (emitKind == EmitKind::CppKernel || emitKind == EmitKind::Cuda) {
+    bool cuda = emitKind == EmitKind::Cuda;
     if (!hasConcreteArgs() || selected.empty()) {
       llvm::WithColor::error(llvm::errs(), "tdlc")
-          << "--emit=cpp-kernel needs --op and --shape for every tensor\n";
+          << "--emit=" << (cuda ? "cuda" : "cpp-kernel")
+          << " needs --op and --shape for every tensor\n";
       return BadUsage;
     }
-    int status = emitCppKernel(out.os(), instantiator, selected);
+    int status = emitCppKernel(out.os(), instantiator, selected,
+                               cuda ? codegen::KernelTarget::Cuda
+                                    : codegen::KernelTarget::Cpp);
     if (status == Success)
       out.keep();
     return status;

@@ -34,7 +34,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class EmitKind { Summary, JSON, Kernels };
+enum class EmitKind { Summary, JSON, Kernels, CudaKernels };
 enum ExitStatus { Success = 0, BadInput = 1, BadUsage = 2 };
 
 cl::OptionCategory category("tofu-graph options");
@@ -65,7 +65,11 @@ cl::opt<EmitKind> emitKind(
                clEnumValN(EmitKind::Kernels, "kernels",
                           "one C++ translation unit with a kernel per "
                           "distinct op instance and the table "
-                          "tofu_graph_kernels() (docs/CodeGen.md)")),
+                          "tofu_graph_kernels() (docs/CodeGen.md)"),
+               clEnumValN(EmitKind::CudaKernels, "cuda-kernels",
+                          "one CUDA translation unit: a kernel per distinct "
+                          "op instance, its launch function, the tables "
+                          "(docs/CUDA.md)")),
     cl::cat(category));
 
 cl::opt<std::string> outputFile("o", cl::desc("Write output to FILE"),
@@ -111,9 +115,12 @@ int main(int argc, char **argv) {
         << "cannot write '" << outputFile << "': " << ec.message() << '\n';
     return BadInput;
   }
-  if (emitKind == EmitKind::Kernels) {
+  if (emitKind == EmitKind::Kernels || emitKind == EmitKind::CudaKernels) {
+    codegen::KernelOptions options;
+    if (emitKind == EmitKind::CudaKernels)
+      options.target = codegen::KernelTarget::Cuda;
     llvm::Expected<codegen::GraphKernels> kernels =
-        codegen::emitGraphKernels(*g, specs);
+        codegen::emitGraphKernels(*g, specs, options);
     if (!kernels) {
       llvm::WithColor::error(llvm::errs(), "tofu-graph")
           << llvm::toString(kernels.takeError()) << '\n';

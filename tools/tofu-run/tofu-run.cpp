@@ -27,6 +27,7 @@
 #include "tofu/Lowering/PlanLowering.h"
 #include "tofu/Plan/PlanJSON.h"
 #include "tofu/Planner/CostModel.h"
+#include "tofu/Runtime/CudaDevice.h"
 #include "tofu/Runtime/Error.h"
 #include "tofu/Support/Diagnostics.h"
 #include "tofu/Support/Version.h"
@@ -69,7 +70,9 @@ cl::list<std::string> specFiles(
 cl::opt<Backend> backend(
     "backend", cl::desc("Where kernels run"), cl::init(Backend::Cpu),
     cl::values(clEnumValN(Backend::Cpu, "cpu", "CPU kernels (see --kernels)"),
-               clEnumValN(Backend::Cuda, "cuda", "CUDA (not built yet)")),
+               clEnumValN(Backend::Cuda, "cuda",
+                          "CUDA (only the device query is built: "
+                          "docs/CUDA.md)")),
     cl::cat(category));
 cl::opt<TransportKind> transportKind(
     "transport", cl::desc("How workers exchange bytes"),
@@ -481,7 +484,13 @@ int runTool(DiagnosticEngine &diags) {
     return BadUsage;
   }
   if (backend == Backend::Cuda) {
-    error() << "--backend cuda: this tofu-run was built without CUDA\n";
+    std::string why;
+    if (int devices = runtime::countCudaDevices(why))
+      error() << "--backend cuda: " << devices
+              << " CUDA device(s) found, but the device executor is not "
+                 "built yet (docs/CUDA.md)\n";
+    else
+      error() << "--backend cuda: no usable GPU: " << why << "\n";
     return BadUsage;
   }
   auto created = Processes::create(transportKind == TransportKind::Mpi);

@@ -28,6 +28,12 @@ namespace codegen {
 
 /// The symbol of the table function of a graph's translation unit.
 constexpr const char *GraphKernelsSymbol = "tofu_graph_kernels";
+/// The symbol of the launch table of a CUDA unit (KernelTarget::Cuda),
+/// defined under __CUDACC__ only: one
+/// `cudaError_t (*)(const KernelCall &, cudaStream_t)` per op, null for an
+/// op without a kernel. In such a unit the KernelInfo table's functions
+/// run the kernel bodies on the host over the emulated grid.
+constexpr const char *GraphCudaLaunchesSymbol = "tofu_graph_cuda_launches";
 
 /// The instance of op `opIndex` of `g` (its operator instantiated through
 /// `specs`, which owns it). Fails with a message naming the op.

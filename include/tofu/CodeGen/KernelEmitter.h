@@ -12,9 +12,9 @@
 // handed to BLAS (cblas_sgemm/dgemm) on the box. See docs/CodeGen.md.
 //
 // What the lowering computes is target-neutral (loops, index arithmetic and
-// bounds settled here, the evaluator's helpers in one prelude); only the
-// C++ target exists so far. A CUDA target would replace the function header
-// and the output loops, and reuse the expression lowering (docs/CodeGen.md).
+// bounds settled here, the evaluator's helpers in one prelude): the CUDA
+// target (KernelTarget::Cuda, docs/CUDA.md) replaces the function header
+// and the output loops by one thread per output element and reuses it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,10 +50,22 @@ struct KernelInstance {
   DType outputType = DType::F32;
 };
 
+/// The code a kernel is generated as.
+enum class KernelTarget {
+  /// A C++ function in the KernelCall ABI (loop nest, BLAS).
+  Cpp,
+  /// A CUDA kernel (CudaEmitter.cpp, docs/CUDA.md): a device body of one
+  /// thread per output element, its __global__ wrapper and launch function
+  /// under __CUDACC__, and a host function in the KernelCall ABI that runs
+  /// the body over the emulated grid. Contractions stay on the loop nest.
+  Cuda,
+};
+
 /// What to generate.
 struct KernelOptions {
   /// Route contractions to BLAS; false keeps them on the loop nest.
   bool useBlas = true;
+  KernelTarget target = KernelTarget::Cpp;
 };
 
 /// A generated kernel.
@@ -68,6 +80,9 @@ struct GeneratedKernel {
   std::vector<int64_t> varExtents;
   /// True if a contraction was routed to BLAS.
   bool usesBlas = false;
+  /// CUDA target: the body is a contraction the device executor hands to
+  /// cuBLAS; the generated kernel is its fallback.
+  bool deviceGemm = false;
 };
 
 /// Emits the kernel of `instance` named `name` (a C identifier). Fails with
@@ -80,6 +95,10 @@ llvm::Expected<GeneratedKernel> emitKernel(const KernelInstance &instance,
 /// The includes and helper functions every generated translation unit
 /// starts with (the evaluator's integer division, NaN-propagating max, ...).
 std::string getKernelPrelude();
+
+/// The prelude of a CUDA translation unit: tofu/Runtime/DeviceKernel.h,
+/// then getKernelPrelude() with its helpers __host__ __device__.
+std::string getCudaKernelPrelude();
 
 /// A C identifier made of `text`'s letters, digits and underscores.
 std::string sanitizeIdentifier(StringRef text);
