@@ -15,6 +15,7 @@
 #include "tofu/Runtime/Schedule.h"
 #include "tofu/Runtime/Transport.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -56,27 +57,68 @@ struct StepResult {
   std::vector<std::int64_t> peakBytesPerWorker;
 };
 
-/// Runs steps of a plan. Parameters and state persist across steps.
-class Executor {
+/// What runs steps of a plan: the CPU Executor below or the device
+/// executor (DeviceExecutor.h). Parameters and state persist across steps.
+class StepExecutor {
 public:
-  Executor(const ExecutablePlan &plan, KernelProvider &kernels,
-           Transport &transport);
-  ~Executor();
-
+  virtual ~StepExecutor();
   /// Sets the value of graph input `tensor` (every graph input needs one
   /// before the first step; params and state keep their updated values
   /// afterwards). Throws RuntimeError on a shape or type mismatch.
-  void setInput(unsigned tensor, const HostTensor &value);
+  virtual void setInput(unsigned tensor, const HostTensor &value) = 0;
   /// Runs one step on all workers; throws RuntimeError naming the first
   /// worker that failed and why.
-  StepResult runStep();
+  virtual StepResult runStep() = 0;
   /// The values of a tensor every worker storing it agrees on, assembled
   /// from the workers' stored boxes (after a step; not counted as moved).
-  HostTensor gather(unsigned tensor) const;
-
-  const Schedule &getSchedule() const { return schedule; }
+  virtual HostTensor gather(unsigned tensor) const = 0;
+  virtual const Schedule &getSchedule() const = 0;
   /// Testing hook: worker `worker` throws at op `op` of the next step.
-  void injectFailure(unsigned worker, unsigned op);
+  virtual void injectFailure(unsigned worker, unsigned op) = 0;
+};
+
+/// Checks `value` against graph input `tensor` of `plan`; throws
+/// RuntimeError on a shape, type or size mismatch.
+void checkInput(const ExecutablePlan &plan, unsigned tensor,
+                const HostTensor &value);
+
+/// Assembles tensor `tensor` of `plan` from the workers' stored boxes:
+/// `held[w]` is worker w's box on the host, or null if it holds none.
+HostTensor assembleTensor(const ExecutablePlan &plan, unsigned tensor,
+                          const std::vector<const unsigned char *> &held);
+
+/// Calls `fn(tensor, box)` for each graph input worker `w` stores a box of
+/// and does not hold the current value of (`held(tensor)` false, or set
+/// since: `dirty[tensor]`, cleared here); throws RuntimeError for one
+/// without a value in `values`.
+void forEachPendingInput(const ExecutablePlan &plan, unsigned w,
+                         const std::vector<std::optional<HostTensor>> &values,
+                         std::vector<bool> &dirty,
+                         const std::function<bool(unsigned)> &held,
+                         const std::function<void(unsigned, const Box &)> &fn);
+
+/// Validates `plan`, checks that the `what` (transport, device) running it
+/// has `workers` workers as the plan does, and builds its schedule; throws
+/// RuntimeError naming the problem.
+Schedule checkAndSchedule(const ExecutablePlan &plan, const char *what,
+                          unsigned workers);
+
+/// Per tensor, the index of the last op reading or writing it (-1: none).
+std::vector<int> computeLastUse(const ExecutablePlan &plan);
+
+/// Runs steps of a plan on K worker threads exchanging bytes through a
+/// Transport.
+class Executor : public StepExecutor {
+public:
+  Executor(const ExecutablePlan &plan, KernelProvider &kernels,
+           Transport &transport);
+  ~Executor() override;
+
+  void setInput(unsigned tensor, const HostTensor &value) override;
+  StepResult runStep() override;
+  HostTensor gather(unsigned tensor) const override;
+  const Schedule &getSchedule() const override { return schedule; }
+  void injectFailure(unsigned worker, unsigned op) override;
 
   struct Worker;
 
