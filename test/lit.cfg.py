@@ -64,3 +64,10 @@ if getattr(config, "tofu_nvcc", ""):
 else:
     lit_config.note("the nvcc tests are UNSUPPORTED: " +
                     getattr(config, "tofu_cuda_reason", "no CUDA toolkit"))
+
+# `cuda-runtime`: tofu-run links the device executor's CUDA implementation
+# (TofuRuntimeCUDA); `gpu`: this machine has an NVIDIA device node.
+if getattr(config, "tofu_cuda_runtime", "") in ("ON", "1", "TRUE"):
+    config.available_features.add("cuda-runtime")
+if os.path.exists("/dev/nvidia0"):
+    config.available_features.add("gpu")

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Backend.h"
 #include "Inputs.h"
 #include "ReferenceKernels.h"
 
@@ -46,7 +47,6 @@ namespace cl = llvm::cl;
 namespace {
 
 enum ExitStatus { Success = 0, BadInput = 1, BadUsage = 2, CheckFailed = 3 };
-enum class Backend { Cpu, Cuda };
 enum class TransportKind { Threads, Mpi };
 
 cl::OptionCategory category("tofu-run options");
@@ -61,7 +61,10 @@ cl::list<std::string> specFiles(
 cl::opt<Backend> backend(
     "backend", cl::desc("Where kernels run"), cl::init(Backend::Cpu),
     cl::values(clEnumValN(Backend::Cpu, "cpu", "the reference CPU kernels"),
-               clEnumValN(Backend::Cuda, "cuda", "CUDA (not built yet)")),
+               clEnumValN(Backend::Cuda, "cuda",
+                          "the device executor on CUDA GPUs"),
+               clEnumValN(Backend::CudaHost, "cuda-host",
+                          "the device executor on its host emulation")),
     cl::cat(category));
 cl::opt<TransportKind> transportKind(
     "transport", cl::desc("How workers exchange bytes"),
@@ -180,14 +183,14 @@ bool makeInputs(const graph::Graph &g,
 /// A lowered plan with its transport and executor.
 struct Run {
   runtime::ExecutablePlan plan;
-  std::unique_ptr<runtime::Transport> transport;
-  std::unique_ptr<runtime::Executor> executor;
+  Engine engine;
+  runtime::StepExecutor *executor = nullptr;
   std::vector<double> losses;
   int64_t movedBytes = 0;
   std::vector<int64_t> peaks;
 };
 
-bool startRun(const Loaded &loaded, const plan::Plan &p,
+bool startRun(Loaded &loaded, const plan::Plan &p, Backend where,
               runtime::KernelProvider &kernels,
               const std::vector<llvm::Optional<runtime::HostTensor>> &inputs,
               Run &run) {
@@ -198,11 +201,10 @@ bool startRun(const Loaded &loaded, const plan::Plan &p,
     return false;
   }
   run.plan = std::move(*lowered);
-  run.transport = runtime::createThreadTransport(
-      run.plan.workers,
+  run.engine = createEngine(
+      where, run.plan, kernels, *loaded.graph, loaded.specs,
       std::chrono::milliseconds(int64_t(timeoutSeconds * 1000)));
-  run.executor = std::make_unique<runtime::Executor>(run.plan, kernels,
-                                                     *run.transport);
+  run.executor = run.engine.executor.get();
   for (unsigned t = 0, e = inputs.size(); t != e; ++t)
     if (inputs[t])
       run.executor->setInput(t, *inputs[t]);
@@ -350,9 +352,10 @@ bool writeReport(const Run &run, const Errors &errors) {
 }
 
 int runTool(DiagnosticEngine &diags) {
-  if (backend == Backend::Cuda) {
-    error() << "--backend cuda: this tofu-run was built without CUDA\n";
-    return BadUsage;
+  std::string unusable = checkBackend(backend);
+  if (!unusable.empty()) {
+    error() << "--backend cuda: " << unusable << "\n";
+    return BadInput;
   }
   if (transportKind == TransportKind::Mpi) {
     error() << "--transport mpi: the MPI transport is not built yet; use "
@@ -374,7 +377,8 @@ int runTool(DiagnosticEngine &diags) {
   int loss = findLoss(g);
   Run partitioned, whole;
   try {
-    if (!startRun(loaded, loaded.plan, **kernels, inputs, partitioned))
+    if (!startRun(loaded, loaded.plan, backend, **kernels, inputs,
+                  partitioned))
       return BadInput;
     if (!injectFailure.empty()) {
       auto [w, i] = StringRef(injectFailure).split(':');
@@ -402,7 +406,7 @@ int runTool(DiagnosticEngine &diags) {
   if (check) {
     try {
       if (!startRun(loaded, lowering::makeSingleWorkerPlan(*loaded.problem),
-                    **kernels, inputs, whole))
+                    Backend::Cpu, **kernels, inputs, whole))
         return BadInput;
       runSteps(whole, loss, false);
     } catch (const runtime::RuntimeError &e) {
