@@ -322,30 +322,6 @@ private:
 
 } // namespace
 
-bool tofu::runtime::describeRegionCopy(const Box &region, const void *src,
-                                       const Box &srcBox, void *dst,
-                                       const Box &dstBox, unsigned elementSize,
-                                       RegionCopy &copy) {
-  unsigned rank = region.getRank();
-  if (rank > DeviceMaxRank)
-    return false;
-  copy.rank = rank;
-  copy.elementSize = elementSize;
-  std::int64_t srcStride = 1, dstStride = 1, srcAt = 0, dstAt = 0;
-  for (unsigned d = rank; d-- > 0;) {
-    copy.extent[d] = region.getExtent(d);
-    copy.srcStride[d] = srcStride;
-    copy.dstStride[d] = dstStride;
-    srcAt += (region.lo[d] - srcBox.lo[d]) * srcStride;
-    dstAt += (region.lo[d] - dstBox.lo[d]) * dstStride;
-    srcStride *= srcBox.getExtent(d);
-    dstStride *= dstBox.getExtent(d);
-  }
-  copy.src = static_cast<const char *>(src) + srcAt * elementSize;
-  copy.dst = static_cast<char *>(dst) + dstAt * elementSize;
-  return true;
-}
-
 int tofu::runtime::getCudaDeviceCount(std::string &why) {
   int count = 0;
   cudaError_t status = cudaGetDeviceCount(&count);

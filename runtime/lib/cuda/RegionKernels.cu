@@ -2,7 +2,7 @@
 //
 // This file implements the CUDA device's copy and reduction kernels: one
 // thread per element of the region, which it locates in both boxes by its
-// row-major rank.
+// row-major rank (locateInRegion, RegionCopy.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,25 +14,13 @@ using namespace tofu::runtime;
 
 namespace {
 
-/// The offsets (in elements) of element `t` of the region in both boxes.
-__device__ void locate(const RegionCopy &c, std::int64_t t, std::int64_t &src,
-                       std::int64_t &dst) {
-  src = dst = 0;
-  for (unsigned d = c.rank; d-- > 0;) {
-    std::int64_t i = t % c.extent[d];
-    t /= c.extent[d];
-    src += i * c.srcStride[d];
-    dst += i * c.dstStride[d];
-  }
-}
-
 template <typename T>
 __global__ void copyKernel(const RegionCopy c, std::int64_t n) {
   std::int64_t t = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= n)
     return;
   std::int64_t s, d;
-  locate(c, t, s, d);
+  locateInRegion(c, t, s, d);
   static_cast<T *>(c.dst)[d] = static_cast<const T *>(c.src)[s];
 }
 
@@ -57,16 +45,9 @@ __global__ void reduceKernel(const RegionCopy c, Reducer r, std::int64_t n) {
   if (t >= n)
     return;
   std::int64_t s, d;
-  locate(c, t, s, d);
+  locateInRegion(c, t, s, d);
   T *out = static_cast<T *>(c.dst) + d;
   *out = combine(r, *out, static_cast<const T *>(c.src)[s]);
-}
-
-std::int64_t count(const RegionCopy &c) {
-  std::int64_t n = 1;
-  for (unsigned d = 0; d != c.rank; ++d)
-    n *= c.extent[d];
-  return n;
 }
 
 unsigned blocks(std::int64_t n) {
@@ -77,7 +58,7 @@ unsigned blocks(std::int64_t n) {
 
 cudaError_t tofu::runtime::launchRegionCopy(const RegionCopy &c,
                                             cudaStream_t stream) {
-  std::int64_t n = count(c);
+  std::int64_t n = getRegionVolume(c);
   if (n == 0)
     return cudaSuccess;
   switch (c.elementSize) {
@@ -99,7 +80,7 @@ cudaError_t tofu::runtime::launchRegionCopy(const RegionCopy &c,
 cudaError_t tofu::runtime::launchRegionReduce(const RegionCopy &c,
                                               Reducer r, ElementType type,
                                               cudaStream_t stream) {
-  std::int64_t n = count(c);
+  std::int64_t n = getRegionVolume(c);
   if (n == 0)
     return cudaSuccess;
   switch (type) {
