@@ -19,7 +19,20 @@
 #include "tofu/CodeGen/KernelCompiler.h"
 #include "tofu/Runtime/CudaDevice.h"
 
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
 #include <dlfcn.h>
+
+namespace {
+llvm::cl::opt<bool> cudaLoadOnly(
+    "cuda-load-only",
+    llvm::cl::desc("Testing: with --backend cuda, compile and load the "
+                   "graph's CUDA kernels, print how many ops have a launch "
+                   "function, and exit 0 (no GPU needed)"),
+    llvm::cl::Hidden);
+} // namespace
 #endif
 
 using namespace tofu;
@@ -68,7 +81,7 @@ std::string tofu::checkBackend(Backend backend) {
     return "";
 #ifdef TOFU_HAVE_CUDA_RUNTIME
   std::string why;
-  if (runtime::getCudaDeviceCount(why) > 0)
+  if (cudaLoadOnly || runtime::getCudaDeviceCount(why) > 0)
     return "";
   return "no usable GPU: " + why;
 #else
@@ -93,11 +106,21 @@ Engine tofu::createEngine(Backend backend, const runtime::ExecutablePlan &plan,
     break;
   case Backend::Cuda: {
 #ifdef TOFU_HAVE_CUDA_RUNTIME
+    runtime::CudaOptions options;
+    if (cudaLoadOnly) {
+      engine.kernelLibrary = loadCudaKernels(g, specs, options);
+      unsigned n = 0;
+      for (runtime::CudaLaunchFn fn : options.launches)
+        n += fn != nullptr;
+      llvm::outs() << "loaded " << n << " CUDA launch functions for "
+                   << options.launches.size() << " ops\n";
+      llvm::outs().flush();
+      std::exit(0);
+    }
     std::string why;
     int gpus = runtime::getCudaDeviceCount(why);
     if (gpus <= 0)
       throw runtime::RuntimeError("--backend cuda: no usable GPU: " + why);
-    runtime::CudaOptions options;
     for (unsigned w = 0; w != plan.workers; ++w)
       options.deviceOfWorker.push_back(int(w % unsigned(gpus)));
     engine.kernelLibrary = loadCudaKernels(g, specs, options);

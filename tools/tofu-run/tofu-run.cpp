@@ -3,8 +3,9 @@
 // tofu-run lowers a plan (tofu-plan JSON) of a training graph to the
 // runtime's ExecutablePlan and runs training steps on K workers with the
 // reference kernels (the TDL evaluator), counting the bytes the transport
-// moves against the plan's comm_bytes. With --check it also runs the
-// unpartitioned graph on one worker with the same inputs and compares every
+// moves against the plan's comm_bytes (--backend cuda or cuda-host: the
+// device executor, Backend.h). With --check it also runs the unpartitioned
+// graph on one CPU worker with the same inputs and compares every
 // graph output and updated parameter. Exit status: 0 success, 1 bad input
 // or a failed run, 2 bad usage, 3 --check found errors beyond tolerance.
 // docs/Runtime.md describes the runtime and this tool.
