@@ -89,7 +89,9 @@ else:
     lit_config.note("the nvcc tests are UNSUPPORTED: " +
                     getattr(config, "tofu_cuda_reason", "no CUDA toolkit"))
 
-# `cuda-gpu`: this machine has an NVIDIA device node (the tests of the
-# no-GPU error are UNSUPPORTED there).
+# `cuda-runtime`: tofu-run links the device executor's CUDA implementation
+# (TofuRuntimeCUDA); `gpu`: this machine has an NVIDIA device node.
+if getattr(config, "tofu_cuda_runtime", "") in ("ON", "1", "TRUE"):
+    config.available_features.add("cuda-runtime")
 if os.path.exists("/dev/nvidia0"):
-    config.available_features.add("cuda-gpu")
+    config.available_features.add("gpu")

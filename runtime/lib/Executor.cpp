@@ -336,16 +336,20 @@ void WorkerStep::run() {
   runNextStep();
 }
 
+Schedule tofu::runtime::checkAndSchedule(const ExecutablePlan &plan,
+                                         const char *what, unsigned workers) {
+  validatePlan(plan);
+  if (workers != plan.workers)
+    throw RuntimeError(std::string("the ") + what + " has " +
+                       std::to_string(workers) + " workers but the plan " +
+                       std::to_string(plan.workers));
+  return buildSchedule(plan);
+}
+
 Executor::Executor(const ExecutablePlan &plan, KernelProvider &kernels,
                    Transport &transport)
     : plan(plan), kernels(kernels), transport(transport) {
-  validatePlan(plan);
-  if (transport.getNumWorkers() != plan.workers)
-    throw RuntimeError("the transport has " +
-                       std::to_string(transport.getNumWorkers()) +
-                       " workers but the plan " +
-                       std::to_string(plan.workers));
-  schedule = buildSchedule(plan);
+  schedule = checkAndSchedule(plan, "transport", transport.getNumWorkers());
   workerById.assign(plan.workers, nullptr);
   for (unsigned w : transport.getLocalWorkers()) {
     if (w >= plan.workers || workerById[w])
@@ -365,7 +369,10 @@ Executor::Executor(const ExecutablePlan &plan, KernelProvider &kernels,
 
 Executor::~Executor() = default;
 
-void Executor::setInput(unsigned t, const HostTensor &value) {
+StepExecutor::~StepExecutor() = default;
+
+void tofu::runtime::checkInput(const ExecutablePlan &plan, unsigned t,
+                               const HostTensor &value) {
   const TensorInfo &info = plan.tensors.at(t);
   if (!info.graphInput)
     throw RuntimeError("tensor '" + info.name + "' is not a graph input");
@@ -378,38 +385,49 @@ void Executor::setInput(unsigned t, const HostTensor &value) {
   if (int64_t(value.data.size()) !=
       info.getNumElements() * getElementSize(info.type))
     throw RuntimeError("tensor '" + info.name + "': wrong number of bytes");
+}
+
+void Executor::setInput(unsigned t, const HostTensor &value) {
+  checkInput(plan, t, value);
   hostInputs[t] = value;
   for (auto &worker : workers)
     worker->dirty[t] = true;
 }
 
-void Executor::scatterInputs(Worker &worker) {
-  unsigned w = worker.id;
+void tofu::runtime::forEachPendingInput(
+    const ExecutablePlan &plan, unsigned w,
+    const std::vector<std::optional<HostTensor>> &values,
+    std::vector<bool> &dirty, const std::function<bool(unsigned)> &held,
+    const std::function<void(unsigned, const Box &)> &fn) {
   for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t) {
     const TensorInfo &info = plan.tensors[t];
     if (!info.graphInput || !info.stored[w] || info.stored[w]->isEmpty())
       continue;
-    if (worker.stored[t] && !worker.dirty[t])
+    if (held(t) && !dirty[t])
       continue;
-    if (!hostInputs[t])
+    if (!values[t])
       throw RuntimeError("graph input '" + info.name + "' has no value");
-    unsigned size = getElementSize(info.type);
-    const Box &box = *info.stored[w];
-    if (!worker.stored[t])
-      worker.stored[t] = worker.pool.allocate(box.getVolume() * size);
-    copyRegion(box, hostInputs[t]->data.data(), Box::whole(info.shape),
-               worker.stored[t].data(), box, size);
-    worker.dirty[t] = false;
+    fn(t, *info.stored[w]);
+    dirty[t] = false;
   }
 }
 
+void Executor::scatterInputs(Worker &worker) {
+  forEachPendingInput(
+      plan, worker.id, hostInputs, worker.dirty,
+      [&](unsigned t) { return bool(worker.stored[t]); },
+      [&](unsigned t, const Box &box) {
+        const TensorInfo &info = plan.tensors[t];
+        unsigned size = getElementSize(info.type);
+        if (!worker.stored[t])
+          worker.stored[t] = worker.pool.allocate(box.getVolume() * size);
+        copyRegion(box, hostInputs[t]->data.data(), Box::whole(info.shape),
+                   worker.stored[t].data(), box, size);
+      });
+}
+
 StepResult Executor::runStep() {
-  std::vector<int> lastUse(plan.tensors.size(), -1);
-  for (unsigned i = 0, e = plan.ops.size(); i != e; ++i) {
-    for (unsigned t : plan.ops[i].inputs)
-      lastUse[t] = std::max(lastUse[t], int(i));
-    lastUse[plan.ops[i].output] = std::max(lastUse[plan.ops[i].output], int(i));
-  }
+  std::vector<int> lastUse = computeLastUse(plan);
   for (auto &worker : workers) {
     scatterInputs(*worker);
     worker->pool.resetPeak();
@@ -457,10 +475,31 @@ StepResult Executor::runStep() {
   return result;
 }
 
-HostTensor Executor::gather(unsigned t) {
+HostTensor tofu::runtime::assembleTensor(
+    const ExecutablePlan &plan, unsigned t,
+    const std::vector<const unsigned char *> &held) {
   const TensorInfo &info = plan.tensors.at(t);
   unsigned size = getElementSize(info.type);
   HostTensor result{info.type, info.shape, {}};
+  result.data.resize(info.getNumElements() * size);
+  std::vector<const Box *> boxes;
+  for (unsigned w = 0; w != plan.workers; ++w)
+    boxes.push_back(info.stored[w] && held[w] ? &*info.stored[w] : nullptr);
+  Box whole = Box::whole(info.shape);
+  forEachCell(whole, boxes, [&](const Box &cell) {
+    for (unsigned w = 0; w != plan.workers; ++w)
+      if (boxes[w] && !boxes[w]->isEmpty() && boxes[w]->contains(cell)) {
+        copyRegion(cell, held[w], *boxes[w], result.data.data(), whole, size);
+        return;
+      }
+    throw RuntimeError("tensor '" + info.name + "' is not held after the step");
+  });
+  return result;
+}
+
+HostTensor Executor::gather(unsigned t) {
+  const TensorInfo &info = plan.tensors.at(t);
+  unsigned size = getElementSize(info.type);
   auto holds = [&](unsigned w) {
     return info.stored[w] && !info.stored[w]->isEmpty();
   };
@@ -476,11 +515,10 @@ HostTensor Executor::gather(unsigned t) {
                                       stored.data() + stored.size())
                               : Bytes());
       }
-    return result;
+    return HostTensor{info.type, info.shape, {}};
   }
   std::vector<Bytes> remote(plan.workers);
   std::vector<const unsigned char *> data(plan.workers, nullptr);
-  std::vector<const Box *> boxes(plan.workers, nullptr);
   for (unsigned w = 0; w != plan.workers; ++w) {
     if (!holds(w))
       continue;
@@ -496,20 +534,18 @@ HostTensor Executor::gather(unsigned t) {
       if (!remote[w].empty())
         data[w] = remote[w].data();
     }
-    if (data[w])
-      boxes[w] = &*info.stored[w];
   }
-  result.data.resize(info.getNumElements() * size);
-  Box whole = Box::whole(info.shape);
-  forEachCell(whole, boxes, [&](const Box &cell) {
-    for (unsigned w = 0; w != plan.workers; ++w)
-      if (boxes[w] && boxes[w]->contains(cell)) {
-        copyRegion(cell, data[w], *boxes[w], result.data.data(), whole, size);
-        return;
-      }
-    throw RuntimeError("tensor '" + info.name + "' is not held after the step");
-  });
-  return result;
+  return assembleTensor(plan, t, data);
+}
+
+std::vector<int> tofu::runtime::computeLastUse(const ExecutablePlan &plan) {
+  std::vector<int> lastUse(plan.tensors.size(), -1);
+  for (unsigned i = 0, e = plan.ops.size(); i != e; ++i) {
+    for (unsigned t : plan.ops[i].inputs)
+      lastUse[t] = std::max(lastUse[t], int(i));
+    lastUse[plan.ops[i].output] = std::max(lastUse[plan.ops[i].output], int(i));
+  }
+  return lastUse;
 }
 
 void Executor::injectFailure(unsigned worker, unsigned op) {

@@ -9,12 +9,14 @@
 // same inputs and kernels (or reads that run's values from --reference) and
 // compares every graph output and updated parameter. With --transport mpi
 // every MPI rank runs this tool and one worker; rank 0 prints, checks and
-// reports. Exit status: 0 success, 1 bad input or a failed run, 2 bad
+// reports. --backend cuda or cuda-host runs the device executor
+// (Backend.h). Exit status: 0 success, 1 bad input or a failed run, 2 bad
 // usage, 3 --check found errors beyond tolerance.
 // docs/Runtime.md describes the runtime and this tool.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Backend.h"
 #include "GeneratedKernels.h"
 #include "Inputs.h"
 #include "Processes.h"
@@ -54,7 +56,6 @@ namespace cl = llvm::cl;
 namespace {
 
 enum ExitStatus { Success = 0, BadInput = 1, BadUsage = 2, CheckFailed = 3 };
-enum class Backend { Cpu, Cuda };
 enum class TransportKind { Threads, Mpi };
 enum class KernelKind { Generated, Evaluator };
 
@@ -71,8 +72,9 @@ cl::opt<Backend> backend(
     "backend", cl::desc("Where kernels run"), cl::init(Backend::Cpu),
     cl::values(clEnumValN(Backend::Cpu, "cpu", "CPU kernels (see --kernels)"),
                clEnumValN(Backend::Cuda, "cuda",
-                          "CUDA (only the device query is built: "
-                          "docs/CUDA.md)")),
+                          "the device executor on CUDA GPUs"),
+               clEnumValN(Backend::CudaHost, "cuda-host",
+                          "the device executor on its host emulation")),
     cl::cat(category));
 cl::opt<TransportKind> transportKind(
     "transport", cl::desc("How workers exchange bytes"),
@@ -230,8 +232,8 @@ bool makeInputs(const graph::Graph &g,
 /// A lowered plan with its transport and executor.
 struct Run {
   runtime::ExecutablePlan plan;
-  std::unique_ptr<runtime::Transport> transport;
-  std::unique_ptr<runtime::Executor> executor;
+  Engine engine;
+  runtime::StepExecutor *executor = nullptr;
   std::vector<double> losses;
   int64_t movedBytes = 0;
   std::vector<int64_t> peaks;
@@ -239,7 +241,7 @@ struct Run {
 
 /// Lowers `p` and starts its executor: on this run's processes, or on one
 /// thread of this process when `local`.
-bool startRun(const Loaded &loaded, const plan::Plan &p,
+bool startRun(Loaded &loaded, const plan::Plan &p, Backend where,
               runtime::KernelProvider &kernels,
               const std::vector<llvm::Optional<runtime::HostTensor>> &inputs,
               bool local, Run &run) {
@@ -251,11 +253,11 @@ bool startRun(const Loaded &loaded, const plan::Plan &p,
   }
   run.plan = std::move(*lowered);
   std::chrono::milliseconds timeout(int64_t(timeoutSeconds * 1000));
-  run.transport =
+  run.engine = createEngine(
+      where, run.plan, kernels, *loaded.graph, loaded.specs,
       local ? runtime::createThreadTransport(run.plan.workers, timeout)
-            : processes->createTransport(run.plan.workers, timeout);
-  run.executor = std::make_unique<runtime::Executor>(run.plan, kernels,
-                                                     *run.transport);
+            : processes->createTransport(run.plan.workers, timeout));
+  run.executor = run.engine.executor.get();
   for (unsigned t = 0, e = inputs.size(); t != e; ++t)
     if (inputs[t])
       run.executor->setInput(t, *inputs[t]);
@@ -483,15 +485,16 @@ int runTool(DiagnosticEngine &diags) {
     error() << "--reference and --save-reference exclude each other\n";
     return BadUsage;
   }
-  if (backend == Backend::Cuda) {
-    std::string why;
-    if (int devices = runtime::countCudaDevices(why))
-      error() << "--backend cuda: " << devices
-              << " CUDA device(s) found, but the device executor is not "
-                 "built yet (docs/CUDA.md)\n";
-    else
-      error() << "--backend cuda: no usable GPU: " << why << "\n";
+  if (backend != Backend::Cpu && transportKind == TransportKind::Mpi) {
+    error() << "--backend " << (backend == Backend::Cuda ? "cuda" : "cuda-host")
+            << " runs its workers in one process: --transport mpi is for "
+               "--backend cpu\n";
     return BadUsage;
+  }
+  std::string unusable = checkBackend(backend);
+  if (!unusable.empty()) {
+    error() << "--backend cuda: " << unusable << "\n";
+    return BadInput;
   }
   auto created = Processes::create(transportKind == TransportKind::Mpi);
   if (!created) {
@@ -525,7 +528,8 @@ int runTool(DiagnosticEngine &diags) {
   int loss = findLoss(g);
   Run partitioned, whole;
   try {
-    if (!startRun(loaded, loaded.plan, **kernels, inputs, false, partitioned))
+    if (!startRun(loaded, loaded.plan, backend, **kernels, inputs, false,
+                  partitioned))
       return BadInput;
   } catch (const runtime::RuntimeError &e) {
     error() << e.what() << "\n";
@@ -582,7 +586,7 @@ int runTool(DiagnosticEngine &diags) {
   } else if (check || !saveReferenceFile.empty()) {
     try {
       if (!startRun(loaded, lowering::makeSingleWorkerPlan(*loaded.problem),
-                    **kernels, inputs, true, whole))
+                    Backend::Cpu, **kernels, inputs, true, whole))
         return BadInput;
       runSteps(whole, loss, false);
     } catch (const runtime::RuntimeError &e) {

@@ -1,24 +1,58 @@
-//===- CudaDevice.h - Finding the CUDA devices ------------------*- C++ -*-===//
+//===- CudaDevice.h - The device executor on CUDA GPUs ----------*- C++ -*-===//
 //
-// This file declares the device query of `tofu-run --backend cuda`
-// (docs/CUDA.md). It goes through the CUDA runtime API (cudaGetDeviceCount)
-// when the build found the CUDA toolkit, so that a machine without a GPU or
-// without a driver gives one clear error instead of a crash; a build
-// without the toolkit answers that it has no CUDA.
+// This file declares the CUDA implementations of Device and Communicator
+// (Device.h), library TofuRuntimeCUDA, built only when the CUDA toolkit is
+// found. A worker has a GPU, its own cudaMalloc'd pool, its own stream and
+// cuBLAS handle; several workers may share a GPU (virtual workers). The
+// communicator moves a group over NCCL (ncclSend/ncclRecv in one
+// ncclGroupStart/End) between GPUs and with cudaMemcpyAsync within one,
+// on a communication stream per GPU ordered by events against the workers'
+// streams. docs/DeviceExecutor.md.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TOFU_RUNTIME_CUDADEVICE_H
 #define TOFU_RUNTIME_CUDADEVICE_H
 
+#include "tofu/Runtime/Device.h"
+
+#include <cuda_runtime_api.h>
+
+#include <optional>
 #include <string>
 
 namespace tofu {
 namespace runtime {
 
-/// The number of usable CUDA devices; 0 with `why` set (the runtime API's
-/// error and code, or that this build has no CUDA) when there is none.
-int countCudaDevices(std::string &why);
+/// A generated kernel's launch function (tofu_graph_cuda_launches).
+using CudaLaunchFn = cudaError_t (*)(const KernelCall &, cudaStream_t);
+
+/// A kernel cuBLAS computes instead of its launch function: with index
+/// variables (i, j, k) in KernelCall order, out[i,j] = Sum_k a[i,k] *
+/// b[k,j] over f32 or f64 boxes, where a is input 0 (stored [k,i] when
+/// transA) and b input 1 (stored [j,k] when transB).
+struct CudaGemm {
+  bool transA = false, transB = false;
+};
+
+struct CudaOptions {
+  /// Per worker, the CUDA device it runs on; workers sharing a device are
+  /// virtual workers.
+  std::vector<int> deviceOfWorker;
+  /// Per kernel index, its launch function (null: none).
+  std::vector<CudaLaunchFn> launches;
+  /// Per kernel index, whether cuBLAS computes it, and how.
+  std::vector<std::optional<CudaGemm>> gemms;
+};
+
+/// The number of CUDA devices; 0 with `why` set to cudaGetDeviceCount's
+/// error when it fails.
+int getCudaDeviceCount(std::string &why);
+
+/// Workers on CUDA devices; throws RuntimeError.
+std::unique_ptr<Device> createCudaDevice(const CudaOptions &options);
+/// The communicator of a device createCudaDevice made; throws RuntimeError.
+std::unique_ptr<Communicator> createCudaCommunicator(Device &device);
 
 } // namespace runtime
 } // namespace tofu

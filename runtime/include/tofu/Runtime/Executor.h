@@ -17,6 +17,7 @@
 #include "tofu/Runtime/Schedule.h"
 #include "tofu/Runtime/Transport.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -58,34 +59,75 @@ struct StepResult {
   std::vector<std::int64_t> peakBytesPerWorker;
 };
 
-/// Runs steps of a plan on the transport's local workers. Parameters and
-/// state persist across steps. With a transport spanning several processes
-/// every process makes the same calls in the same order: runStep and gather
-/// exchange messages.
-class Executor {
+/// What runs steps of a plan: the CPU Executor below or the device
+/// executor (DeviceExecutor.h). Parameters and state persist across steps.
+class StepExecutor {
 public:
-  Executor(const ExecutablePlan &plan, KernelProvider &kernels,
-           Transport &transport);
-  ~Executor();
-
+  virtual ~StepExecutor();
   /// Sets the value of graph input `tensor` (every graph input needs one
   /// before the first step; params and state keep their updated values
   /// afterwards). Throws RuntimeError on a shape or type mismatch.
-  void setInput(unsigned tensor, const HostTensor &value);
-  /// Runs one step on the local workers (as threads when more than one);
-  /// throws RuntimeError naming the first worker that failed and why.
-  StepResult runStep();
+  virtual void setInput(unsigned tensor, const HostTensor &value) = 0;
+  /// Runs one step on this process's workers; throws RuntimeError naming
+  /// the first worker that failed and why.
+  virtual StepResult runStep() = 0;
   /// The values of a tensor every worker storing it agrees on, assembled
-  /// from the workers' stored boxes (after a step; not counted as moved) in
-  /// the process running worker 0; other processes send their boxes there
-  /// and get the tensor's type and shape with no data.
-  HostTensor gather(unsigned tensor);
-  /// Whether this process runs worker 0 (and so gets gather's values).
-  bool isRoot() const { return workerById[0] != nullptr; }
-
-  const Schedule &getSchedule() const { return schedule; }
+  /// from the workers' stored boxes (after a step; not counted as moved).
+  /// Where the workers span processes, every process calls it and only the
+  /// one running worker 0 gets the values (the others the type and shape).
+  virtual HostTensor gather(unsigned tensor) = 0;
+  /// Whether this process runs worker 0, and so gets gather's values.
+  virtual bool isRoot() const { return true; }
+  virtual const Schedule &getSchedule() const = 0;
   /// Testing hook: worker `worker` throws at op `op` of the next step.
-  void injectFailure(unsigned worker, unsigned op);
+  virtual void injectFailure(unsigned worker, unsigned op) = 0;
+};
+
+/// Checks `value` against graph input `tensor` of `plan`; throws
+/// RuntimeError on a shape, type or size mismatch.
+void checkInput(const ExecutablePlan &plan, unsigned tensor,
+                const HostTensor &value);
+
+/// Assembles tensor `tensor` of `plan` from the workers' stored boxes:
+/// `held[w]` is worker w's box on the host, or null if it holds none.
+HostTensor assembleTensor(const ExecutablePlan &plan, unsigned tensor,
+                          const std::vector<const unsigned char *> &held);
+
+/// Calls `fn(tensor, box)` for each graph input worker `w` stores a box of
+/// and does not hold the current value of (`held(tensor)` false, or set
+/// since: `dirty[tensor]`, cleared here); throws RuntimeError for one
+/// without a value in `values`.
+void forEachPendingInput(const ExecutablePlan &plan, unsigned w,
+                         const std::vector<std::optional<HostTensor>> &values,
+                         std::vector<bool> &dirty,
+                         const std::function<bool(unsigned)> &held,
+                         const std::function<void(unsigned, const Box &)> &fn);
+
+/// Validates `plan`, checks that the `what` (transport, device) running it
+/// has `workers` workers as the plan does, and builds its schedule; throws
+/// RuntimeError naming the problem.
+Schedule checkAndSchedule(const ExecutablePlan &plan, const char *what,
+                          unsigned workers);
+
+/// Per tensor, the index of the last op reading or writing it (-1: none).
+std::vector<int> computeLastUse(const ExecutablePlan &plan);
+
+/// Runs steps of a plan on the transport's local workers (as threads when
+/// more than one), exchanging bytes through the Transport. With a transport
+/// spanning several processes every process makes the same calls in the
+/// same order: runStep and gather exchange messages.
+class Executor : public StepExecutor {
+public:
+  Executor(const ExecutablePlan &plan, KernelProvider &kernels,
+           Transport &transport);
+  ~Executor() override;
+
+  void setInput(unsigned tensor, const HostTensor &value) override;
+  StepResult runStep() override;
+  HostTensor gather(unsigned tensor) override;
+  const Schedule &getSchedule() const override { return schedule; }
+  void injectFailure(unsigned worker, unsigned op) override;
+  bool isRoot() const override { return workerById[0] != nullptr; }
 
   struct Worker;
 

@@ -1,0 +1,67 @@
+//===- DeviceExecutor.h - Run an ExecutablePlan on a Device -----*- C++ -*-===//
+//
+// This file declares the device executor: the CPU Executor's step (the
+// same Schedule: fetch, compute, reduce at roots, deliver, next-step
+// updates) driven from one host thread over a Device's K worker streams and
+// a Communicator. Each phase of an op packs the pieces bound elsewhere into
+// one staging buffer per (source, destination) pair on the source's stream,
+// moves all pairs as one Communicator group, and unpacks (or, for partial
+// values, combines) them on the destinations' streams; so the bytes moved
+// are those the CPU transport moves, the plan's comm_bytes. Buffers come
+// from a DevicePool per worker, whose peak is the step's
+// peak_bytes_per_worker. docs/DeviceExecutor.md describes it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_RUNTIME_DEVICEEXECUTOR_H
+#define TOFU_RUNTIME_DEVICEEXECUTOR_H
+
+#include "tofu/Runtime/DevicePool.h"
+#include "tofu/Runtime/Executor.h"
+
+namespace tofu {
+namespace runtime {
+
+/// Runs steps of a plan on a Device.
+class DeviceExecutor : public StepExecutor {
+public:
+  DeviceExecutor(const ExecutablePlan &plan, Device &device,
+                 Communicator &communicator);
+  ~DeviceExecutor() override;
+
+  void setInput(unsigned tensor, const HostTensor &value) override;
+  StepResult runStep() override;
+  HostTensor gather(unsigned tensor) override;
+  const Schedule &getSchedule() const override { return schedule; }
+  void injectFailure(unsigned worker, unsigned op) override;
+
+  /// One worker's pool and stored tensors.
+  struct Worker {
+    Worker(Device &device, unsigned id) : id(id), pool(device, id) {}
+    unsigned id;
+    DevicePool pool;
+    /// Per tensor: its stored box's values on the device (empty when not
+    /// held now).
+    std::vector<DeviceBuffer> stored;
+    /// Per tensor: set by setInput and not yet uploaded to this worker.
+    std::vector<bool> dirty;
+  };
+
+private:
+  class Step;
+  void uploadInputs(Worker &worker);
+
+  const ExecutablePlan &plan;
+  Device &device;
+  Communicator &communicator;
+  Schedule schedule;
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<std::optional<HostTensor>> hostInputs;
+  int failWorker = -1;
+  unsigned failOp = 0;
+};
+
+} // namespace runtime
+} // namespace tofu
+
+#endif // TOFU_RUNTIME_DEVICEEXECUTOR_H

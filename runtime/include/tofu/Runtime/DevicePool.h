@@ -1,0 +1,75 @@
+//===- DevicePool.h - One worker's device buffers, reused -------*- C++ -*-===//
+//
+// This file declares DevicePool, MemoryPool's policy over a Device's
+// memory: a released buffer goes to a free list and serves a later request
+// it fits (best fit, at most twice the request); the pool counts the
+// capacity its live buffers hold and their peak (the device executor's
+// peak_bytes_per_worker). Free-listed memory is returned to the device
+// only when the pool is destroyed, after the device synchronized, so a
+// buffer reused on the worker's stream never races earlier work.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_RUNTIME_DEVICEPOOL_H
+#define TOFU_RUNTIME_DEVICEPOOL_H
+
+#include "tofu/Runtime/Device.h"
+
+#include <map>
+
+namespace tofu {
+namespace runtime {
+
+class DevicePool;
+
+/// A buffer of a DevicePool; returns itself to the pool when destroyed.
+class DeviceBuffer {
+public:
+  DeviceBuffer() = default;
+  DeviceBuffer(DeviceBuffer &&other) noexcept { *this = std::move(other); }
+  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept;
+  ~DeviceBuffer() { reset(); }
+
+  /// The device address (null when empty).
+  unsigned char *data() const { return static_cast<unsigned char *>(ptr); }
+  std::size_t size() const { return bytes; }
+  explicit operator bool() const { return pool != nullptr; }
+  void reset();
+
+private:
+  friend class DevicePool;
+  DevicePool *pool = nullptr;
+  void *ptr = nullptr;
+  std::size_t bytes = 0, capacity = 0;
+};
+
+/// Worker `worker`'s buffers on `device`.
+class DevicePool {
+public:
+  DevicePool(Device &device, unsigned worker)
+      : device(device), worker(worker) {}
+  DevicePool(const DevicePool &) = delete;
+  DevicePool &operator=(const DevicePool &) = delete;
+  /// Returns the free-listed memory to the device (live buffers must be
+  /// gone).
+  ~DevicePool();
+
+  DeviceBuffer allocate(std::size_t bytes);
+  std::int64_t getLiveBytes() const { return live; }
+  std::int64_t getPeakBytes() const { return peak; }
+  void resetPeak() { peak = live; }
+
+private:
+  friend class DeviceBuffer;
+  void release(DeviceBuffer &buffer);
+
+  Device &device;
+  unsigned worker;
+  std::multimap<std::size_t, void *> freeList;
+  std::int64_t live = 0, peak = 0;
+};
+
+} // namespace runtime
+} // namespace tofu
+
+#endif // TOFU_RUNTIME_DEVICEPOOL_H

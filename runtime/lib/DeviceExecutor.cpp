@@ -1,0 +1,384 @@
+//===- DeviceExecutor.cpp - Run an ExecutablePlan on a Device -------------===//
+//
+// This file implements the device executor. One host thread enqueues, for
+// every op in graph order and every worker: the input boxes (local pieces
+// copied on the worker's stream, remote ones packed on the source's
+// stream, moved in one Communicator group and unpacked on the
+// destination's), the kernel, the partial values' combination at their
+// roots, the output's delivery into the stored boxes, and the release of
+// the tensors whose last reader this op was. After the last op it moves
+// updated parameters into their parameters' stored boxes, then waits for
+// the device. The pieces and their order are the CPU Executor's
+// (Schedule.h), so both move the same bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Runtime/DeviceExecutor.h"
+#include "tofu/Runtime/Error.h"
+
+#include <map>
+
+using namespace tofu::runtime;
+using std::int64_t;
+
+/// One step: the per-op phases over all workers.
+class DeviceExecutor::Step {
+public:
+  Step(DeviceExecutor &ex, const std::vector<int> &lastUse)
+      : plan(ex.plan), schedule(ex.schedule), device(ex.device),
+        communicator(ex.communicator), workers(ex.workers), lastUse(lastUse),
+        failWorker(ex.failWorker), failOp(ex.failOp) {}
+
+  void runOp(unsigned i);
+  void runNextStep();
+
+private:
+  /// Where a piece's values lie on its source worker.
+  struct Endpoint {
+    const void *data;
+    const Box *box;
+  };
+
+  unsigned elementSize(unsigned t) const {
+    return getElementSize(plan.tensors[t].type);
+  }
+  const Box &storedBox(unsigned w, unsigned t) const {
+    return *plan.tensors[t].stored[w];
+  }
+  bool stores(unsigned w, unsigned t) const {
+    return plan.tensors[t].stored[w] && !plan.tensors[t].stored[w]->isEmpty();
+  }
+  DeviceBuffer &ensureStored(unsigned w, unsigned t) {
+    DeviceBuffer &b = workers[w]->stored[t];
+    if (!b)
+      b = workers[w]->pool.allocate(storedBox(w, t).getVolume() *
+                                    elementSize(t));
+    return b;
+  }
+
+  /// Moves the pieces of `pieces` between distinct workers: packs them into
+  /// one staging buffer per (source, destination) on the source, moves all
+  /// of them as one group, and hands each piece's packed values on its
+  /// destination to `sink(piece, data)`.
+  template <typename SizeFn, typename SourceFn, typename SinkFn>
+  void movePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
+                  SourceFn source, SinkFn sink);
+
+  const ExecutablePlan &plan;
+  const Schedule &schedule;
+  Device &device;
+  Communicator &communicator;
+  std::vector<std::unique_ptr<Worker>> &workers;
+  const std::vector<int> &lastUse;
+  int failWorker;
+  unsigned failOp;
+};
+
+template <typename SizeFn, typename SourceFn, typename SinkFn>
+void DeviceExecutor::Step::movePieces(const std::vector<Piece> &pieces,
+                                      SizeFn sizeOf, SourceFn source,
+                                      SinkFn sink) {
+  using Pair = std::pair<unsigned, unsigned>;
+  std::map<Pair, std::size_t> bytes;
+  for (const Piece &piece : pieces)
+    if (piece.src != piece.dst)
+      bytes[{piece.src, piece.dst}] += piece.box.getVolume() * sizeOf(piece);
+  if (bytes.empty())
+    return;
+  struct Staging {
+    DeviceBuffer send, receive;
+    std::size_t at = 0;
+  };
+  std::map<Pair, Staging> staging;
+  for (auto &[pair, size] : bytes) {
+    Staging &s = staging[pair];
+    s.send = workers[pair.first]->pool.allocate(size);
+    s.receive = workers[pair.second]->pool.allocate(size);
+  }
+  for (const Piece &piece : pieces) {
+    if (piece.src == piece.dst)
+      continue;
+    Staging &s = staging[{piece.src, piece.dst}];
+    Endpoint from = source(piece);
+    unsigned size = sizeOf(piece);
+    device.copyRegion(piece.src, piece.box, from.data, *from.box,
+                      s.send.data() + s.at, piece.box, size);
+    s.at += piece.box.getVolume() * size;
+  }
+  std::vector<Transfer> group;
+  for (auto &[pair, s] : staging) {
+    group.push_back(Transfer{pair.first, pair.second, s.send.data(),
+                             s.receive.data(), s.send.size()});
+    s.at = 0;
+  }
+  communicator.exchange(group);
+  // By source, then in schedule order: the order in which the CPU
+  // executor combines partial values, so that sums agree bit for bit.
+  for (auto &[pair, s] : staging)
+    for (const Piece &piece : pieces) {
+      if (piece.src != pair.first || piece.dst != pair.second)
+        continue;
+      sink(piece, s.receive.data() + s.at);
+      s.at += piece.box.getVolume() * sizeOf(piece);
+    }
+}
+
+void DeviceExecutor::Step::runOp(unsigned i) {
+  const OpInfo &op = plan.ops[i];
+  const OpSchedule &sched = schedule.ops[i];
+  unsigned numWorkers = plan.workers, numInputs = op.inputs.size();
+
+  // Fetch: the input boxes, read in place where a stored box is one.
+  std::vector<std::vector<DeviceBuffer>> inputBuffers(numWorkers);
+  std::vector<std::vector<const unsigned char *>> inputData(numWorkers);
+  for (unsigned w = 0; w != numWorkers; ++w) {
+    inputBuffers[w].resize(numInputs);
+    inputData[w].assign(numInputs, nullptr);
+    for (unsigned p = 0; p != numInputs; ++p) {
+      unsigned t = op.inputs[p];
+      const Box &box = op.workers[w].inputs[p];
+      if (box.isEmpty())
+        continue;
+      if (stores(w, t) && storedBox(w, t) == box) {
+        inputData[w][p] = workers[w]->stored[t].data();
+        continue;
+      }
+      inputBuffers[w][p] =
+          workers[w]->pool.allocate(box.getVolume() * elementSize(t));
+      inputData[w][p] = inputBuffers[w][p].data();
+    }
+  }
+  for (const Piece &piece : sched.fetch) {
+    unsigned w = piece.dst, t = op.inputs[piece.slot];
+    if (piece.src != w || !inputBuffers[w][piece.slot])
+      continue;
+    device.copyRegion(w, piece.box, workers[w]->stored[t].data(),
+                      storedBox(w, t), inputBuffers[w][piece.slot].data(),
+                      op.workers[w].inputs[piece.slot], elementSize(t));
+  }
+  auto inputSize = [&](const Piece &piece) {
+    return elementSize(op.inputs[piece.slot]);
+  };
+  movePieces(
+      sched.fetch, inputSize,
+      [&](const Piece &piece) {
+        unsigned t = op.inputs[piece.slot];
+        return Endpoint{workers[piece.src]->stored[t].data(),
+                        &storedBox(piece.src, t)};
+      },
+      [&](const Piece &piece, const unsigned char *packed) {
+        device.copyRegion(piece.dst, piece.box, packed, piece.box,
+                          inputBuffers[piece.dst][piece.slot].data(),
+                          op.workers[piece.dst].inputs[piece.slot],
+                          inputSize(piece));
+      });
+
+  // Compute.
+  unsigned o = op.output, outSize = elementSize(o);
+  std::vector<bool> direct(numWorkers);
+  std::vector<DeviceBuffer> outTemp(numWorkers);
+  std::vector<unsigned char *> outData(numWorkers, nullptr);
+  for (unsigned w = 0; w != numWorkers; ++w) {
+    if (int(w) == failWorker && i == failOp)
+      throw RuntimeError("worker " + std::to_string(w) +
+                         ": injected failure at op '" + op.name + "'");
+    const OpShare &share = op.workers[w];
+    direct[w] = !op.partial && stores(w, o) && storedBox(w, o) == share.output;
+    if (direct[w]) {
+      outData[w] = ensureStored(w, o).data();
+    } else if (!share.output.isEmpty()) {
+      outTemp[w] = workers[w]->pool.allocate(share.output.getVolume() * outSize);
+      outData[w] = outTemp[w].data();
+    }
+    if (share.output.isEmpty())
+      continue;
+    std::vector<BoxView> views(numInputs);
+    std::vector<std::vector<int64_t>> extents(numInputs);
+    for (unsigned p = 0; p != numInputs; ++p) {
+      const Box &box = share.inputs[p];
+      extents[p] = box.getExtents();
+      views[p] = BoxView{plan.tensors[op.inputs[p]].type, box.getRank(),
+                         const_cast<unsigned char *>(inputData[w][p]),
+                         box.lo.data(), extents[p].data()};
+    }
+    std::vector<int64_t> outExtent = share.output.getExtents();
+    KernelCall call{views.data(), numInputs,
+                    BoxView{plan.tensors[o].type, share.output.getRank(),
+                            outData[w], share.output.lo.data(),
+                            outExtent.data()},
+                    share.iteration.lo.data(), share.iteration.hi.data()};
+    device.launch(w, op.kernel, call);
+  }
+  inputBuffers.clear();
+
+  // Combine partial values at their roots.
+  auto outputSize = [&](const Piece &) { return outSize; };
+  auto fromOutput = [&](const Piece &piece) {
+    return Endpoint{outData[piece.src], &op.workers[piece.src].output};
+  };
+  if (op.partial)
+    movePieces(sched.reduce, outputSize, fromOutput,
+               [&](const Piece &piece, const unsigned char *packed) {
+                 device.reduceRegion(piece.dst, op.reducer,
+                                     plan.tensors[o].type, piece.box, packed,
+                                     outData[piece.dst],
+                                     op.workers[piece.dst].output);
+               });
+
+  // Deliver the output to the workers storing it.
+  for (unsigned w = 0; w != numWorkers; ++w)
+    if (stores(w, o))
+      ensureStored(w, o);
+  for (const Piece &piece : sched.deliver)
+    if (piece.src == piece.dst && !direct[piece.src])
+      device.copyRegion(piece.src, piece.box, outData[piece.src],
+                        op.workers[piece.src].output,
+                        workers[piece.src]->stored[o].data(),
+                        storedBox(piece.src, o), outSize);
+  movePieces(sched.deliver, outputSize, fromOutput,
+             [&](const Piece &piece, const unsigned char *packed) {
+               device.copyRegion(piece.dst, piece.box, packed, piece.box,
+                                 workers[piece.dst]->stored[o].data(),
+                                 storedBox(piece.dst, o), outSize);
+             });
+  outTemp.clear();
+
+  // Free what no later op reads.
+  for (auto &worker : workers) {
+    for (unsigned t : op.inputs)
+      if (lastUse[t] == int(i) && !plan.tensors[t].persistent)
+        worker->stored[t].reset();
+    if (lastUse[o] <= int(i) && !plan.tensors[o].persistent)
+      worker->stored[o].reset();
+  }
+}
+
+void DeviceExecutor::Step::runNextStep() {
+  const std::vector<Piece> &pieces = schedule.nextStep;
+  // Per worker, the new values of each parameter it stores, built aside so
+  // that a parameter is never overwritten while its update still reads it.
+  std::vector<std::vector<std::pair<unsigned, DeviceBuffer>>> fresh(
+      plan.workers);
+  auto bufferOf = [&](unsigned w, unsigned param) -> DeviceBuffer & {
+    for (auto &entry : fresh[w])
+      if (entry.first == param)
+        return entry.second;
+    fresh[w].emplace_back(param, workers[w]->pool.allocate(
+                                     storedBox(w, param).getVolume() *
+                                     elementSize(param)));
+    return fresh[w].back().second;
+  };
+  for (const Piece &piece : pieces) {
+    unsigned w = piece.dst, param = plan.tensors[piece.slot].updates;
+    DeviceBuffer &dst = bufferOf(w, param);
+    if (piece.src == w)
+      device.copyRegion(w, piece.box, workers[w]->stored[piece.slot].data(),
+                        storedBox(w, piece.slot), dst.data(),
+                        storedBox(w, param), elementSize(param));
+  }
+  movePieces(
+      pieces, [&](const Piece &piece) { return elementSize(piece.slot); },
+      [&](const Piece &piece) {
+        return Endpoint{workers[piece.src]->stored[piece.slot].data(),
+                        &storedBox(piece.src, piece.slot)};
+      },
+      [&](const Piece &piece, const unsigned char *packed) {
+        unsigned param = plan.tensors[piece.slot].updates;
+        device.copyRegion(piece.dst, piece.box, packed, piece.box,
+                          bufferOf(piece.dst, param).data(),
+                          storedBox(piece.dst, param), elementSize(param));
+      });
+  for (unsigned w = 0; w != plan.workers; ++w)
+    for (auto &entry : fresh[w])
+      workers[w]->stored[entry.first] = std::move(entry.second);
+}
+
+DeviceExecutor::DeviceExecutor(const ExecutablePlan &plan, Device &device,
+                               Communicator &communicator)
+    : plan(plan), device(device), communicator(communicator) {
+  schedule = checkAndSchedule(plan, "device", device.getNumWorkers());
+  for (unsigned w = 0; w != plan.workers; ++w) {
+    workers.push_back(std::make_unique<Worker>(device, w));
+    workers.back()->stored.resize(plan.tensors.size());
+    workers.back()->dirty.assign(plan.tensors.size(), false);
+  }
+  hostInputs.resize(plan.tensors.size());
+}
+
+DeviceExecutor::~DeviceExecutor() {
+  // The device finishes what it was given before the pools free memory.
+  try {
+    device.synchronize();
+  } catch (const RuntimeError &) {
+  }
+  for (auto &worker : workers)
+    worker->stored.clear();
+}
+
+void DeviceExecutor::setInput(unsigned t, const HostTensor &value) {
+  checkInput(plan, t, value);
+  hostInputs[t] = value;
+  for (auto &worker : workers)
+    worker->dirty[t] = true;
+}
+
+void DeviceExecutor::uploadInputs(Worker &worker) {
+  forEachPendingInput(
+      plan, worker.id, hostInputs, worker.dirty,
+      [&](unsigned t) { return bool(worker.stored[t]); },
+      [&](unsigned t, const Box &box) {
+        const TensorInfo &info = plan.tensors[t];
+        unsigned size = getElementSize(info.type);
+        Bytes packed(box.getVolume() * size);
+        packRegion(box, hostInputs[t]->data.data(), Box::whole(info.shape),
+                   packed.data(), size);
+        if (!worker.stored[t])
+          worker.stored[t] = worker.pool.allocate(packed.size());
+        device.upload(worker.id, worker.stored[t].data(), packed.data(),
+                      packed.size());
+      });
+}
+
+StepResult DeviceExecutor::runStep() {
+  std::vector<int> lastUse = computeLastUse(plan);
+  for (auto &worker : workers) {
+    uploadInputs(*worker);
+    worker->pool.resetPeak();
+  }
+  communicator.resetMovedBytes();
+  try {
+    Step step(*this, lastUse);
+    for (unsigned i = 0, e = plan.ops.size(); i != e; ++i)
+      step.runOp(i);
+    step.runNextStep();
+    device.synchronize();
+  } catch (...) {
+    failWorker = -1;
+    throw;
+  }
+  failWorker = -1;
+  StepResult result;
+  result.movedBytes = communicator.getMovedBytes();
+  for (auto &worker : workers)
+    result.peakBytesPerWorker.push_back(worker->pool.getPeakBytes());
+  return result;
+}
+
+HostTensor DeviceExecutor::gather(unsigned t) {
+  std::vector<Bytes> copies(plan.workers);
+  std::vector<const unsigned char *> held(plan.workers, nullptr);
+  for (unsigned w = 0; w != plan.workers; ++w) {
+    const DeviceBuffer &buffer = workers[w]->stored.at(t);
+    if (!buffer)
+      continue;
+    copies[w].resize(buffer.size());
+    device.download(w, copies[w].data(), buffer.data(), buffer.size());
+    held[w] = copies[w].data();
+  }
+  return assembleTensor(plan, t, held);
+}
+
+void DeviceExecutor::injectFailure(unsigned worker, unsigned op) {
+  failWorker = worker;
+  failOp = op;
+}

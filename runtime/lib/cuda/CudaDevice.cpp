@@ -1,0 +1,348 @@
+//===- CudaDevice.cpp - The device executor on CUDA GPUs ------------------===//
+//
+// This file implements the CUDA Device and Communicator (CudaDevice.h).
+// Every call first selects the worker's GPU; work goes on the worker's
+// stream; errors become RuntimeErrors naming the worker and CUDA's message.
+// A group of transfers runs on the communication streams of the GPUs it
+// touches: they wait for events recorded on the workers' streams, the
+// transfers between GPUs are one NCCL group of ncclSend/ncclRecv (NCCL
+// matches a pair's sends and receives in order, and both sides are issued
+// in the group's order), those within a GPU are cudaMemcpyAsync, and the
+// workers' streams then wait for events recorded on the communication
+// streams.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Runtime/CudaDevice.h"
+#include "tofu/Runtime/Error.h"
+#include "RegionKernels.h"
+
+#include <cublas_v2.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <map>
+
+using namespace tofu::runtime;
+
+namespace {
+
+void check(cudaError_t status, unsigned worker, const char *what) {
+  if (status != cudaSuccess)
+    throw RuntimeError("worker " + std::to_string(worker) + ": " + what +
+                       ": " + cudaGetErrorString(status));
+}
+
+void checkBlas(cublasStatus_t status, unsigned worker, const char *what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw RuntimeError("worker " + std::to_string(worker) + ": " + what +
+                       ": cuBLAS status " + std::to_string(int(status)));
+}
+
+void checkNccl(ncclResult_t status, const char *what) {
+  if (status != ncclSuccess)
+    throw RuntimeError(std::string(what) + ": " + ncclGetErrorString(status));
+}
+
+class CudaDevice : public Device {
+public:
+  explicit CudaDevice(const CudaOptions &options) : options(options) {
+    for (unsigned w = 0, e = options.deviceOfWorker.size(); w != e; ++w) {
+      Worker worker;
+      worker.gpu = options.deviceOfWorker[w];
+      check(cudaSetDevice(worker.gpu), w, "cudaSetDevice");
+      check(cudaStreamCreateWithFlags(&worker.stream, cudaStreamNonBlocking),
+            w, "cudaStreamCreate");
+      checkBlas(cublasCreate(&worker.blas), w, "cublasCreate");
+      checkBlas(cublasSetStream(worker.blas, worker.stream), w,
+                "cublasSetStream");
+      workers.push_back(worker);
+    }
+  }
+
+  ~CudaDevice() override {
+    for (Worker &worker : workers) {
+      cudaSetDevice(worker.gpu);
+      cudaStreamSynchronize(worker.stream);
+      cublasDestroy(worker.blas);
+      cudaStreamDestroy(worker.stream);
+    }
+  }
+
+  unsigned getNumWorkers() const override { return workers.size(); }
+
+  void *allocate(unsigned w, std::size_t bytes) override {
+    select(w);
+    void *data = nullptr;
+    cudaError_t status = cudaMalloc(&data, bytes);
+    if (status == cudaErrorMemoryAllocation)
+      throw RuntimeError("worker " + std::to_string(w) +
+                         ": out of device memory allocating " +
+                         std::to_string(bytes) + " bytes on GPU " +
+                         std::to_string(workers[w].gpu));
+    check(status, w, "cudaMalloc");
+    return data;
+  }
+
+  void deallocate(unsigned w, void *data) override {
+    select(w);
+    check(cudaFree(data), w, "cudaFree");
+  }
+
+  void upload(unsigned w, void *dst, const void *src,
+              std::size_t bytes) override {
+    select(w);
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice,
+                          workers[w].stream),
+          w, "upload");
+    check(cudaStreamSynchronize(workers[w].stream), w, "upload");
+  }
+
+  void download(unsigned w, void *dst, const void *src,
+                std::size_t bytes) override {
+    select(w);
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost,
+                          workers[w].stream),
+          w, "download");
+    check(cudaStreamSynchronize(workers[w].stream), w, "download");
+  }
+
+  void copyRegion(unsigned w, const Box &region, const void *src,
+                  const Box &srcBox, void *dst, const Box &dstBox,
+                  unsigned elementSize) override {
+    select(w);
+    if (region == srcBox && region == dstBox) {
+      check(cudaMemcpyAsync(dst, src, region.getVolume() * elementSize,
+                            cudaMemcpyDeviceToDevice, workers[w].stream),
+            w, "copy");
+      return;
+    }
+    RegionCopy copy;
+    if (!describeRegionCopy(region, src, srcBox, dst, dstBox, elementSize,
+                            copy))
+      throw RuntimeError("worker " + std::to_string(w) + ": a box of rank " +
+                         std::to_string(region.getRank()) +
+                         " exceeds DeviceMaxRank");
+    check(launchRegionCopy(copy, workers[w].stream), w, "box copy");
+  }
+
+  void reduceRegion(unsigned w, Reducer reducer, ElementType type,
+                    const Box &region, const void *src, void *dst,
+                    const Box &dstBox) override {
+    select(w);
+    RegionCopy copy;
+    if (!describeRegionCopy(region, src, region, dst, dstBox,
+                            getElementSize(type), copy))
+      throw RuntimeError("worker " + std::to_string(w) + ": a box of rank " +
+                         std::to_string(region.getRank()) +
+                         " exceeds DeviceMaxRank");
+    check(launchRegionReduce(copy, reducer, type, workers[w].stream), w,
+          "reduction");
+  }
+
+  void launch(unsigned w, unsigned kernel, const KernelCall &call) override {
+    select(w);
+    if (kernel < options.gemms.size() && options.gemms[kernel])
+      return gemm(w, *options.gemms[kernel], call);
+    if (kernel >= options.launches.size() || !options.launches[kernel])
+      throw RuntimeError("worker " + std::to_string(w) + ": no CUDA kernel " +
+                         std::to_string(kernel));
+    check(options.launches[kernel](call, workers[w].stream), w, "launch");
+  }
+
+  void synchronize() override {
+    for (unsigned w = 0, e = workers.size(); w != e; ++w) {
+      select(w);
+      check(cudaStreamSynchronize(workers[w].stream), w, "a step's work");
+    }
+  }
+
+  int getGpu(unsigned w) const { return workers[w].gpu; }
+  cudaStream_t getStream(unsigned w) const { return workers[w].stream; }
+
+private:
+  struct Worker {
+    int gpu = 0;
+    cudaStream_t stream = nullptr;
+    cublasHandle_t blas = nullptr;
+  };
+
+  void select(unsigned w) { check(cudaSetDevice(workers.at(w).gpu), w, "cudaSetDevice"); }
+
+  /// C[i,j] = Sum_k A[i,k] B[k,j] on row-major boxes: cuBLAS is
+  /// column-major, so it computes C^T = B^T A^T with the boxes' extents as
+  /// leading dimensions, each operand offset to the iteration box.
+  void gemm(unsigned w, const CudaGemm &g, const KernelCall &call) {
+    const BoxView &a = call.inputs[0], &b = call.inputs[1], &c = call.output;
+    std::int64_t i0 = call.varLo[0], j0 = call.varLo[1], k0 = call.varLo[2];
+    int m = int(call.varHi[0] - i0), n = int(call.varHi[1] - j0),
+        k = int(call.varHi[2] - k0);
+    if (m <= 0 || n <= 0)
+      return;
+    unsigned size = getElementSize(c.type);
+    auto offset = [&](const BoxView &v, std::int64_t r, std::int64_t s) {
+      return static_cast<char *>(v.data) +
+             ((r - v.lo[0]) * v.extent[1] + (s - v.lo[1])) * size;
+    };
+    const void *pa = g.transA ? offset(a, k0, i0) : offset(a, i0, k0);
+    const void *pb = g.transB ? offset(b, j0, k0) : offset(b, k0, j0);
+    void *pc = offset(c, i0, j0);
+    if (k <= 0) {
+      check(cudaMemset2DAsync(pc, c.extent[1] * size, 0, n * size, m,
+                              workers[w].stream),
+            w, "gemm");
+      return;
+    }
+    cublasOperation_t opA = g.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t opB = g.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+    int lda = int(a.extent[1]), ldb = int(b.extent[1]), ldc = int(c.extent[1]);
+    if (c.type == ElementType::F32) {
+      float one = 1, zero = 0;
+      checkBlas(cublasSgemm(workers[w].blas, opB, opA, n, m, k, &one,
+                            static_cast<const float *>(pb), ldb,
+                            static_cast<const float *>(pa), lda, &zero,
+                            static_cast<float *>(pc), ldc),
+                w, "cublasSgemm");
+    } else if (c.type == ElementType::F64) {
+      double one = 1, zero = 0;
+      checkBlas(cublasDgemm(workers[w].blas, opB, opA, n, m, k, &one,
+                            static_cast<const double *>(pb), ldb,
+                            static_cast<const double *>(pa), lda, &zero,
+                            static_cast<double *>(pc), ldc),
+                w, "cublasDgemm");
+    } else {
+      throw RuntimeError("worker " + std::to_string(w) +
+                         ": cuBLAS contractions are f32 or f64");
+    }
+  }
+
+  CudaOptions options;
+  std::vector<Worker> workers;
+};
+
+class CudaCommunicator : public Communicator {
+public:
+  explicit CudaCommunicator(CudaDevice &device) : device(device) {
+    for (unsigned w = 0, e = device.getNumWorkers(); w != e; ++w) {
+      int gpu = device.getGpu(w);
+      if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end())
+        gpus.push_back(gpu);
+    }
+    streams.resize(gpus.size());
+    for (unsigned r = 0; r != gpus.size(); ++r) {
+      check(cudaSetDevice(gpus[r]), 0, "cudaSetDevice");
+      check(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking), 0,
+            "cudaStreamCreate");
+    }
+    if (gpus.size() > 1) {
+      comms.resize(gpus.size());
+      checkNccl(ncclCommInitAll(comms.data(), int(gpus.size()), gpus.data()),
+                "ncclCommInitAll");
+    }
+  }
+
+  ~CudaCommunicator() override {
+    for (ncclComm_t comm : comms)
+      ncclCommDestroy(comm);
+    for (unsigned r = 0; r != gpus.size(); ++r) {
+      cudaSetDevice(gpus[r]);
+      cudaStreamDestroy(streams[r]);
+    }
+  }
+
+  void exchange(const std::vector<Transfer> &group) override {
+    if (group.empty())
+      return;
+    std::vector<unsigned> workers;
+    for (const Transfer &t : group)
+      for (unsigned w : {t.src, t.dst})
+        if (std::find(workers.begin(), workers.end(), w) == workers.end())
+          workers.push_back(w);
+    // The group starts after the work enqueued on its workers' streams.
+    for (unsigned w : workers)
+      order(device.getStream(w), rankOf(w), w);
+    bool anyNccl = false;
+    for (const Transfer &t : group) {
+      if (device.getGpu(t.src) == device.getGpu(t.dst)) {
+        unsigned r = rankOf(t.src);
+        check(cudaSetDevice(gpus[r]), t.src, "cudaSetDevice");
+        check(cudaMemcpyAsync(t.to, t.from, t.bytes, cudaMemcpyDeviceToDevice,
+                              streams[r]),
+              t.src, "a transfer within a GPU");
+      } else {
+        anyNccl = true;
+      }
+      moved += t.bytes;
+    }
+    if (anyNccl) {
+      checkNccl(ncclGroupStart(), "ncclGroupStart");
+      for (const Transfer &t : group) {
+        unsigned s = rankOf(t.src), d = rankOf(t.dst);
+        if (s == d)
+          continue;
+        checkNccl(ncclSend(t.from, t.bytes, ncclUint8, int(d), comms[s],
+                           streams[s]),
+                  "ncclSend");
+        checkNccl(ncclRecv(t.to, t.bytes, ncclUint8, int(s), comms[d],
+                           streams[d]),
+                  "ncclRecv");
+      }
+      checkNccl(ncclGroupEnd(), "ncclGroupEnd");
+    }
+    // Work enqueued afterwards waits for the group.
+    for (unsigned w : workers)
+      order(streams[rankOf(w)], rankOf(w), w, /*toWorker=*/true);
+  }
+
+private:
+  unsigned rankOf(unsigned w) const {
+    return std::find(gpus.begin(), gpus.end(), device.getGpu(w)) -
+           gpus.begin();
+  }
+
+  /// Makes the communication stream of GPU rank `r` wait for worker `w`'s
+  /// stream, or (toWorker) worker w's stream wait for the communication
+  /// stream.
+  void order(cudaStream_t from, unsigned r, unsigned w, bool toWorker = false) {
+    check(cudaSetDevice(gpus[r]), w, "cudaSetDevice");
+    cudaEvent_t event;
+    check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), w,
+          "cudaEventCreate");
+    check(cudaEventRecord(event, from), w, "cudaEventRecord");
+    cudaStream_t waiter = toWorker ? device.getStream(w) : streams[r];
+    check(cudaStreamWaitEvent(waiter, event, 0), w, "cudaStreamWaitEvent");
+    check(cudaEventDestroy(event), w, "cudaEventDestroy");
+  }
+
+  CudaDevice &device;
+  std::vector<int> gpus;
+  std::vector<cudaStream_t> streams;
+  std::vector<ncclComm_t> comms;
+};
+
+} // namespace
+
+int tofu::runtime::getCudaDeviceCount(std::string &why) {
+  int count = 0;
+  cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    why = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(status);
+    return 0;
+  }
+  if (count == 0)
+    why = "cudaGetDeviceCount: no CUDA device";
+  return count;
+}
+
+std::unique_ptr<Device>
+tofu::runtime::createCudaDevice(const CudaOptions &options) {
+  return std::make_unique<CudaDevice>(options);
+}
+
+std::unique_ptr<Communicator>
+tofu::runtime::createCudaCommunicator(Device &device) {
+  auto *cuda = dynamic_cast<CudaDevice *>(&device);
+  if (!cuda)
+    throw RuntimeError("the CUDA communicator needs a CUDA device");
+  return std::make_unique<CudaCommunicator>(*cuda);
+}

@@ -1,0 +1,138 @@
+//===- Backend.cpp - Where tofu-run's steps run ---------------------------===//
+//
+// This file implements tofu-run's backends. The cuda backend exists when
+// TofuRuntimeCUDA was built (TOFU_HAVE_CUDA_RUNTIME): it asks the CUDA
+// runtime for devices, compiles the graph's CUDA unit (emitGraphKernels
+// with KernelTarget::Cuda) with nvcc for the installed GPUs, loads its
+// tofu_graph_cuda_launches table, and places worker w on GPU w modulo the
+// number of GPUs (more workers than GPUs: virtual workers).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Backend.h"
+
+#include "tofu/Runtime/DeviceExecutor.h"
+#include "tofu/Runtime/Error.h"
+
+#ifdef TOFU_HAVE_CUDA_RUNTIME
+#include "tofu/CodeGen/GraphKernels.h"
+#include "tofu/CodeGen/KernelCompiler.h"
+#include "tofu/Runtime/CudaDevice.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <dlfcn.h>
+
+namespace {
+llvm::cl::opt<bool> cudaLoadOnly(
+    "cuda-load-only",
+    llvm::cl::desc("Testing: with --backend cuda, compile and load the "
+                   "graph's CUDA kernels, print how many ops have a launch "
+                   "function, and exit 0 (no GPU needed)"),
+    llvm::cl::Hidden);
+} // namespace
+#endif
+
+using namespace tofu;
+
+#ifdef TOFU_HAVE_CUDA_RUNTIME
+namespace {
+/// Compiles and loads the CUDA unit of `g`; fills the launch table.
+std::shared_ptr<void> loadCudaKernels(const graph::Graph &g,
+                                      graph::SpecLibrary &specs,
+                                      runtime::CudaOptions &options) {
+  codegen::KernelOptions kernelOptions;
+  kernelOptions.target = codegen::KernelTarget::Cuda;
+  auto unit = codegen::emitGraphKernels(g, specs, kernelOptions);
+  if (!unit)
+    throw runtime::RuntimeError(llvm::toString(unit.takeError()));
+  codegen::KernelCompiler::Options compile;
+  compile.compiler = TOFU_NVCC_PATH;
+  compile.flags = {"-x", "cu", "-std=c++17", "--expt-relaxed-constexpr",
+                   "-diag-suppress", "177", "-arch=native", "-O3",
+                   "-shared", "-Xcompiler", "-fPIC"};
+  compile.libs = {};
+  auto library = codegen::KernelCompiler(compile).compile(unit->source);
+  if (!library)
+    throw runtime::RuntimeError("compiling the CUDA kernels: " +
+                                llvm::toString(library.takeError()));
+  std::string path = (*library)->getPath().str();
+  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  using TableFn = const runtime::CudaLaunchFn *(*)(unsigned *);
+  auto table = handle ? reinterpret_cast<TableFn>(
+                            dlsym(handle, codegen::GraphCudaLaunchesSymbol))
+                      : nullptr;
+  if (!table)
+    throw runtime::RuntimeError(path + " has no " +
+                                codegen::GraphCudaLaunchesSymbol);
+  unsigned count = 0;
+  const runtime::CudaLaunchFn *launches = table(&count);
+  options.launches.assign(launches, launches + count);
+  std::shared_ptr<codegen::KernelLibrary> keep(std::move(*library));
+  return std::shared_ptr<void>(handle, [keep](void *h) { dlclose(h); });
+}
+} // namespace
+#endif
+
+std::string tofu::checkBackend(Backend backend) {
+  if (backend != Backend::Cuda)
+    return "";
+#ifdef TOFU_HAVE_CUDA_RUNTIME
+  std::string why;
+  if (cudaLoadOnly || runtime::getCudaDeviceCount(why) > 0)
+    return "";
+  return "no usable GPU: " + why;
+#else
+  return "this tofu-run was built without the CUDA runtime (TofuRuntimeCUDA)";
+#endif
+}
+
+Engine tofu::createEngine(Backend backend, const runtime::ExecutablePlan &plan,
+                          runtime::KernelProvider &kernels,
+                          const graph::Graph &g, graph::SpecLibrary &specs,
+                          std::unique_ptr<runtime::Transport> transport) {
+  Engine engine;
+  switch (backend) {
+  case Backend::Cpu:
+    engine.transport = std::move(transport);
+    engine.executor = std::make_unique<runtime::Executor>(plan, kernels,
+                                                          *engine.transport);
+    return engine;
+  case Backend::CudaHost:
+    engine.device = runtime::createHostDevice(plan.workers, kernels);
+    engine.communicator = runtime::createHostCommunicator(*engine.device);
+    break;
+  case Backend::Cuda: {
+#ifdef TOFU_HAVE_CUDA_RUNTIME
+    runtime::CudaOptions options;
+    if (cudaLoadOnly) {
+      engine.kernelLibrary = loadCudaKernels(g, specs, options);
+      unsigned n = 0;
+      for (runtime::CudaLaunchFn fn : options.launches)
+        n += fn != nullptr;
+      llvm::outs() << "loaded " << n << " CUDA launch functions for "
+                   << options.launches.size() << " ops\n";
+      llvm::outs().flush();
+      std::exit(0);
+    }
+    std::string why;
+    int gpus = runtime::getCudaDeviceCount(why);
+    if (gpus <= 0)
+      throw runtime::RuntimeError("--backend cuda: no usable GPU: " + why);
+    for (unsigned w = 0; w != plan.workers; ++w)
+      options.deviceOfWorker.push_back(int(w % unsigned(gpus)));
+    engine.kernelLibrary = loadCudaKernels(g, specs, options);
+    engine.device = runtime::createCudaDevice(options);
+    engine.communicator = runtime::createCudaCommunicator(*engine.device);
+    break;
+#else
+    throw runtime::RuntimeError("--backend cuda: " + checkBackend(backend));
+#endif
+  }
+  }
+  engine.executor = std::make_unique<runtime::DeviceExecutor>(
+      plan, *engine.device, *engine.communicator);
+  return engine;
+}

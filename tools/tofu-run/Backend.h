@@ -1,0 +1,51 @@
+//===- Backend.h - Where tofu-run's steps run --------------------*- C++ -*-===//
+//
+// This file declares tofu-run's backends: the CPU Executor (worker threads
+// and the thread transport), the device executor on CUDA GPUs, and the
+// device executor on its host emulation (`cuda-host`, for testing the
+// device executor's logic without a GPU). docs/DeviceExecutor.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_TOOLS_TOFU_RUN_BACKEND_H
+#define TOFU_TOOLS_TOFU_RUN_BACKEND_H
+
+#include "tofu/Graph/Graph.h"
+#include "tofu/Graph/SpecLibrary.h"
+#include "tofu/Runtime/Device.h"
+#include "tofu/Runtime/Executor.h"
+
+#include <string>
+
+namespace tofu {
+
+enum class Backend { Cpu, Cuda, CudaHost };
+
+/// An executor and what it runs on (members destroyed executor first).
+struct Engine {
+  std::unique_ptr<runtime::Transport> transport;
+  std::unique_ptr<runtime::Device> device;
+  std::unique_ptr<runtime::Communicator> communicator;
+  std::unique_ptr<runtime::StepExecutor> executor;
+  /// What keeps the device's kernels loaded (cuda).
+  std::shared_ptr<void> kernelLibrary;
+};
+
+/// Why `backend` cannot run here ("" if it can): for cuda, that this
+/// tofu-run was built without the CUDA runtime or that the CUDA runtime
+/// reports no device.
+std::string checkBackend(Backend backend);
+
+/// The engine running `plan` of graph `g` on `backend`: the CPU and
+/// cuda-host backends run `kernels`; cuda compiles the graph's CUDA unit
+/// with nvcc and runs its launch functions. The CPU executor exchanges
+/// bytes through `transport` (threads or MPI); the device executor has its
+/// communicator and drops it. Throws RuntimeError.
+Engine createEngine(Backend backend, const runtime::ExecutablePlan &plan,
+                    runtime::KernelProvider &kernels, const graph::Graph &g,
+                    graph::SpecLibrary &specs,
+                    std::unique_ptr<runtime::Transport> transport);
+
+} // namespace tofu
+
+#endif // TOFU_TOOLS_TOFU_RUN_BACKEND_H
