@@ -54,3 +54,9 @@ if getattr(config, "tofu_have_onnx", "OFF") == "ON" and subprocess.call(
         [config.python_executable, "-c", "import onnx"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
     config.available_features.add("onnx")
+
+# `REQUIRES: digits`: examples/digits was built (zlib) and scikit-learn's
+# digits.csv.gz (Debian's python3-sklearn) is there; %digits_csv is its path.
+if getattr(config, "tofu_digits_csv", ""):
+    config.available_features.add("digits")
+    config.substitutions.append(("%digits_csv", config.tofu_digits_csv))
