@@ -1,22 +1,23 @@
-//===- train.cpp - Train an MLP on digits with 1, 2 and 4 workers ---------===//
+//===- train.cpp - Train on digits with 1, 2 and 4 workers ----------------===//
 //
 // This file implements the digits example (docs/Linking.md): the training
-// step of model.py (mlp.json) planned by tofu-plan for K = 1, 2 and 4
-// workers and compiled into this program by tofu_add_plan (namespaces
-// digits_k1, digits_k2, digits_k4). For each K it initialises the
-// parameters alike, trains with SGD on the first 1500 images in batches of
-// 100 (the same shuffled order for every K), prints the mean loss and the
-// test accuracy of every epoch, and finally checks that the loss fell, the
-// accuracy rose, and every step's loss with K workers equals the loss with
-// one within float tolerance. The graph's only output besides the updates is
-// the loss, so the accuracy on the 297 held-out images is computed here from
-// the trained parameters gathered from the workers (the model's forward
-// pass, written out below). Exit status: 0 when the checks pass, 1 when one
-// fails, 2 on bad usage or data.
+// steps of model.py's MLP (mlp.json) and CNN (cnn.json), each planned by
+// tofu-plan for K = 1, 2 and 4 workers and compiled into this program by
+// tofu_add_plan (namespaces mlp_k1 ... cnn_k4). For each model and K it
+// initialises the parameters alike, trains with SGD on the first 1500
+// images in batches of 100 (the same shuffled order for every K), prints
+// the mean loss and the test accuracy of every epoch, and finally checks
+// that the loss fell, the accuracy rose, and every step's loss with K
+// workers equals the loss with one within float tolerance. The graphs
+// output only the loss and the updated parameters, so the accuracy on the
+// 297 held-out images is computed here from the trained parameters gathered
+// from the workers (Models.h). Exit status: 0 when the checks pass, 1 when
+// one fails, 2 on bad usage or data.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Digits.h"
+#include "Models.h"
 
 #include "tofu/Runtime/Error.h"
 #include "tofu/Runtime/GeneratedPlan.h"
@@ -29,9 +30,12 @@
 #include <numeric>
 #include <random>
 
-TOFU_DECLARE_PLAN(digits_k1)
-TOFU_DECLARE_PLAN(digits_k2)
-TOFU_DECLARE_PLAN(digits_k4)
+TOFU_DECLARE_PLAN(mlp_k1)
+TOFU_DECLARE_PLAN(mlp_k2)
+TOFU_DECLARE_PLAN(mlp_k4)
+TOFU_DECLARE_PLAN(cnn_k1)
+TOFU_DECLARE_PLAN(cnn_k2)
+TOFU_DECLARE_PLAN(cnn_k4)
 
 #ifndef DIGITS_CSV
 #define DIGITS_CSV "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"
@@ -42,7 +46,7 @@ using tofu::runtime::LinkedPlan;
 namespace {
 
 constexpr unsigned TrainImages = 1500;
-constexpr unsigned Hidden = 128, Classes = 10;
+constexpr unsigned Classes = 10;
 
 /// What training with one worker count measured.
 struct Curve {
@@ -64,65 +68,51 @@ std::vector<float> initialValues(std::size_t count, unsigned fanIn,
   return values;
 }
 
-/// The model's parameters, by the graph's names.
-struct Params {
-  std::vector<float> w1, b1, w2, b2;
-  static const char *const names[4];
-  std::vector<float> *begin() { return &w1; }
-  std::vector<float> *end() { return &b2 + 1; }
-};
-const char *const Params::names[4] = {"fc1.weight", "fc1.bias", "fc2.weight",
-                                      "fc2.bias"};
-
-/// The fraction of images [first, end) of `data` the model with parameters
-/// `params` classifies right: argmax of fc2(relu(fc1(x))).
-double accuracy(const Params &params, const Digits &data, unsigned first,
-                unsigned end) {
-  const std::vector<float> &w1 = params.w1, &b1 = params.b1, &w2 = params.w2,
-                           &b2 = params.b2;
+/// The fraction of images [first, end) of `data` that `model` with
+/// parameters `params` classifies right (argmax of the logits).
+double accuracy(const Model &model, const ParamValues &params,
+                const Digits &data, unsigned first, unsigned end) {
   unsigned right = 0;
   for (unsigned i = first; i != end; ++i) {
-    const float *x = &data.pixels[std::size_t(i) * Digits::Pixels];
-    float hidden[Hidden], logits[Classes];
-    for (unsigned h = 0; h != Hidden; ++h) {
-      float sum = b1[h];
-      for (unsigned p = 0; p != Digits::Pixels; ++p)
-        sum += w1[h * Digits::Pixels + p] * x[p];
-      hidden[h] = std::max(sum, 0.0f);
-    }
-    for (unsigned c = 0; c != Classes; ++c) {
-      float sum = b2[c];
-      for (unsigned h = 0; h != Hidden; ++h)
-        sum += w2[c * Hidden + h] * hidden[h];
-      logits[c] = sum;
-    }
+    float logits[Classes];
+    model.forward(params, &data.pixels[std::size_t(i) * Digits::Pixels],
+                  logits);
     right += std::max_element(logits, logits + Classes) - logits ==
              data.labels[i];
   }
   return double(right) / (end - first);
 }
 
-Curve train(const tofu::runtime::GeneratedPlan &plan, const Digits &data,
-            unsigned epochs) {
+Curve train(const Model &model, const tofu::runtime::GeneratedPlan &plan,
+            const Digits &data, unsigned epochs) {
   LinkedPlan linked(plan);
   unsigned k = linked.getNumWorkers();
+  // Weights and biases alike: uniform in +-1/sqrt(fan_in of the weight).
   std::mt19937 init(1);
-  Params params;
-  params.w1 = initialValues(Hidden * Digits::Pixels, Digits::Pixels, init);
-  params.b1 = initialValues(Hidden, Digits::Pixels, init);
-  params.w2 = initialValues(Classes * Hidden, Hidden, init);
-  params.b2 = initialValues(Classes, Hidden, init);
-  unsigned p = 0;
-  for (const std::vector<float> &values : params)
-    linked.setInput(Params::names[p++], values);
+  ParamValues params;
+  unsigned fanIn = 1;
+  for (unsigned p = 0; p != model.params.size(); ++p) {
+    const tofu::runtime::GeneratedTensor &tensor =
+        plan.tensors[linked.getTensor(model.params[p])];
+    std::size_t count = 1;
+    for (unsigned d = 0; d != tensor.rank; ++d)
+      count *= tensor.shape[d];
+    if (p % 2 == 0)
+      fanIn = count / tensor.shape[0];
+    params.push_back(initialValues(count, fanIn, init));
+    linked.setInput(model.params[p], params.back());
+  }
 
   const tofu::runtime::GeneratedTensor &input =
       plan.tensors[linked.getTensor("input")];
   unsigned batch = input.shape[0];
+  const char *name = model.name;
   Curve curve;
   curve.epochLoss.push_back(NAN);
-  curve.accuracy.push_back(accuracy(params, data, TrainImages, data.size()));
-  std::printf("K=%u epoch 0: test accuracy %.4f\n", k, curve.accuracy.back());
+  curve.accuracy.push_back(
+      accuracy(model, params, data, TrainImages, data.size()));
+  std::printf("%s K=%u epoch 0: test accuracy %.4f\n", name, k,
+              curve.accuracy.back());
   std::vector<unsigned> order(TrainImages);
   std::iota(order.begin(), order.end(), 0);
   std::mt19937 shuffle(2);
@@ -142,32 +132,32 @@ Curve train(const tofu::runtime::GeneratedPlan &plan, const Digits &data,
       linked.setInput("target", labels);
       tofu::runtime::StepResult result = linked.runStep();
       if (epoch == 1 && steps == 0)
-        std::printf("K=%u: %lld bytes moved per step, the plan's comm_bytes "
-                    "%lld\n",
-                    k, (long long)result.movedBytes,
+        std::printf("%s K=%u: %lld bytes moved per step, the plan's "
+                    "comm_bytes %lld\n",
+                    name, k, (long long)result.movedBytes,
                     (long long)plan.commBytes);
       curve.losses.push_back(linked.getLossValue());
       sum += curve.losses.back();
     }
     curve.epochLoss.push_back(sum / steps);
     // The trained parameters, gathered from the workers' stored boxes.
-    p = 0;
-    for (std::vector<float> &values : params)
-      values = linked.gatherFloats(Params::names[p++]);
-    curve.accuracy.push_back(accuracy(params, data, TrainImages, data.size()));
-    std::printf("K=%u epoch %u: mean loss %.4f test accuracy %.4f\n", k, epoch,
-                curve.epochLoss.back(), curve.accuracy.back());
+    for (unsigned p = 0; p != model.params.size(); ++p)
+      params[p] = linked.gatherFloats(model.params[p]);
+    curve.accuracy.push_back(
+        accuracy(model, params, data, TrainImages, data.size()));
+    std::printf("%s K=%u epoch %u: mean loss %.4f test accuracy %.4f\n", name,
+                k, epoch, curve.epochLoss.back(), curve.accuracy.back());
   }
   return curve;
 }
 
 /// Checks `curve` and, for K > 1, that it matches `single`; prints a line
 /// per check.
-bool check(unsigned k, const Curve &curve, const Curve *single,
-           double tolerance) {
+bool check(const char *name, unsigned k, const Curve &curve,
+           const Curve *single, double tolerance) {
   bool ok = true;
   auto report = [&](bool pass, const char *what, const std::string &detail) {
-    std::printf("K=%u %s: %s (%s)\n", k, what, pass ? "yes" : "NO",
+    std::printf("%s K=%u %s: %s (%s)\n", name, k, what, pass ? "yes" : "NO",
                 detail.c_str());
     ok &= pass;
   };
@@ -202,16 +192,20 @@ int main(int argc, char **argv) {
   std::string path = DIGITS_CSV;
   unsigned epochs = 20;
   double tolerance = 1e-4;
+  const char *only = nullptr;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--epochs") && i + 1 < argc)
+    if (!std::strcmp(argv[i], "--model") && i + 1 < argc &&
+        (!std::strcmp(argv[i + 1], "mlp") || !std::strcmp(argv[i + 1], "cnn")))
+      only = argv[++i];
+    else if (!std::strcmp(argv[i], "--epochs") && i + 1 < argc)
       epochs = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--tolerance") && i + 1 < argc)
       tolerance = std::atof(argv[++i]);
     else if (argv[i][0] != '-')
       path = argv[i];
     else {
-      std::fprintf(stderr, "usage: %s [DIGITS.csv.gz] [--epochs N] "
-                   "[--tolerance T]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [DIGITS.csv.gz] [--model mlp|cnn] "
+                   "[--epochs N] [--tolerance T]\n", argv[0]);
       return 2;
     }
   }
@@ -233,19 +227,33 @@ int main(int argc, char **argv) {
   }
   std::printf("digits: %zu images, %u for training, %zu for testing\n",
               data.size(), TrainImages, data.size() - TrainImages);
-  std::map<unsigned, Curve> curves;
-  try {
-    for (const tofu::runtime::GeneratedPlan *plan :
-         {&digits_k1::getGeneratedPlan(), &digits_k2::getGeneratedPlan(),
-          &digits_k4::getGeneratedPlan()})
-      curves[plan->workers] = train(*plan, data, epochs);
-  } catch (const tofu::runtime::RuntimeError &e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 2;
-  }
+  struct Run {
+    const Model &model;
+    std::vector<const tofu::runtime::GeneratedPlan *> plans;
+  };
+  const Run runs[] = {
+      {getMLP(),
+       {&mlp_k1::getGeneratedPlan(), &mlp_k2::getGeneratedPlan(),
+        &mlp_k4::getGeneratedPlan()}},
+      {getCNN(),
+       {&cnn_k1::getGeneratedPlan(), &cnn_k2::getGeneratedPlan(),
+        &cnn_k4::getGeneratedPlan()}}};
   bool ok = true;
-  for (const auto &[k, curve] : curves)
-    ok &= check(k, curve, k == 1 ? nullptr : &curves[1], tolerance);
+  for (const Run &run : runs) {
+    if (only && std::strcmp(only, run.model.name) != 0)
+      continue;
+    std::map<unsigned, Curve> curves;
+    try {
+      for (const tofu::runtime::GeneratedPlan *plan : run.plans)
+        curves[plan->workers] = train(run.model, *plan, data, epochs);
+    } catch (const tofu::runtime::RuntimeError &e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+      return 2;
+    }
+    for (const auto &[k, curve] : curves)
+      ok &= check(run.model.name, k, curve, k == 1 ? nullptr : &curves[1],
+                  tolerance);
+  }
   std::printf("%s\n", ok ? "all checks passed" : "a check failed");
   return ok ? 0 : 1;
 }
