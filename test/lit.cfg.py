@@ -95,3 +95,9 @@ if getattr(config, "tofu_cuda_runtime", "") in ("ON", "1", "TRUE"):
     config.available_features.add("cuda-runtime")
 if os.path.exists("/dev/nvidia0"):
     config.available_features.add("gpu")
+
+# `REQUIRES: digits`: examples/digits was built (zlib) and scikit-learn's
+# digits.csv.gz (Debian's python3-sklearn) is there; %digits_csv is its path.
+if getattr(config, "tofu_digits_csv", ""):
+    config.available_features.add("digits")
+    config.substitutions.append(("%digits_csv", config.tofu_digits_csv))

@@ -12,9 +12,11 @@
 
 #include "Summary.h"
 
+#include "tofu/CodeGen/GraphKernels.h"
 #include "tofu/Graph/ModelFile.h"
 #include "tofu/Graph/SpecLibrary.h"
 #include "tofu/Graph/Verifier.h"
+#include "tofu/Lowering/PlanLowering.h"
 #include "tofu/Plan/PlanEmitters.h"
 #include "tofu/Plan/PlanJSON.h"
 #include "tofu/Planner/PlanVerifier.h"
@@ -73,8 +75,16 @@ cl::opt<EmitKind> emitKind(
         clEnumValN(EmitKind::Dot, "dot",
                    "Graphviz: the forward/backward groups coloured by step"),
         clEnumValN(EmitKind::Cpp, "cpp",
-                   "C++ tables of the plan, to compile into a program")),
+                   "C++: the lowered plan and the graph's kernels, to "
+                   "compile into a training program (docs/Linking.md)")),
     cl::cat(category));
+
+cl::opt<std::string> cppNamespace(
+    "cpp-namespace",
+    cl::desc("With --emit=cpp: the namespace of getGeneratedPlan() "
+             "(default tofu_plan), so that several plans link into one "
+             "program"),
+    cl::value_desc("NS"), cl::init("tofu_plan"), cl::cat(category));
 
 cl::opt<planner::SearchKind> searchKind(
     "search", cl::desc("The search"), cl::init(planner::SearchKind::Recursive),
@@ -187,11 +197,23 @@ struct LoadedGraph {
   std::unique_ptr<planner::PlanningProblem> problem;
 };
 
+/// The standard operator library: <prefix>/share/tofu/specs next to an
+/// installed tofu-plan, else the source tree's.
+std::string getDefaultSpecsDir() {
+  static int anchor;
+  std::string exe = llvm::sys::fs::getMainExecutable("tofu-plan", &anchor);
+  llvm::SmallString<256> dir(llvm::sys::path::parent_path(
+      llvm::sys::path::parent_path(exe)));
+  llvm::sys::path::append(dir, "share", "tofu", "specs");
+  return llvm::sys::fs::is_directory(dir) ? dir.str().str() : TOFU_SPECS_DIR;
+}
+
 bool loadProblem(StringRef path, graph::SpecLibrary &specs,
                  DiagnosticEngine &diags, LoadedGraph &out) {
   out.graph = graph::readModelFile(path, diags);
   if (!out.graph ||
-      !specs.load(noDefaultSpecs ? "" : TOFU_SPECS_DIR, specFiles, diags) ||
+      !specs.load(noDefaultSpecs ? "" : getDefaultSpecsDir(), specFiles,
+                  diags) ||
       !graph::verifyGraph(*out.graph, specs, diags))
     return false;
   out.problem = planner::PlanningProblem::build(*out.graph, specs, diags);
@@ -262,8 +284,35 @@ std::string getGraphField() {
   return std::string(relative);
 }
 
+/// Writes the plan lowered for the runtime with the graph's kernels.
+bool writeCpp(llvm::raw_ostream &os, const planner::PlanningProblem &problem,
+              graph::SpecLibrary &specs, const plan::Plan &p) {
+  auto lowered = lowering::lowerPlan(problem, p);
+  if (!lowered) {
+    error() << "cannot lower the plan: " << llvm::toString(lowered.takeError())
+            << "\n";
+    return false;
+  }
+  const graph::Graph &g = problem.getGraph();
+  auto kernels = codegen::emitGraphKernels(g, specs);
+  if (!kernels) {
+    error() << llvm::toString(kernels.takeError()) << "\n";
+    return false;
+  }
+  plan::CppPlanInput input;
+  input.plan = &*lowered;
+  input.kernelsSource = std::move(kernels->source);
+  input.cppNamespace = cppNamespace;
+  input.graphName = llvm::sys::path::filename(positional[0]).str();
+  if (llvm::Error err = plan::writePlanCpp(os, g, input)) {
+    error() << llvm::toString(std::move(err)) << "\n";
+    return false;
+  }
+  return true;
+}
+
 int writeOutput(const graph::Graph &g, const plan::Plan &p,
-                const SummaryInput &summary) {
+                const SummaryInput &summary, graph::SpecLibrary &specs) {
   std::error_code ec;
   llvm::ToolOutputFile out(outputFile, ec, llvm::sys::fs::OF_Text);
   if (ec) {
@@ -281,7 +330,8 @@ int writeOutput(const graph::Graph &g, const plan::Plan &p,
     plan::writePlanDot(out.os(), g, p);
     break;
   case EmitKind::Cpp:
-    plan::writePlanCpp(out.os(), g, p);
+    if (!writeCpp(out.os(), *summary.problem, specs, p))
+      return BadInput;
     break;
   }
   out.keep();
@@ -297,6 +347,11 @@ int runPlan(DiagnosticEngine &diags) {
   llvm::Optional<unsigned> workers = parseWorkers();
   if (!workers)
     return BadInput;
+  if (!plan::isCppNamespaceName(cppNamespace)) {
+    error() << "--cpp-namespace expects identifiers joined by '::', got '"
+            << cppNamespace << "'\n";
+    return BadUsage;
+  }
   planner::PlannerOptions options;
   options.workers = *workers;
   options.search = searchKind;
@@ -379,7 +434,7 @@ int runPlan(DiagnosticEngine &diags) {
                                                           : 2;
     summary.what = names[b];
     summary.plan = &*baselines[b];
-    return writeOutput(*loaded.graph, *summary.plan, summary);
+    return writeOutput(*loaded.graph, *summary.plan, summary, specs);
   }
   planner::PlannerReport report;
   auto p = planner::planGraph(problem, options, report);
@@ -392,7 +447,7 @@ int runPlan(DiagnosticEngine &diags) {
                      : "the recursive search's plan";
   summary.plan = &*p;
   summary.report = &report;
-  return writeOutput(*loaded.graph, *p, summary);
+  return writeOutput(*loaded.graph, *p, summary, specs);
 }
 
 } // namespace

@@ -2,8 +2,9 @@
 //
 // This file declares the plan emitters other than JSON: Graphviz (the
 // coarsened graph, one node per forward/backward group, coloured by the
-// step its ops take at the outermost level) and C++ (the plan as constant
-// tables a program compiles and links with the runtime library).
+// step its ops take at the outermost level) and C++ (the lowered plan as
+// constant tables and the graph's op kernels, one source a training program
+// compiles and links with the runtime library).
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,7 @@
 
 #include "tofu/Graph/Graph.h"
 #include "tofu/Plan/Plan.h"
+#include "tofu/Runtime/ExecutablePlan.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -21,9 +23,28 @@ namespace plan {
 /// Writes the plan of graph `g` as a Graphviz digraph.
 void writePlanDot(llvm::raw_ostream &os, const graph::Graph &g, const Plan &p);
 
-/// Writes the plan as a C++ source defining `tofu::generated::plan()`
-/// (docs/PlanFormat.md, "C++").
-void writePlanCpp(llvm::raw_ostream &os, const graph::Graph &g, const Plan &p);
+/// What the C++ form of a plan is made of besides the graph.
+struct CppPlanInput {
+  /// The plan lowered for the runtime (lowering::lowerPlan).
+  const runtime::ExecutablePlan *plan = nullptr;
+  /// The translation unit of the graph's kernels (codegen::emitGraphKernels),
+  /// one kernel per op in graph order.
+  std::string kernelsSource;
+  /// The namespace of getGeneratedPlan(), e.g. "tofu_plan" or "app::k4".
+  std::string cppNamespace = "tofu_plan";
+  /// The graph file, for messages.
+  std::string graphName;
+};
+
+/// True if `name` is a C++ namespace name: identifiers joined by "::".
+bool isCppNamespaceName(StringRef name);
+
+/// Writes one C++ source defining `NS::getGeneratedPlan()` (declared in
+/// runtime/include/tofu/Runtime/GeneratedPlan.h) with everything else
+/// internal (docs/PlanFormat.md, "C++"). Fails if the kernels' source does
+/// not have the shape emitGraphKernels gives it.
+llvm::Error writePlanCpp(llvm::raw_ostream &os, const graph::Graph &g,
+                         const CppPlanInput &input);
 
 } // namespace plan
 } // namespace tofu
