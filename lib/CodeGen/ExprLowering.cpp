@@ -573,8 +573,11 @@ llvm::Optional<std::string> KernelBuilder::tabulateReduce(const ReduceExpr &e) {
   // or select branch), free in output variables only, that the nest would
   // recompute: an outer output variable it does not use (a normalization's
   // per-channel sums under the batch loop).
+  // Not on CUDA: there each thread computes one output element, so a table
+  // would be filled by every thread (and std::vector is host-only).
   unsigned rank = op.getOutputRank();
-  if (tabulating || scopes.size() != rank + 1 || contraction)
+  if (tabulating || scopes.size() != rank + 1 || contraction ||
+      options.target == KernelTarget::Cuda)
     return llvm::None;
   SmallVector<unsigned, 4> free = collectFreeVars(e);
   llvm::sort(free);
