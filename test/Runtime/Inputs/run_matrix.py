@@ -8,6 +8,8 @@ plan's comm_bytes, or differs from the unpartitioned run beyond tolerance
 --share-reference: run the unpartitioned graph once per graph (the first
 K's run saves it with --save-reference; the others check against it with
 --reference).
+--tolerance T: tofu-run's --tolerance, and the largest max_rel_error
+accepted (default 1e-4, tofu-run's).
 --mpirun CMD: each run is `CMD -np K tofu-run ... --transport mpi`, one
 worker per MPI rank.
 Each run's wall time goes to stderr."""
@@ -27,6 +29,7 @@ parser.add_argument("--workers", default="1,2,3,4",
                     help="comma-separated worker counts")
 parser.add_argument("--kernel-cache")
 parser.add_argument("--share-reference", action="store_true")
+parser.add_argument("--tolerance", type=float, default=1e-4)
 parser.add_argument("--mpirun", help="the MPI launcher command, e.g. "
                     "'mpirun --oversubscribe'")
 args = parser.parse_args()
@@ -45,7 +48,7 @@ for graph in args.graphs:
                         "-o", plan], check=True)
         planned = time.time()
         command = ["tofu-run", plan, "--graph", graph, "--check",
-                   "--report", report]
+                   "--report", report, "--tolerance", str(args.tolerance)]
         if args.kernel_cache:
             command += ["--kernel-cache", args.kernel_cache]
         if args.share_reference:
@@ -67,7 +70,7 @@ for graph in args.graphs:
         exact = r["moved_bytes"] == r["comm_bytes"]
         ok = (exact and r["workers"] == k and
               len(r["peak_bytes_per_worker"]) == k and
-              r["max_rel_error"] <= 1e-4)
+              r["max_rel_error"] <= args.tolerance)
         print(f"{name} K={k}: moved {r['moved_bytes']} comm {r['comm_bytes']}"
               f" {'exact' if exact else 'DIFFERENT'},"
               f" max rel error {r['max_rel_error']:.1e}:"
