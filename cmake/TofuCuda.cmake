@@ -4,7 +4,7 @@
 # TOFU_CUDA_ARCHS (lit feature `nvcc`); without it those tests are
 # UNSUPPORTED and the reason is printed here. NCCL and cuDNN are located
 # explicitly (headers and libraries under the toolkit or /usr) for the
-# device executor; nothing links them yet.
+# device executor: TofuRuntimeCUDA links NCCL, and cuDNN when found.
 
 option(TOFU_ENABLE_CUDA "Use the CUDA toolkit when it is found" ON)
 set(TOFU_CUDA_ARCHS "80;90" CACHE STRING

@@ -123,6 +123,21 @@ llvm::Optional<Contraction> KernelBuilder::matchContraction() {
   return found;
 }
 
+runtime::DeviceGemm KernelBuilder::describeGemm(const Contraction &c) const {
+  runtime::DeviceGemm g;
+  g.a = c.a->getTensor()->getPosition();
+  g.b = c.b->getTensor()->getPosition();
+  g.transA = c.transA;
+  g.transB = c.transB;
+  g.kVar = c.kVar;
+  g.kExtent = varExtents[c.kVar];
+  for (unsigned v : plainVars(*c.a))
+    g.aVars.push_back(v);
+  for (unsigned v : plainVars(*c.b))
+    g.bVars.push_back(v);
+  return g;
+}
+
 void KernelBuilder::emitContraction(const Contraction &c,
                                     std::vector<std::string> &out) {
   unsigned rank = op.getOutputRank();

@@ -20,6 +20,7 @@
 #include "KernelBuilder.h"
 
 #include "tofu/TDL/ExprWalk.h"
+#include "tofu/TDL/IntArith.h"
 
 using namespace tofu;
 using namespace tofu::codegen;
@@ -316,4 +317,98 @@ void KernelBuilder::emitWeightGradient(const Contraction &c,
   loop(kx, "lo[3]", "hi[3]");
   out.push_back("out[" + outputOffset({co, ci, ky, kx}) + "] = gres[go++];");
   close(4);
+}
+
+namespace {
+/// The value of the pure integer expression `e` with index variable v at
+/// `values[v]` and params at `params`; None for what is not integer
+/// arithmetic (or divides by zero).
+llvm::Optional<int64_t> evalInt(const Expr &e, ArrayRef<int64_t> values,
+                                ArrayRef<int64_t> params) {
+  switch (e.getKind()) {
+  case Expr::Kind::IntLiteral:
+    return cast<IntLiteralExpr>(e).getValue();
+  case Expr::Kind::Name: {
+    const auto &name = cast<NameExpr>(e);
+    if (const IndexVarDecl *var = name.getIndexVar())
+      return values[var->getId()];
+    if (const ParamDecl *param = name.getParam())
+      return params[param->getPosition()];
+    return llvm::None;
+  }
+  case Expr::Kind::Unary: {
+    const auto &un = cast<UnaryExpr>(e);
+    llvm::Optional<int64_t> a = evalInt(un.getOperand(), values, params);
+    if (!a || un.getOp() != UnaryOp::Neg)
+      return llvm::None;
+    return -*a;
+  }
+  case Expr::Kind::Binary: {
+    const auto &bin = cast<BinaryExpr>(e);
+    llvm::Optional<int64_t> a = evalInt(bin.getLHS(), values, params),
+                            b = evalInt(bin.getRHS(), values, params);
+    if (!a || !b)
+      return llvm::None;
+    switch (bin.getOp()) {
+    case BinaryOp::Add:
+      return *a + *b;
+    case BinaryOp::Sub:
+      return *a - *b;
+    case BinaryOp::Mul:
+      return *a * *b;
+    case BinaryOp::Div:
+      return *b ? llvm::Optional<int64_t>(floorDiv(*a, *b)) : llvm::None;
+    case BinaryOp::Rem:
+      return *b ? llvm::Optional<int64_t>(floorMod(*a, *b)) : llvm::None;
+    default:
+      return llvm::None;
+    }
+  }
+  default:
+    return llvm::None;
+  }
+}
+} // namespace
+
+llvm::Optional<runtime::DeviceConv>
+KernelBuilder::describeConvolution(const Contraction &c) const {
+  if (!c.im2col || c.weightSwapped || c.weightGradient || c.cond)
+    return llvm::None;
+  runtime::DeviceConv d;
+  d.weight = c.a->getTensor()->getPosition();
+  d.input = c.b->getTensor()->getPosition();
+  d.ci = c.reduce->getVars()[0]->getId();
+  d.ky = c.reduce->getVars()[1]->getId();
+  d.kx = c.reduce->getVars()[2]->getId();
+  for (unsigned i = 0; i != 4; ++i) {
+    d.inputShape[i] = inst.inputShapes[d.input][i];
+    d.weightShape[i] = inst.inputShapes[d.weight][i];
+    d.outputShape[i] = inst.outputShape[i];
+  }
+  // The input's row (column) index must be stride * y - padding +
+  // dilation * ky at every (y, ky) of their ranges.
+  unsigned kernelVar[2] = {d.ky, d.kx};
+  for (unsigned s = 0; s != 2; ++s) {
+    unsigned outVar = s + 2, kVar = kernelVar[s];
+    const Expr &index = c.b->getIndex(s + 2);
+    SmallVector<int64_t, 16> values(varExtents.size(), 0);
+    auto at = [&](int64_t o, int64_t k) {
+      values[outVar] = o;
+      values[kVar] = k;
+      return evalInt(index, values, intParams);
+    };
+    llvm::Optional<int64_t> base = at(0, 0), one = at(1, 0), kone = at(0, 1);
+    if (!base || !one || !kone)
+      return llvm::None;
+    d.padding[s] = -*base;
+    d.stride[s] = *one - *base;
+    d.dilation[s] = *kone - *base;
+    if (d.stride[s] <= 0 || d.dilation[s] <= 0 || d.padding[s] < 0)
+      return llvm::None;
+    for (int64_t o = 0; o != varExtents[outVar]; ++o)
+      for (int64_t k = 0; k != varExtents[kVar]; ++k)
+        if (at(o, k) != d.stride[s] * o - d.padding[s] + d.dilation[s] * k)
+          return llvm::None;
+  }
+  return d;
 }

@@ -53,9 +53,12 @@ std::string KernelBuilder::buildCuda(StringRef name) {
 
   std::vector<std::string> lines;
   lines.push_back("// " + describe());
-  if (deviceGemm)
+  if (gemm)
     lines.push_back("// A contraction: the device executor runs it with cuBLAS; "
                     "this kernel is the fallback.");
+  else if (deviceGemm)
+    lines.push_back("// A contraction inside a larger body: the device "
+                    "executor runs this kernel.");
   lines.push_back("TOFU_HD inline void " + n + "_body(const " + callType +
                   " &call, tofu::runtime::Dim3 block, tofu::runtime::Dim3 "
                   "blockSize, tofu::runtime::Dim3 thread) {");

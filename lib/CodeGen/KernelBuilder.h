@@ -17,6 +17,8 @@
 
 #include "tofu/CodeGen/KernelEmitter.h"
 #include "tofu/TDL/AST.h"
+#include "tofu/Runtime/DeviceConv.h"
+#include "tofu/Runtime/DeviceGemm.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/Optional.h"
@@ -119,6 +121,9 @@ public:
   // Contraction.cpp
   /// Finds a contraction of the body that BLAS can compute.
   llvm::Optional<Contraction> matchContraction();
+  /// The description of `c` (a contraction of the whole body) that the
+  /// device executor computes with library GEMMs.
+  runtime::DeviceGemm describeGemm(const Contraction &c) const;
   /// The statements calling BLAS for `c`.
   void emitContraction(const Contraction &c, std::vector<std::string> &out);
 
@@ -126,6 +131,10 @@ public:
   /// Finds a 2-D convolution of the body that im2col + GEMM can compute:
   /// a forward convolution, an input gradient or a weight gradient.
   llvm::Optional<Contraction> matchConvolution();
+  /// The description of `c` for cuDNN when it is a forward convolution
+  /// whose input indices are affine (stride, padding, dilation); None
+  /// otherwise.
+  llvm::Optional<runtime::DeviceConv> describeConvolution(const Contraction &c) const;
   /// The statements of the im2col GEMM for `c`.
   void emitConvolution(const Contraction &c, std::vector<std::string> &out);
   /// The same for a weight gradient.
@@ -172,6 +181,10 @@ public:
   llvm::Optional<Contraction> contraction;
   /// CUDA target: the body is a contraction cuBLAS computes on the device.
   bool deviceGemm = false;
+  /// The whole body is a contraction: how library GEMMs compute it.
+  llvm::Optional<runtime::DeviceGemm> gemm;
+  /// The body is a forward convolution: how cuDNN computes it.
+  llvm::Optional<runtime::DeviceConv> conv;
   unsigned counter = 0;
   /// Inside tabulateReduce (nothing is tabulated twice).
   bool tabulating = false;

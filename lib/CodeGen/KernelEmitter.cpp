@@ -127,11 +127,22 @@ bool KernelBuilder::lowerBody(std::string &value) {
   if (options.target == KernelTarget::Cuda) {
     // The generated CUDA kernel is the loop-nest fallback; the device
     // executor hands a matching contraction to cuBLAS.
-    deviceGemm = matchContraction().hasValue();
+    llvm::Optional<Contraction> found = matchContraction();
+    if (found && found->wholeBody)
+      gemm = describeGemm(*found);
+    deviceGemm = found.hasValue();
+    if (!found)
+      if (llvm::Optional<Contraction> c = matchConvolution())
+        conv = describeConvolution(*c);
   } else if (options.useBlas) {
     contraction = matchContraction();
-    if (!contraction)
+    if (contraction && contraction->wholeBody)
+      gemm = describeGemm(*contraction);
+    if (!contraction) {
       contraction = matchConvolution();
+      if (contraction)
+        conv = describeConvolution(*contraction);
+    }
     if (!contraction)
       contraction = matchTranspose();
   }
@@ -282,6 +293,8 @@ codegen::emitKernel(const KernelInstance &instance, StringRef name,
                            builder.getVarExtents().end());
   kernel.usesBlas = builder.usesBlas();
   kernel.deviceGemm = builder.deviceGemm;
+  kernel.gemm = builder.gemm;
+  kernel.conv = builder.conv;
   return kernel;
 }
 

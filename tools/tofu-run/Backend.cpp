@@ -39,7 +39,8 @@ using namespace tofu;
 
 #ifdef TOFU_HAVE_CUDA_RUNTIME
 namespace {
-/// Compiles and loads the CUDA unit of `g`; fills the launch table.
+/// Compiles and loads the CUDA unit of `g`; fills the launch table and the
+/// contractions cuBLAS computes.
 std::shared_ptr<void> loadCudaKernels(const graph::Graph &g,
                                       graph::SpecLibrary &specs,
                                       runtime::CudaOptions &options) {
@@ -70,6 +71,17 @@ std::shared_ptr<void> loadCudaKernels(const graph::Graph &g,
   unsigned count = 0;
   const runtime::CudaLaunchFn *launches = table(&count);
   options.launches.assign(launches, launches + count);
+  // Contractions of the whole body run as cuBLAS GEMMs (DeviceGemm.h),
+  // forward convolutions on cuDNN (DeviceConv.h).
+  options.gemms.assign(count, std::nullopt);
+  options.convs.assign(count, std::nullopt);
+  for (unsigned op = 0; op != count && op != unit->opKernel.size(); ++op) {
+    int k = unit->opKernel[op];
+    if (k >= 0 && unit->kernels[k].gemm)
+      options.gemms[op] = *unit->kernels[k].gemm;
+    if (k >= 0 && unit->kernels[k].conv)
+      options.convs[op] = *unit->kernels[k].conv;
+  }
   std::shared_ptr<codegen::KernelLibrary> keep(std::move(*library));
   return std::shared_ptr<void>(handle, [keep](void *h) { dlclose(h); });
 }
@@ -112,8 +124,14 @@ Engine tofu::createEngine(Backend backend, const runtime::ExecutablePlan &plan,
       unsigned n = 0;
       for (runtime::CudaLaunchFn fn : options.launches)
         n += fn != nullptr;
+      unsigned gemms = 0, convs = 0;
+      for (const auto &gemm : options.gemms)
+        gemms += gemm.has_value();
+      for (const auto &conv : options.convs)
+        convs += conv.has_value();
       llvm::outs() << "loaded " << n << " CUDA launch functions for "
-                   << options.launches.size() << " ops\n";
+                   << options.launches.size() << " ops, " << gemms
+                   << " on cuBLAS, " << convs << " on cuDNN\n";
       llvm::outs().flush();
       std::exit(0);
     }

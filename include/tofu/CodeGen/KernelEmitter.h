@@ -24,6 +24,10 @@
 #include "tofu/Support/DType.h"
 #include "tofu/Support/LLVM.h"
 #include "tofu/Support/Shape.h"
+#include "tofu/Runtime/DeviceConv.h"
+#include "tofu/Runtime/DeviceGemm.h"
+
+#include "llvm/ADT/Optional.h"
 
 #include "llvm/Support/Error.h"
 
@@ -80,9 +84,18 @@ struct GeneratedKernel {
   std::vector<int64_t> varExtents;
   /// True if a contraction was routed to BLAS.
   bool usesBlas = false;
-  /// CUDA target: the body is a contraction the device executor hands to
-  /// cuBLAS; the generated kernel is its fallback.
+  /// CUDA target: the body has a contraction (the count tdlc and
+  /// kernel-check print as "cuBLAS on the device"); only one that is the
+  /// whole body (`gemm`) is handed to cuBLAS, the generated kernel being
+  /// its fallback.
   bool deviceGemm = false;
+  /// Both targets: the whole body is a contraction (mm, bmm, not addmm),
+  /// described for the device executor's library GEMMs (DeviceGemm.h).
+  llvm::Optional<runtime::DeviceGemm> gemm;
+  /// Both targets: the body is a forward 2-D convolution (the C++ target's
+  /// im2col routing) with affine input indices, described for cuDNN
+  /// (DeviceConv.h).
+  llvm::Optional<runtime::DeviceConv> conv;
 };
 
 /// Emits the kernel of `instance` named `name` (a C identifier). Fails with

@@ -19,6 +19,9 @@
 
 #include <cublas_v2.h>
 #include <nccl.h>
+#ifdef TOFU_HAVE_CUDNN
+#include <cudnn.h>
+#endif
 
 #include <algorithm>
 #include <map>
@@ -39,6 +42,14 @@ void checkBlas(cublasStatus_t status, unsigned worker, const char *what) {
                        ": cuBLAS status " + std::to_string(int(status)));
 }
 
+#ifdef TOFU_HAVE_CUDNN
+void checkDnn(cudnnStatus_t status, unsigned worker, const char *what) {
+  if (status != CUDNN_STATUS_SUCCESS)
+    throw RuntimeError("worker " + std::to_string(worker) + ": " + what +
+                       ": " + cudnnGetErrorString(status));
+}
+#endif
+
 void checkNccl(ncclResult_t status, const char *what) {
   if (status != ncclSuccess)
     throw RuntimeError(std::string(what) + ": " + ncclGetErrorString(status));
@@ -56,6 +67,10 @@ public:
       checkBlas(cublasCreate(&worker.blas), w, "cublasCreate");
       checkBlas(cublasSetStream(worker.blas, worker.stream), w,
                 "cublasSetStream");
+#ifdef TOFU_HAVE_CUDNN
+      checkDnn(cudnnCreate(&worker.dnn), w, "cudnnCreate");
+      checkDnn(cudnnSetStream(worker.dnn, worker.stream), w, "cudnnSetStream");
+#endif
       workers.push_back(worker);
     }
   }
@@ -65,6 +80,9 @@ public:
       cudaSetDevice(worker.gpu);
       cudaStreamSynchronize(worker.stream);
       cublasDestroy(worker.blas);
+#ifdef TOFU_HAVE_CUDNN
+      cudnnDestroy(worker.dnn);
+#endif
       cudaStreamDestroy(worker.stream);
     }
   }
@@ -144,6 +162,11 @@ public:
     select(w);
     if (kernel < options.gemms.size() && options.gemms[kernel])
       return gemm(w, *options.gemms[kernel], call);
+#ifdef TOFU_HAVE_CUDNN
+    if (kernel < options.convs.size() && options.convs[kernel])
+      if (std::optional<ConvCall> p = planConvolution(*options.convs[kernel], call))
+        return convolve(w, *p, call.output.type);
+#endif
     if (kernel >= options.launches.size() || !options.launches[kernel])
       throw RuntimeError("worker " + std::to_string(w) + ": no CUDA kernel " +
                          std::to_string(kernel));
@@ -165,56 +188,112 @@ private:
     int gpu = 0;
     cudaStream_t stream = nullptr;
     cublasHandle_t blas = nullptr;
+#ifdef TOFU_HAVE_CUDNN
+    cudnnHandle_t dnn = nullptr;
+#endif
   };
 
   void select(unsigned w) { check(cudaSetDevice(workers.at(w).gpu), w, "cudaSetDevice"); }
 
-  /// C[i,j] = Sum_k A[i,k] B[k,j] on row-major boxes: cuBLAS is
-  /// column-major, so it computes C^T = B^T A^T with the boxes' extents as
-  /// leading dimensions, each operand offset to the iteration box.
-  void gemm(unsigned w, const CudaGemm &g, const KernelCall &call) {
-    const BoxView &a = call.inputs[0], &b = call.inputs[1], &c = call.output;
-    std::int64_t i0 = call.varLo[0], j0 = call.varLo[1], k0 = call.varLo[2];
-    int m = int(call.varHi[0] - i0), n = int(call.varHi[1] - j0),
-        k = int(call.varHi[2] - k0);
-    if (m <= 0 || n <= 0)
-      return;
-    unsigned size = getElementSize(c.type);
-    auto offset = [&](const BoxView &v, std::int64_t r, std::int64_t s) {
-      return static_cast<char *>(v.data) +
-             ((r - v.lo[0]) * v.extent[1] + (s - v.lo[1])) * size;
-    };
-    const void *pa = g.transA ? offset(a, k0, i0) : offset(a, i0, k0);
-    const void *pb = g.transB ? offset(b, j0, k0) : offset(b, k0, j0);
-    void *pc = offset(c, i0, j0);
-    if (k <= 0) {
-      check(cudaMemset2DAsync(pc, c.extent[1] * size, 0, n * size, m,
-                              workers[w].stream),
-            w, "gemm");
-      return;
-    }
-    cublasOperation_t opA = g.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
-    cublasOperation_t opB = g.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
-    int lda = int(a.extent[1]), ldb = int(b.extent[1]), ldc = int(c.extent[1]);
-    if (c.type == ElementType::F32) {
-      float one = 1, zero = 0;
-      checkBlas(cublasSgemm(workers[w].blas, opB, opA, n, m, k, &one,
-                            static_cast<const float *>(pb), ldb,
-                            static_cast<const float *>(pa), lda, &zero,
-                            static_cast<float *>(pc), ldc),
-                w, "cublasSgemm");
-    } else if (c.type == ElementType::F64) {
-      double one = 1, zero = 0;
-      checkBlas(cublasDgemm(workers[w].blas, opB, opA, n, m, k, &one,
-                            static_cast<const double *>(pb), ldb,
-                            static_cast<const double *>(pa), lda, &zero,
-                            static_cast<double *>(pc), ldc),
-                w, "cublasDgemm");
-    } else {
+  /// The GEMMs of planGemm on row-major boxes: cuBLAS is column-major, so
+  /// each computes C^T = op(B)^T op(A)^T with the row strides as leading
+  /// dimensions.
+  void gemm(unsigned w, const DeviceGemm &g, const KernelCall &call) {
+    const BoxView &c = call.output;
+    if (c.type != ElementType::F32 && c.type != ElementType::F64)
       throw RuntimeError("worker " + std::to_string(w) +
                          ": cuBLAS contractions are f32 or f64");
+    unsigned size = getElementSize(c.type);
+    for (const GemmCall &p : planGemm(g, call)) {
+      if (p.k <= 0) {
+        check(cudaMemset2DAsync(p.c, p.ldc * size, 0, p.n * size, p.m,
+                                workers[w].stream),
+              w, "gemm");
+        continue;
+      }
+      cublasOperation_t opA = p.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+      cublasOperation_t opB = p.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+      int m = int(p.m), n = int(p.n), k = int(p.k), lda = int(p.lda),
+          ldb = int(p.ldb), ldc = int(p.ldc);
+      if (c.type == ElementType::F32) {
+        float one = 1, zero = 0;
+        checkBlas(cublasSgemm(workers[w].blas, opB, opA, n, m, k, &one,
+                              static_cast<const float *>(p.b), ldb,
+                              static_cast<const float *>(p.a), lda, &zero,
+                              static_cast<float *>(p.c), ldc),
+                  w, "cublasSgemm");
+      } else {
+        double one = 1, zero = 0;
+        checkBlas(cublasDgemm(workers[w].blas, opB, opA, n, m, k, &one,
+                              static_cast<const double *>(p.b), ldb,
+                              static_cast<const double *>(p.a), lda, &zero,
+                              static_cast<double *>(p.c), ldc),
+                  w, "cublasDgemm");
+      }
     }
   }
+
+#ifdef TOFU_HAVE_CUDNN
+  /// planConvolution's call as one cudnnConvolutionForward (implicit GEMM,
+  /// with the workspace cuDNN asks for allocated on the stream).
+  void convolve(unsigned w, const ConvCall &p, ElementType type) {
+    if (type != ElementType::F32 && type != ElementType::F64)
+      throw RuntimeError("worker " + std::to_string(w) +
+                         ": cuDNN convolutions are f32 or f64");
+    cudnnDataType_t dt =
+        type == ElementType::F32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
+    auto ints = [](const std::int64_t *v, unsigned n) {
+      std::vector<int> out(v, v + n);
+      return out;
+    };
+    cudnnTensorDescriptor_t xd, yd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd;
+    checkDnn(cudnnCreateTensorDescriptor(&xd), w, "cudnnCreateTensorDescriptor");
+    checkDnn(cudnnCreateTensorDescriptor(&yd), w, "cudnnCreateTensorDescriptor");
+    checkDnn(cudnnCreateFilterDescriptor(&wd), w, "cudnnCreateFilterDescriptor");
+    checkDnn(cudnnCreateConvolutionDescriptor(&cd), w,
+             "cudnnCreateConvolutionDescriptor");
+    checkDnn(cudnnSetTensorNdDescriptor(xd, dt, 4, ints(p.xDims, 4).data(),
+                                        ints(p.xStrides, 4).data()),
+             w, "cudnnSetTensorNdDescriptor");
+    checkDnn(cudnnSetTensorNdDescriptor(yd, dt, 4, ints(p.yDims, 4).data(),
+                                        ints(p.yStrides, 4).data()),
+             w, "cudnnSetTensorNdDescriptor");
+    checkDnn(cudnnSetFilterNdDescriptor(wd, dt, CUDNN_TENSOR_NCHW, 4,
+                                        ints(p.wDims, 4).data()),
+             w, "cudnnSetFilterNdDescriptor");
+    checkDnn(cudnnSetConvolutionNdDescriptor(
+                 cd, 2, ints(p.pad, 2).data(), ints(p.stride, 2).data(),
+                 ints(p.dilation, 2).data(), CUDNN_CROSS_CORRELATION, dt),
+             w, "cudnnSetConvolutionNdDescriptor");
+    cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+    std::size_t bytes = 0;
+    checkDnn(cudnnGetConvolutionForwardWorkspaceSize(workers[w].dnn, xd, wd, cd,
+                                                     yd, algo, &bytes),
+             w, "cudnnGetConvolutionForwardWorkspaceSize");
+    void *workspace = nullptr;
+    if (bytes)
+      check(cudaMallocAsync(&workspace, bytes, workers[w].stream), w,
+            "cuDNN workspace");
+    float onef = 1, zerof = 0;
+    double oned = 1, zerod = 0;
+    const void *one = type == ElementType::F32 ? static_cast<const void *>(&onef)
+                                               : static_cast<const void *>(&oned);
+    const void *zero = type == ElementType::F32
+                           ? static_cast<const void *>(&zerof)
+                           : static_cast<const void *>(&zerod);
+    checkDnn(cudnnConvolutionForward(workers[w].dnn, one, xd, p.x, wd, p.w, cd,
+                                     algo, workspace, bytes, zero, yd, p.y),
+             w, "cudnnConvolutionForward");
+    if (workspace)
+      check(cudaFreeAsync(workspace, workers[w].stream), w, "cuDNN workspace");
+    cudnnDestroyConvolutionDescriptor(cd);
+    cudnnDestroyFilterDescriptor(wd);
+    cudnnDestroyTensorDescriptor(yd);
+    cudnnDestroyTensorDescriptor(xd);
+  }
+#endif
 
   CudaOptions options;
   std::vector<Worker> workers;

@@ -15,6 +15,8 @@
 #define TOFU_RUNTIME_CUDADEVICE_H
 
 #include "tofu/Runtime/Device.h"
+#include "tofu/Runtime/DeviceConv.h"
+#include "tofu/Runtime/DeviceGemm.h"
 
 #include <cuda_runtime_api.h>
 
@@ -27,22 +29,21 @@ namespace runtime {
 /// A generated kernel's launch function (tofu_graph_cuda_launches).
 using CudaLaunchFn = cudaError_t (*)(const KernelCall &, cudaStream_t);
 
-/// A kernel cuBLAS computes instead of its launch function: with index
-/// variables (i, j, k) in KernelCall order, out[i,j] = Sum_k a[i,k] *
-/// b[k,j] over f32 or f64 boxes, where a is input 0 (stored [k,i] when
-/// transA) and b input 1 (stored [j,k] when transB).
-struct CudaGemm {
-  bool transA = false, transB = false;
-};
-
 struct CudaOptions {
   /// Per worker, the CUDA device it runs on; workers sharing a device are
   /// virtual workers.
   std::vector<int> deviceOfWorker;
   /// Per kernel index, its launch function (null: none).
   std::vector<CudaLaunchFn> launches;
-  /// Per kernel index, whether cuBLAS computes it, and how.
-  std::vector<std::optional<CudaGemm>> gemms;
+  /// Per kernel index, whether cuBLAS computes it instead of its launch
+  /// function, and how (DeviceGemm.h: planGemm's calls, one cublasSgemm or
+  /// cublasDgemm each).
+  std::vector<std::optional<DeviceGemm>> gemms;
+  /// Per kernel index, whether cuDNN computes it (a forward convolution,
+  /// DeviceConv.h) when planConvolution expresses the call's box as one
+  /// cudnnConvolutionForward; otherwise, and in a build without cuDNN, the
+  /// launch function runs.
+  std::vector<std::optional<DeviceConv>> convs;
 };
 
 /// The number of CUDA devices; 0 with `why` set to cudaGetDeviceCount's

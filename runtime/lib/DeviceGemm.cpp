@@ -1,0 +1,83 @@
+//===- DeviceGemm.cpp - A contraction as library GEMM calls ---------------===//
+//
+// This file implements planGemm (DeviceGemm.h): for every batch element of
+// the iteration box, the row-major GEMM of the box's rows i, columns j and
+// clamped reduction range k, each operand addressed at its first element.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Runtime/DeviceGemm.h"
+#include "tofu/Runtime/Box.h"
+
+#include <algorithm>
+
+using namespace tofu::runtime;
+
+namespace {
+
+/// The element offset of `index` (one value per dimension) in `view`.
+std::int64_t offsetOf(const BoxView &view, const std::vector<std::int64_t> &index) {
+  std::int64_t offset = 0;
+  for (unsigned d = 0; d != view.rank; ++d)
+    offset = offset * view.extent[d] + (index[d] - view.lo[d]);
+  return offset;
+}
+
+/// The values of `vars` at `values` (by variable).
+std::vector<std::int64_t> at(const std::vector<unsigned> &vars,
+                             const std::vector<std::int64_t> &values) {
+  std::vector<std::int64_t> index;
+  for (unsigned v : vars)
+    index.push_back(values[v]);
+  return index;
+}
+
+} // namespace
+
+std::vector<GemmCall> tofu::runtime::planGemm(const DeviceGemm &g,
+                                              const KernelCall &call) {
+  std::vector<GemmCall> calls;
+  unsigned rank = g.aVars.size(), iv = rank - 2, jv = rank - 1;
+  for (unsigned v = 0; v != rank; ++v)
+    if (call.varHi[v] <= call.varLo[v])
+      return calls;
+  std::int64_t k0 = std::max<std::int64_t>(call.varLo[g.kVar], 0),
+               k1 = std::min(call.varHi[g.kVar], g.kExtent);
+  // The value of every variable at a GEMM's first element.
+  std::vector<std::int64_t> values(std::max(rank, g.kVar + 1), 0);
+  for (unsigned v = 0; v != rank; ++v)
+    values[v] = call.varLo[v];
+  values[g.kVar] = k0;
+  const BoxView &a = call.inputs[g.a], &b = call.inputs[g.b], &c = call.output;
+  std::int64_t size = getElementSize(c.type);
+  while (true) {
+    GemmCall gemm;
+    gemm.m = call.varHi[iv] - call.varLo[iv];
+    gemm.n = call.varHi[jv] - call.varLo[jv];
+    gemm.k = std::max<std::int64_t>(k1 - k0, 0);
+    gemm.transA = g.transA;
+    gemm.transB = g.transB;
+    gemm.a = static_cast<const char *>(a.data) + offsetOf(a, at(g.aVars, values)) * size;
+    gemm.b = static_cast<const char *>(b.data) + offsetOf(b, at(g.bVars, values)) * size;
+    std::vector<unsigned> outVars(rank);
+    for (unsigned v = 0; v != rank; ++v)
+      outVars[v] = v;
+    gemm.c = static_cast<char *>(c.data) + offsetOf(c, at(outVars, values)) * size;
+    gemm.lda = a.extent[rank - 1];
+    gemm.ldb = b.extent[rank - 1];
+    gemm.ldc = c.extent[rank - 1];
+    calls.push_back(gemm);
+    // The next batch element, last batch variable fastest.
+    unsigned v = iv;
+    while (v != 0) {
+      --v;
+      if (++values[v] < call.varHi[v])
+        break;
+      values[v] = call.varLo[v];
+      if (v == 0)
+        return calls;
+    }
+    if (iv == 0)
+      return calls;
+  }
+}
