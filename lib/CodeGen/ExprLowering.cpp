@@ -465,26 +465,6 @@ std::string KernelBuilder::lowerRead(const TensorReadExpr &e) {
 }
 
 namespace {
-/// The index variables `e`'s body uses that neither `e` nor a reduction
-/// inside it binds.
-SmallVector<unsigned, 4> collectFreeVars(const ReduceExpr &e) {
-  llvm::SmallSet<unsigned, 8> used, bound;
-  walkExpr(e, [&](const Expr &sub) {
-    if (auto *name = dyn_cast<NameExpr>(&sub)) {
-      if (const IndexVarDecl *var = name->getIndexVar())
-        used.insert(var->getId());
-    } else if (auto *reduce = dyn_cast<ReduceExpr>(&sub)) {
-      for (const auto &var : reduce->getVars())
-        bound.insert(var->getId());
-    }
-  });
-  SmallVector<unsigned, 4> free;
-  for (unsigned id : used)
-    if (!bound.count(id))
-      free.push_back(id);
-  return free;
-}
-
 const char *identityOf(Reducer r) {
   switch (r) {
   case Reducer::Sum: return "0.0";
@@ -513,7 +493,7 @@ std::string KernelBuilder::lowerReduce(const ReduceExpr &e) {
   for (unsigned s = 0; s != scopes.size(); ++s)
     if (scopes[s].barrier)
       target = s;
-  for (unsigned var : collectFreeVars(e))
+  for (unsigned var : collectFreeIndexVars(e))
     for (unsigned s = 0; s != scopes.size(); ++s)
       if (llvm::is_contained(scopes[s].vars, var))
         target = std::max(target, s);
@@ -579,8 +559,7 @@ llvm::Optional<std::string> KernelBuilder::tabulateReduce(const ReduceExpr &e) {
   if (tabulating || scopes.size() != rank + 1 || contraction ||
       options.target == KernelTarget::Cuda)
     return llvm::None;
-  SmallVector<unsigned, 4> free = collectFreeVars(e);
-  llvm::sort(free);
+  SmallVector<unsigned, 4> free = collectFreeIndexVars(e);
   if (free.empty() || free.back() >= rank || free.size() == free.back() + 1)
     return llvm::None;
   // Lower it where only its free variables are bound, each by one loop.

@@ -334,31 +334,10 @@ void ProgramCompiler::resolveExtents(const ReduceExpr &e, ReduceDesc &desc) {
   }
 }
 
-/// The index variables that `e`'s body uses but neither `e` nor a
-/// reduction inside it binds, in id order.
-SmallVector<unsigned, 4> collectFreeVars(const ReduceExpr &e) {
-  llvm::SmallSetVector<unsigned, 8> used, bound;
-  walkExpr(e, [&](const Expr &sub) {
-    if (auto *name = dyn_cast<NameExpr>(&sub)) {
-      if (const IndexVarDecl *var = name->getIndexVar())
-        used.insert(var->getId());
-    } else if (auto *reduce = dyn_cast<ReduceExpr>(&sub)) {
-      for (const auto &var : reduce->getVars())
-        bound.insert(var->getId());
-    }
-  });
-  SmallVector<unsigned, 4> free;
-  for (unsigned id : used)
-    if (!bound.count(id))
-      free.push_back(id);
-  llvm::sort(free);
-  return free;
-}
-
 void ProgramCompiler::emitReduce(const ReduceExpr &e, Block &b) {
   ReduceDesc desc;
   desc.reducer = e.getReducer();
-  desc.freeVars = collectFreeVars(e);
+  desc.freeVars = collectFreeIndexVars(e);
   desc.keyOffset = prog.numCacheKeys;
   prog.numCacheKeys += desc.freeVars.size();
   resolveExtents(e, desc);

@@ -6,6 +6,9 @@
 
 #include "tofu/TDL/ExprWalk.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+
 using namespace tofu;
 using namespace tofu::tdl;
 
@@ -44,4 +47,23 @@ std::vector<const TensorReadExpr *> tdl::collectTensorReads(const OpDecl &op) {
       reads.push_back(read);
   });
   return reads;
+}
+
+llvm::SmallVector<unsigned, 4> tdl::collectFreeIndexVars(const ReduceExpr &e) {
+  llvm::SmallSet<unsigned, 8> used, bound;
+  walkExpr(e, [&](const Expr &sub) {
+    if (auto *name = dyn_cast<NameExpr>(&sub)) {
+      if (const IndexVarDecl *var = name->getIndexVar())
+        used.insert(var->getId());
+    } else if (auto *reduce = dyn_cast<ReduceExpr>(&sub)) {
+      for (const auto &var : reduce->getVars())
+        bound.insert(var->getId());
+    }
+  });
+  llvm::SmallVector<unsigned, 4> free;
+  for (unsigned id : used)
+    if (!bound.count(id))
+      free.push_back(id);
+  llvm::sort(free);
+  return free;
 }

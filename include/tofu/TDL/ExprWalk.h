@@ -14,6 +14,7 @@
 #include "tofu/TDL/AST.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
 
 namespace tofu {
 namespace tdl {
@@ -25,6 +26,10 @@ void walkExpr(const Expr &e, llvm::function_ref<void(const Expr &)> fn);
 /// The tensor reads of `op`'s body in source order, nested reads (inside
 /// indices) after the read that contains them.
 std::vector<const TensorReadExpr *> collectTensorReads(const OpDecl &op);
+
+/// The ids of the index variables `e`'s body uses that neither `e` nor a
+/// reduction inside it binds, in increasing order.
+llvm::SmallVector<unsigned, 4> collectFreeIndexVars(const ReduceExpr &e);
 
 } // namespace tdl
 } // namespace tofu
