@@ -9,7 +9,9 @@
 // the tensors whose last reader this op was. After the last op it moves
 // updated parameters into their parameters' stored boxes, then waits for
 // the device. The pieces and their order are the CPU Executor's
-// (Schedule.h), so both move the same bytes.
+// (Schedule.h), so both move the same bytes. Across processes each one
+// enqueues its own workers' work and its side of every transfer; the
+// communicator pairs the sides up.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +50,8 @@ private:
   bool stores(unsigned w, unsigned t) const {
     return plan.tensors[t].stored[w] && !plan.tensors[t].stored[w]->isEmpty();
   }
+  /// Whether this process runs worker `w`.
+  bool here(unsigned w) const { return workers[w] != nullptr; }
   DeviceBuffer &ensureStored(unsigned w, unsigned t) {
     DeviceBuffer &b = workers[w]->stored[t];
     if (!b)
@@ -59,7 +63,9 @@ private:
   /// Moves the pieces of `pieces` between distinct workers: packs them into
   /// one staging buffer per (source, destination) on the source, moves all
   /// of them as one group, and hands each piece's packed values on its
-  /// destination to `sink(piece, data)`.
+  /// destination to `sink(piece, data)`. This process does its workers'
+  /// side of each pair; every process calls the communicator for every
+  /// group.
   template <typename SizeFn, typename SourceFn, typename SinkFn>
   void movePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
                   SourceFn source, SinkFn sink);
@@ -91,12 +97,16 @@ void DeviceExecutor::Step::movePieces(const std::vector<Piece> &pieces,
   };
   std::map<Pair, Staging> staging;
   for (auto &[pair, size] : bytes) {
+    if (!here(pair.first) && !here(pair.second))
+      continue;
     Staging &s = staging[pair];
-    s.send = workers[pair.first]->pool.allocate(size);
-    s.receive = workers[pair.second]->pool.allocate(size);
+    if (here(pair.first))
+      s.send = workers[pair.first]->pool.allocate(size);
+    if (here(pair.second))
+      s.receive = workers[pair.second]->pool.allocate(size);
   }
   for (const Piece &piece : pieces) {
-    if (piece.src == piece.dst)
+    if (piece.src == piece.dst || !here(piece.src))
       continue;
     Staging &s = staging[{piece.src, piece.dst}];
     Endpoint from = source(piece);
@@ -108,19 +118,22 @@ void DeviceExecutor::Step::movePieces(const std::vector<Piece> &pieces,
   std::vector<Transfer> group;
   for (auto &[pair, s] : staging) {
     group.push_back(Transfer{pair.first, pair.second, s.send.data(),
-                             s.receive.data(), s.send.size()});
+                             s.receive.data(), bytes[pair]});
     s.at = 0;
   }
   communicator.exchange(group);
   // By source, then in schedule order: the order in which the CPU
   // executor combines partial values, so that sums agree bit for bit.
-  for (auto &[pair, s] : staging)
+  for (auto &[pair, s] : staging) {
+    if (!here(pair.second))
+      continue;
     for (const Piece &piece : pieces) {
       if (piece.src != pair.first || piece.dst != pair.second)
         continue;
       sink(piece, s.receive.data() + s.at);
       s.at += piece.box.getVolume() * sizeOf(piece);
     }
+  }
 }
 
 void DeviceExecutor::Step::runOp(unsigned i) {
@@ -132,6 +145,8 @@ void DeviceExecutor::Step::runOp(unsigned i) {
   std::vector<std::vector<DeviceBuffer>> inputBuffers(numWorkers);
   std::vector<std::vector<const unsigned char *>> inputData(numWorkers);
   for (unsigned w = 0; w != numWorkers; ++w) {
+    if (!here(w))
+      continue;
     inputBuffers[w].resize(numInputs);
     inputData[w].assign(numInputs, nullptr);
     for (unsigned p = 0; p != numInputs; ++p) {
@@ -150,7 +165,7 @@ void DeviceExecutor::Step::runOp(unsigned i) {
   }
   for (const Piece &piece : sched.fetch) {
     unsigned w = piece.dst, t = op.inputs[piece.slot];
-    if (piece.src != w || !inputBuffers[w][piece.slot])
+    if (piece.src != w || !here(w) || !inputBuffers[w][piece.slot])
       continue;
     device.copyRegion(w, piece.box, workers[w]->stored[t].data(),
                       storedBox(w, t), inputBuffers[w][piece.slot].data(),
@@ -179,6 +194,8 @@ void DeviceExecutor::Step::runOp(unsigned i) {
   std::vector<DeviceBuffer> outTemp(numWorkers);
   std::vector<unsigned char *> outData(numWorkers, nullptr);
   for (unsigned w = 0; w != numWorkers; ++w) {
+    if (!here(w))
+      continue;
     if (int(w) == failWorker && i == failOp)
       throw RuntimeError("worker " + std::to_string(w) +
                          ": injected failure at op '" + op.name + "'");
@@ -227,10 +244,10 @@ void DeviceExecutor::Step::runOp(unsigned i) {
 
   // Deliver the output to the workers storing it.
   for (unsigned w = 0; w != numWorkers; ++w)
-    if (stores(w, o))
+    if (here(w) && stores(w, o))
       ensureStored(w, o);
   for (const Piece &piece : sched.deliver)
-    if (piece.src == piece.dst && !direct[piece.src])
+    if (piece.src == piece.dst && here(piece.src) && !direct[piece.src])
       device.copyRegion(piece.src, piece.box, outData[piece.src],
                         op.workers[piece.src].output,
                         workers[piece.src]->stored[o].data(),
@@ -245,6 +262,8 @@ void DeviceExecutor::Step::runOp(unsigned i) {
 
   // Free what no later op reads.
   for (auto &worker : workers) {
+    if (!worker)
+      continue;
     for (unsigned t : op.inputs)
       if (lastUse[t] == int(i) && !plan.tensors[t].persistent)
         worker->stored[t].reset();
@@ -270,6 +289,8 @@ void DeviceExecutor::Step::runNextStep() {
   };
   for (const Piece &piece : pieces) {
     unsigned w = piece.dst, param = plan.tensors[piece.slot].updates;
+    if (!here(w))
+      continue;
     DeviceBuffer &dst = bufferOf(w, param);
     if (piece.src == w)
       device.copyRegion(w, piece.box, workers[w]->stored[piece.slot].data(),
@@ -294,13 +315,22 @@ void DeviceExecutor::Step::runNextStep() {
 }
 
 DeviceExecutor::DeviceExecutor(const ExecutablePlan &plan, Device &device,
-                               Communicator &communicator)
-    : plan(plan), device(device), communicator(communicator) {
+                               Communicator &communicator,
+                               Transport *processes)
+    : plan(plan), device(device), communicator(communicator),
+      transport(processes) {
   schedule = checkAndSchedule(plan, "device", device.getNumWorkers());
-  for (unsigned w = 0; w != plan.workers; ++w) {
-    workers.push_back(std::make_unique<Worker>(device, w));
-    workers.back()->stored.resize(plan.tensors.size());
-    workers.back()->dirty.assign(plan.tensors.size(), false);
+  if (!transport) {
+    // One process: nothing to exchange but the counts it keeps.
+    ownTransport =
+        createThreadTransport(plan.workers, std::chrono::milliseconds(0));
+    transport = ownTransport.get();
+  }
+  workers.resize(plan.workers);
+  for (unsigned w : getLocalWorkers(plan, *transport)) {
+    workers[w] = std::make_unique<Worker>(device, w);
+    workers[w]->stored.resize(plan.tensors.size());
+    workers[w]->dirty.assign(plan.tensors.size(), false);
   }
   hostInputs.resize(plan.tensors.size());
 }
@@ -312,14 +342,16 @@ DeviceExecutor::~DeviceExecutor() {
   } catch (const RuntimeError &) {
   }
   for (auto &worker : workers)
-    worker->stored.clear();
+    if (worker)
+      worker->stored.clear();
 }
 
 void DeviceExecutor::setInput(unsigned t, const HostTensor &value) {
   checkInput(plan, t, value);
   hostInputs[t] = value;
   for (auto &worker : workers)
-    worker->dirty[t] = true;
+    if (worker)
+      worker->dirty[t] = true;
 }
 
 void DeviceExecutor::uploadInputs(Worker &worker) {
@@ -341,10 +373,13 @@ void DeviceExecutor::uploadInputs(Worker &worker) {
 
 StepResult DeviceExecutor::runStep() {
   std::vector<int> lastUse = computeLastUse(plan);
-  for (auto &worker : workers) {
-    uploadInputs(*worker);
-    worker->pool.resetPeak();
-  }
+  std::vector<unsigned> local;
+  for (auto &worker : workers)
+    if (worker) {
+      uploadInputs(*worker);
+      worker->pool.resetPeak();
+      local.push_back(worker->id);
+    }
   communicator.resetMovedBytes();
   try {
     Step step(*this, lastUse);
@@ -352,30 +387,34 @@ StepResult DeviceExecutor::runStep() {
       step.runOp(i);
     step.runNextStep();
     device.synchronize();
-  } catch (...) {
+  } catch (const std::exception &e) {
     failWorker = -1;
+    ++steps;
+    // Other processes waiting for this one's transfers stop waiting.
+    transport->fail(local[0], e.what());
     throw;
   }
   failWorker = -1;
-  StepResult result;
-  result.movedBytes = communicator.getMovedBytes();
-  for (auto &worker : workers)
-    result.peakBytesPerWorker.push_back(worker->pool.getPeakBytes());
-  return result;
+  ++steps;
+  std::vector<std::pair<unsigned, int64_t>> peaks;
+  for (unsigned w : local)
+    peaks.emplace_back(w, workers[w]->pool.getPeakBytes());
+  return sumStepResult(*transport, plan.workers, communicator.getMovedBytes(),
+                       peaks);
 }
 
 HostTensor DeviceExecutor::gather(unsigned t) {
   std::vector<Bytes> copies(plan.workers);
-  std::vector<const unsigned char *> held(plan.workers, nullptr);
-  for (unsigned w = 0; w != plan.workers; ++w) {
-    const DeviceBuffer &buffer = workers[w]->stored.at(t);
-    if (!buffer)
-      continue;
-    copies[w].resize(buffer.size());
-    device.download(w, copies[w].data(), buffer.data(), buffer.size());
-    held[w] = copies[w].data();
-  }
-  return assembleTensor(plan, t, held);
+  return gatherTensor(
+      plan, t, *transport, steps,
+      [&](unsigned w) -> const unsigned char * {
+        const DeviceBuffer &buffer = workers[w]->stored.at(t);
+        if (!buffer)
+          return nullptr;
+        copies[w].resize(buffer.size());
+        device.download(w, copies[w].data(), buffer.data(), buffer.size());
+        return copies[w].data();
+      });
 }
 
 void DeviceExecutor::injectFailure(unsigned worker, unsigned op) {

@@ -346,24 +346,50 @@ Schedule tofu::runtime::checkAndSchedule(const ExecutablePlan &plan,
   return buildSchedule(plan);
 }
 
+std::vector<unsigned>
+tofu::runtime::getLocalWorkers(const ExecutablePlan &plan,
+                               const Transport &transport) {
+  std::vector<unsigned> local = transport.getLocalWorkers();
+  std::vector<bool> seen(plan.workers, false);
+  for (unsigned w : local) {
+    if (w >= plan.workers || seen[w])
+      throw RuntimeError("the transport runs worker " + std::to_string(w) +
+                         " here, which is not a worker of the plan or "
+                         "runs twice");
+    seen[w] = true;
+  }
+  if (local.empty())
+    throw RuntimeError("the transport runs no worker here");
+  return local;
+}
+
+StepResult tofu::runtime::sumStepResult(
+    Transport &transport, unsigned workers, int64_t movedBytes,
+    const std::vector<std::pair<unsigned, int64_t>> &localPeaks) {
+  // The counts of every process: moved bytes, then each worker's peak.
+  std::vector<int64_t> counts(1 + workers, 0);
+  counts[0] = movedBytes;
+  for (auto [w, peak] : localPeaks)
+    counts[1 + w] = peak;
+  transport.sumOverProcesses(counts);
+  StepResult result;
+  result.movedBytes = counts[0];
+  result.peakBytesPerWorker.assign(counts.begin() + 1, counts.end());
+  return result;
+}
+
 Executor::Executor(const ExecutablePlan &plan, KernelProvider &kernels,
                    Transport &transport)
     : plan(plan), kernels(kernels), transport(transport) {
   schedule = checkAndSchedule(plan, "transport", transport.getNumWorkers());
   workerById.assign(plan.workers, nullptr);
-  for (unsigned w : transport.getLocalWorkers()) {
-    if (w >= plan.workers || workerById[w])
-      throw RuntimeError("the transport runs worker " + std::to_string(w) +
-                         " here, which is not a worker of the plan or "
-                         "runs twice");
+  for (unsigned w : getLocalWorkers(plan, transport)) {
     workers.push_back(std::make_unique<Worker>());
     workers.back()->id = w;
     workers.back()->stored.resize(plan.tensors.size());
     workers.back()->dirty.assign(plan.tensors.size(), false);
     workerById[w] = workers.back().get();
   }
-  if (workers.empty())
-    throw RuntimeError("the transport runs no worker here");
   hostInputs.resize(plan.tensors.size());
 }
 
@@ -463,16 +489,11 @@ StepResult Executor::runStep() {
   ++steps;
   if (!error.empty())
     throw RuntimeError(error);
-  // The counts of every process: moved bytes, then each worker's peak.
-  std::vector<int64_t> counts(1 + plan.workers, 0);
-  counts[0] = transport.getMovedBytes();
+  std::vector<std::pair<unsigned, int64_t>> peaks;
   for (auto &worker : workers)
-    counts[1 + worker->id] = worker->pool.getPeakBytes();
-  transport.sumOverProcesses(counts);
-  StepResult result;
-  result.movedBytes = counts[0];
-  result.peakBytesPerWorker.assign(counts.begin() + 1, counts.end());
-  return result;
+    peaks.emplace_back(worker->id, worker->pool.getPeakBytes());
+  return sumStepResult(transport, plan.workers, transport.getMovedBytes(),
+                       peaks);
 }
 
 HostTensor tofu::runtime::assembleTensor(
@@ -497,23 +518,29 @@ HostTensor tofu::runtime::assembleTensor(
   return result;
 }
 
-HostTensor Executor::gather(unsigned t) {
+HostTensor tofu::runtime::gatherTensor(
+    const ExecutablePlan &plan, unsigned t, Transport &transport,
+    unsigned step,
+    const std::function<const unsigned char *(unsigned)> &local) {
   const TensorInfo &info = plan.tensors.at(t);
   unsigned size = getElementSize(info.type);
   auto holds = [&](unsigned w) {
     return info.stored[w] && !info.stored[w]->isEmpty();
   };
+  std::vector<bool> isLocal(plan.workers, false);
+  for (unsigned w : transport.getLocalWorkers())
+    isLocal.at(w) = true;
   // Workers of other processes send worker 0 their stored boxes: empty
   // when they do not hold the tensor now.
-  std::uint64_t tag = UncountedTag | makeTag(steps, t, Gather);
-  if (!isRoot()) {
-    for (auto &worker : workers)
-      if (holds(worker->id)) {
-        const Buffer &stored = worker->stored[t];
-        transport.send(worker->id, 0, tag,
-                       stored ? Bytes(stored.data(),
-                                      stored.data() + stored.size())
-                              : Bytes());
+  std::uint64_t tag = UncountedTag | makeTag(step, t, Gather);
+  if (!isLocal[0]) {
+    for (unsigned w = 0; w != plan.workers; ++w)
+      if (isLocal[w] && holds(w)) {
+        const unsigned char *data = local(w);
+        transport.send(w, 0, tag,
+                       data ? Bytes(data, data + info.stored[w]->getVolume() *
+                                                     size)
+                            : Bytes());
       }
     return HostTensor{info.type, info.shape, {}};
   }
@@ -522,8 +549,8 @@ HostTensor Executor::gather(unsigned t) {
   for (unsigned w = 0; w != plan.workers; ++w) {
     if (!holds(w))
       continue;
-    if (workerById[w]) {
-      data[w] = workerById[w]->stored[t].data();
+    if (isLocal[w]) {
+      data[w] = local(w);
     } else {
       remote[w] = transport.receive(0, w, tag);
       size_t bytes = info.stored[w]->getVolume() * size;
@@ -536,6 +563,12 @@ HostTensor Executor::gather(unsigned t) {
     }
   }
   return assembleTensor(plan, t, data);
+}
+
+HostTensor Executor::gather(unsigned t) {
+  return gatherTensor(plan, t, transport, steps, [&](unsigned w) {
+    return static_cast<const unsigned char *>(workerById[w]->stored[t].data());
+  });
 }
 
 std::vector<int> tofu::runtime::computeLastUse(const ExecutablePlan &plan) {

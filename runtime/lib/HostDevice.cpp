@@ -4,9 +4,12 @@
 // (Device.h): a worker's memory is host memory (with an optional capacity,
 // so running out behaves as on a device), its stream runs each piece of
 // work when it is enqueued, kernels are a KernelProvider's, box copies and
-// reductions are Box.h's, and a group of transfers is a memcpy each. The
-// device executor's unit tests and `tofu-run --backend cuda-host` run on
-// it.
+// reductions are Box.h's, and a group of transfers is a memcpy each. A
+// process may hold only some of the workers (one per MPI rank): transfers
+// to or from another process's workers then go through a Transport, under
+// tags numbering the groups. The device executor's unit tests and
+// `tofu-run --backend cuda-host` (with `--transport mpi` under mpirun) run
+// on it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,8 +28,13 @@ Communicator::~Communicator() = default;
 namespace {
 class HostDevice : public Device {
 public:
-  HostDevice(unsigned workers, KernelProvider &kernels, std::size_t capacity)
-      : kernels(kernels), capacity(capacity), memories(workers) {}
+  HostDevice(unsigned workers, KernelProvider &kernels, std::size_t capacity,
+             const std::vector<unsigned> &local)
+      : kernels(kernels), capacity(capacity), memories(workers),
+        localWorkers(workers, local.empty()) {
+    for (unsigned w : local)
+      localWorkers.at(w) = true;
+  }
   ~HostDevice() override {
     for (Memory &memory : memories)
       for (auto &entry : memory.blocks)
@@ -34,8 +42,13 @@ public:
   }
 
   unsigned getNumWorkers() const override { return memories.size(); }
+  /// Whether this process holds worker `worker`'s memory.
+  bool isLocal(unsigned worker) const { return localWorkers.at(worker); }
 
   void *allocate(unsigned worker, std::size_t bytes) override {
+    if (!isLocal(worker))
+      throw RuntimeError("worker " + std::to_string(worker) +
+                         ": runs in another process");
     Memory &memory = memories.at(worker);
     if (capacity && memory.used + bytes > capacity)
       throw RuntimeError("worker " + std::to_string(worker) +
@@ -122,38 +135,74 @@ private:
   KernelProvider &kernels;
   std::size_t capacity;
   std::vector<Memory> memories;
+  std::vector<bool> localWorkers;
 };
+
+/// The tags of the groups' messages: bit 62 set (gathers use bit 63,
+/// the CPU executor's tags stay below), the group's number below.
+constexpr std::uint64_t ExchangeTag = std::uint64_t(1) << 62;
 
 class HostCommunicator : public Communicator {
 public:
-  explicit HostCommunicator(HostDevice &device) : device(device) {}
+  HostCommunicator(HostDevice &device, Transport *processes)
+      : device(device), processes(processes) {}
   void exchange(const std::vector<Transfer> &group) override {
+    std::uint64_t tag = ExchangeTag | groups++;
     for (const Transfer &t : group) {
       if (t.src == t.dst)
         throw RuntimeError("a transfer from worker " + std::to_string(t.src) +
                            " to itself");
-      device.check(t.src, t.from, t.bytes);
+      bool fromHere = device.isLocal(t.src), toHere = device.isLocal(t.dst);
+      if ((!fromHere || !toHere) && !processes)
+        throw RuntimeError("a transfer from worker " + std::to_string(t.src) +
+                           " to worker " + std::to_string(t.dst) +
+                           " leaves this process, which has no transport");
+      if (fromHere) {
+        device.check(t.src, t.from, t.bytes);
+        moved += t.bytes;
+      }
+      if (fromHere && toHere) {
+        device.check(t.dst, t.to, t.bytes);
+        std::memcpy(t.to, t.from, t.bytes);
+      } else if (fromHere) {
+        auto *from = static_cast<const unsigned char *>(t.from);
+        processes->send(t.src, t.dst, tag, Bytes(from, from + t.bytes));
+      }
+    }
+    // Sends never wait, so every process sends before it receives.
+    for (const Transfer &t : group) {
+      if (device.isLocal(t.src) || !device.isLocal(t.dst))
+        continue;
+      Bytes message = processes->receive(t.dst, t.src, tag);
+      if (message.size() != t.bytes)
+        throw RuntimeError("worker " + std::to_string(t.dst) + " received " +
+                           std::to_string(message.size()) +
+                           " bytes from worker " + std::to_string(t.src) +
+                           " but expected " + std::to_string(t.bytes));
       device.check(t.dst, t.to, t.bytes);
-      std::memcpy(t.to, t.from, t.bytes);
-      moved += t.bytes;
+      std::memcpy(t.to, message.data(), t.bytes);
     }
   }
 
 private:
   HostDevice &device;
+  Transport *processes;
+  /// The groups exchanged so far: every process numbers them alike.
+  std::uint64_t groups = 0;
 };
 } // namespace
 
-std::unique_ptr<Device>
-tofu::runtime::createHostDevice(unsigned workers, KernelProvider &kernels,
-                                std::size_t capacityBytes) {
-  return std::make_unique<HostDevice>(workers, kernels, capacityBytes);
+std::unique_ptr<Device> tofu::runtime::createHostDevice(
+    unsigned workers, KernelProvider &kernels, std::size_t capacityBytes,
+    const std::vector<unsigned> &localWorkers) {
+  return std::make_unique<HostDevice>(workers, kernels, capacityBytes,
+                                      localWorkers);
 }
 
 std::unique_ptr<Communicator>
-tofu::runtime::createHostCommunicator(Device &device) {
+tofu::runtime::createHostCommunicator(Device &device, Transport *processes) {
   auto *host = dynamic_cast<HostDevice *>(&device);
   if (!host)
     throw RuntimeError("the host communicator needs the host device");
-  return std::make_unique<HostCommunicator>(*host);
+  return std::make_unique<HostCommunicator>(*host, processes);
 }

@@ -8,7 +8,8 @@
 // there, a failure notice (FailureTag) arrives, or the timeout passes; it
 // never blocks in MPI. Sends are MPI_Isend of a buffer kept until the send
 // completes. Each rank counts the payload bytes (not headers) it sends;
-// sumOverProcesses adds counts up with MPI_Iallreduce, polled the same way.
+// sumOverProcesses adds counts up with MPI_Iallreduce and broadcast sends rank
+// 0's bytes with MPI_Ibcast, both polled the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +24,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <memory>
 #include <thread>
 #include <tuple>
 
@@ -48,6 +50,14 @@ MPISession::MPISession() {
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
   }
   std::tie(rank, size) = getWorld();
+  // The ranks sharing this node's memory, in world-rank order.
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, int(rank),
+                      MPI_INFO_NULL, &node);
+  int nodeRank = 0;
+  MPI_Comm_rank(node, &nodeRank);
+  localRank = unsigned(nodeRank);
+  MPI_Comm_free(&node);
 }
 
 MPISession::~MPISession() {
@@ -76,6 +86,7 @@ public:
   unsigned getNumWorkers() const override { return size; }
   std::vector<unsigned> getLocalWorkers() const override { return {rank}; }
   void sumOverProcesses(std::vector<int64_t> &values) override;
+  void broadcast(Bytes &data) override;
   void send(unsigned src, unsigned dst, uint64_t tag, Bytes payload) override;
   Bytes receive(unsigned dst, unsigned src, uint64_t tag) override;
   void fail(unsigned worker, const std::string &why) override;
@@ -97,6 +108,12 @@ private:
   /// or the timeout passes (`waiting()` then says what for).
   template <typename ReadyFn, typename WaitingFn>
   void waitFor(ReadyFn ready, WaitingFn waiting);
+  /// Waits for the nonblocking collective `request` on `buffer` (`what`
+  /// names it in the timeout's message); on failure keeps the buffer, which
+  /// MPI may still write, and rethrows.
+  template <typename T>
+  void finishCollective(MPI_Request &request, std::vector<T> &buffer,
+                        const char *what);
 
   unsigned rank = 0;
   unsigned size = 1;
@@ -104,7 +121,7 @@ private:
   std::deque<Pending> sends;
   std::map<std::pair<unsigned, uint64_t>, std::deque<Bytes>> unexpected;
   /// Collectives abandoned by a failure: MPI may still write their buffers.
-  std::deque<std::vector<int64_t>> abandoned;
+  std::deque<std::shared_ptr<void>> abandoned;
   std::string failure;
   int64_t moved = 0;
 };
@@ -234,14 +251,10 @@ Bytes MPITransport::receive(unsigned dst, unsigned src, uint64_t tag) {
   return payload;
 }
 
-void MPITransport::sumOverProcesses(std::vector<int64_t> &values) {
-  // [0, n) the values, [n, 2n) the sums: one buffer to abandon on failure.
-  size_t n = values.size();
-  std::vector<int64_t> buffer(2 * n);
-  std::copy(values.begin(), values.end(), buffer.begin());
-  MPI_Request request;
-  MPI_Iallreduce(buffer.data(), buffer.data() + n, int(n), MPI_INT64_T,
-                 MPI_SUM, MPI_COMM_WORLD, &request);
+template <typename T>
+void MPITransport::finishCollective(MPI_Request &request,
+                                    std::vector<T> &buffer,
+                                    const char *what) {
   try {
     waitFor(
         [&] {
@@ -250,14 +263,38 @@ void MPITransport::sumOverProcesses(std::vector<int64_t> &values) {
           return done != 0;
         },
         [&] {
-          return "worker " + std::to_string(rank) +
-                 " waited for the other ranks' counts";
+          return "worker " + std::to_string(rank) + " waited for " + what;
         });
   } catch (...) {
-    abandoned.push_back(std::move(buffer));
+    // Moving the vector keeps its storage, which MPI may still write.
+    abandoned.push_back(std::make_shared<std::vector<T>>(std::move(buffer)));
     throw;
   }
+}
+
+void MPITransport::sumOverProcesses(std::vector<int64_t> &values) {
+  // [0, n) the values, [n, 2n) the sums: one buffer to abandon on failure.
+  size_t n = values.size();
+  std::vector<int64_t> buffer(2 * n);
+  std::copy(values.begin(), values.end(), buffer.begin());
+  MPI_Request request;
+  MPI_Iallreduce(buffer.data(), buffer.data() + n, int(n), MPI_INT64_T,
+                 MPI_SUM, MPI_COMM_WORLD, &request);
+  finishCollective(request, buffer, "the other ranks' counts");
   std::copy(buffer.begin() + n, buffer.end(), values.begin());
+}
+
+void MPITransport::broadcast(Bytes &data) {
+  if (data.size() > size_t(INT_MAX))
+    throw RuntimeError("worker " + std::to_string(rank) + ": a broadcast of " +
+                       std::to_string(data.size()) +
+                       " bytes is more than one MPI call carries");
+  Bytes buffer = data;
+  MPI_Request request;
+  MPI_Ibcast(buffer.data(), int(buffer.size()), MPI_BYTE, 0, MPI_COMM_WORLD,
+             &request);
+  finishCollective(request, buffer, "rank 0's broadcast");
+  data = std::move(buffer);
 }
 
 void MPITransport::fail(unsigned worker, const std::string &why) {

@@ -32,6 +32,8 @@ std::vector<unsigned> Transport::getLocalWorkers() const {
 
 void Transport::sumOverProcesses(std::vector<std::int64_t> &) {}
 
+void Transport::broadcast(Bytes &) {}
+
 namespace {
 
 class ThreadTransport : public Transport {

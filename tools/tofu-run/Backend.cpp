@@ -4,8 +4,13 @@
 // TofuRuntimeCUDA was built (TOFU_HAVE_CUDA_RUNTIME): it asks the CUDA
 // runtime for devices, compiles the graph's CUDA unit (emitGraphKernels
 // with KernelTarget::Cuda) with nvcc for the installed GPUs, loads its
-// tofu_graph_cuda_launches table, and places worker w on GPU w modulo the
-// number of GPUs (more workers than GPUs: virtual workers).
+// tofu_graph_cuda_launches table, and places the process's workers on its
+// GPUs (placeWorkersOnGpus: worker w on GPU w modulo the number of GPUs in
+// one process, more workers than GPUs being virtual workers; under mpirun
+// the rank's index on its node modulo the number of GPUs). The device
+// backends run the transport's local workers: all of them, or this MPI
+// rank's one, with transfers between ranks over the transport (cuda-host)
+// or NCCL (cuda).
 //
 //===----------------------------------------------------------------------===//
 
@@ -104,17 +109,25 @@ std::string tofu::checkBackend(Backend backend) {
 Engine tofu::createEngine(Backend backend, const runtime::ExecutablePlan &plan,
                           runtime::KernelProvider &kernels,
                           const graph::Graph &g, graph::SpecLibrary &specs,
-                          std::unique_ptr<runtime::Transport> transport) {
+                          std::unique_ptr<runtime::Transport> transport,
+                          unsigned localRank) {
   Engine engine;
-  switch (backend) {
-  case Backend::Cpu:
-    engine.transport = std::move(transport);
+  engine.transport = std::move(transport);
+  if (backend == Backend::Cpu) {
     engine.executor = std::make_unique<runtime::Executor>(plan, kernels,
                                                           *engine.transport);
     return engine;
+  }
+  std::vector<unsigned> local =
+      runtime::getLocalWorkers(plan, *engine.transport);
+  switch (backend) {
+  case Backend::Cpu:
+    break;
   case Backend::CudaHost:
-    engine.device = runtime::createHostDevice(plan.workers, kernels);
-    engine.communicator = runtime::createHostCommunicator(*engine.device);
+    engine.device =
+        runtime::createHostDevice(plan.workers, kernels, 0, local);
+    engine.communicator = runtime::createHostCommunicator(
+        *engine.device, engine.transport.get());
     break;
   case Backend::Cuda: {
 #ifdef TOFU_HAVE_CUDA_RUNTIME
@@ -139,11 +152,12 @@ Engine tofu::createEngine(Backend backend, const runtime::ExecutablePlan &plan,
     int gpus = runtime::getCudaDeviceCount(why);
     if (gpus <= 0)
       throw runtime::RuntimeError("--backend cuda: no usable GPU: " + why);
-    for (unsigned w = 0; w != plan.workers; ++w)
-      options.deviceOfWorker.push_back(int(w % unsigned(gpus)));
+    options.deviceOfWorker = runtime::placeWorkersOnGpus(
+        plan.workers, local, localRank, unsigned(gpus));
     engine.kernelLibrary = loadCudaKernels(g, specs, options);
     engine.device = runtime::createCudaDevice(options);
-    engine.communicator = runtime::createCudaCommunicator(*engine.device);
+    engine.communicator = runtime::createCudaCommunicator(
+        *engine.device, engine.transport.get());
     break;
 #else
     throw runtime::RuntimeError("--backend cuda: " + checkBackend(backend));
@@ -151,6 +165,6 @@ Engine tofu::createEngine(Backend backend, const runtime::ExecutablePlan &plan,
   }
   }
   engine.executor = std::make_unique<runtime::DeviceExecutor>(
-      plan, *engine.device, *engine.communicator);
+      plan, *engine.device, *engine.communicator, engine.transport.get());
   return engine;
 }

@@ -38,13 +38,18 @@ std::string checkBackend(Backend backend);
 
 /// The engine running `plan` of graph `g` on `backend`: the CPU and
 /// cuda-host backends run `kernels`; cuda compiles the graph's CUDA unit
-/// with nvcc and runs its launch functions. The CPU executor exchanges
-/// bytes through `transport` (threads or MPI); the device executor has its
-/// communicator and drops it. Throws RuntimeError.
+/// with nvcc and runs its launch functions. Every backend runs the workers
+/// `transport` (threads or MPI) runs in this process: the CPU executor
+/// exchanges bytes through it; the device executor moves them with its
+/// communicator (over the transport between MPI ranks for cuda-host, NCCL
+/// for cuda) and sums counts and gathers results through it. `localRank`,
+/// this process's index among those on its node, picks its GPU. Throws
+/// RuntimeError.
 Engine createEngine(Backend backend, const runtime::ExecutablePlan &plan,
                     runtime::KernelProvider &kernels, const graph::Graph &g,
                     graph::SpecLibrary &specs,
-                    std::unique_ptr<runtime::Transport> transport);
+                    std::unique_ptr<runtime::Transport> transport,
+                    unsigned localRank);
 
 } // namespace tofu
 

@@ -30,6 +30,7 @@ class MPIProcesses : public Processes {
 public:
   unsigned getRank() const override { return session.getRank(); }
   unsigned getSize() const override { return session.getSize(); }
+  unsigned getLocalRank() const override { return session.getLocalRank(); }
   std::unique_ptr<runtime::Transport>
   createTransport(unsigned, std::chrono::milliseconds timeout) override {
     return runtime::createMPITransport(timeout);

@@ -27,6 +27,9 @@ public:
   /// This process's index (the MPI rank) and the number of processes.
   virtual unsigned getRank() const { return 0; }
   virtual unsigned getSize() const { return 1; }
+  /// This process's index among the processes on its node (which GPU it
+  /// uses).
+  virtual unsigned getLocalRank() const { return 0; }
   /// Whether this process prints the summary and writes the report.
   bool isRoot() const { return getRank() == 0; }
   /// The transport of a plan with `workers` workers.

@@ -256,7 +256,8 @@ bool startRun(Loaded &loaded, const plan::Plan &p, Backend where,
   run.engine = createEngine(
       where, run.plan, kernels, *loaded.graph, loaded.specs,
       local ? runtime::createThreadTransport(run.plan.workers, timeout)
-            : processes->createTransport(run.plan.workers, timeout));
+            : processes->createTransport(run.plan.workers, timeout),
+      local ? 0 : processes->getLocalRank());
   run.executor = run.engine.executor.get();
   for (unsigned t = 0, e = inputs.size(); t != e; ++t)
     if (inputs[t])
@@ -485,23 +486,18 @@ int runTool(DiagnosticEngine &diags) {
     error() << "--reference and --save-reference exclude each other\n";
     return BadUsage;
   }
-  if (backend != Backend::Cpu && transportKind == TransportKind::Mpi) {
-    error() << "--backend " << (backend == Backend::Cuda ? "cuda" : "cuda-host")
-            << " runs its workers in one process: --transport mpi is for "
-               "--backend cpu\n";
-    return BadUsage;
-  }
-  std::string unusable = checkBackend(backend);
-  if (!unusable.empty()) {
-    error() << "--backend cuda: " << unusable << "\n";
-    return BadInput;
-  }
   auto created = Processes::create(transportKind == TransportKind::Mpi);
   if (!created) {
     error() << llvm::toString(created.takeError()) << "\n";
     return BadUsage;
   }
   processes = std::move(*created);
+  // Every rank finds it alike; rank 0 says so, every rank exits 1.
+  std::string unusable = checkBackend(backend);
+  if (!unusable.empty()) {
+    error() << "--backend cuda: " << unusable << "\n";
+    return BadInput;
+  }
   Loaded loaded;
   if (!load(diags, loaded))
     return BadInput;

@@ -9,7 +9,11 @@
 // matches a pair's sends and receives in order, and both sides are issued
 // in the group's order), those within a GPU are cudaMemcpyAsync, and the
 // workers' streams then wait for events recorded on the communication
-// streams.
+// streams. Across processes (one worker per MPI rank) a process holds only
+// its worker's GPU; the NCCL communicator spans the K ranks
+// (ncclCommInitRank with an id rank 0 broadcasts over the Transport), and
+// each process issues its side of the group: the sends of its worker and
+// the receives for it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +28,7 @@
 #endif
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 using namespace tofu::runtime;
@@ -61,6 +66,11 @@ public:
     for (unsigned w = 0, e = options.deviceOfWorker.size(); w != e; ++w) {
       Worker worker;
       worker.gpu = options.deviceOfWorker[w];
+      if (worker.gpu < 0) {
+        // Another process runs it.
+        workers.push_back(worker);
+        continue;
+      }
       check(cudaSetDevice(worker.gpu), w, "cudaSetDevice");
       check(cudaStreamCreateWithFlags(&worker.stream, cudaStreamNonBlocking),
             w, "cudaStreamCreate");
@@ -77,6 +87,8 @@ public:
 
   ~CudaDevice() override {
     for (Worker &worker : workers) {
+      if (worker.gpu < 0)
+        continue;
       cudaSetDevice(worker.gpu);
       cudaStreamSynchronize(worker.stream);
       cublasDestroy(worker.blas);
@@ -175,17 +187,22 @@ public:
 
   void synchronize() override {
     for (unsigned w = 0, e = workers.size(); w != e; ++w) {
+      if (!isLocal(w))
+        continue;
       select(w);
       check(cudaStreamSynchronize(workers[w].stream), w, "a step's work");
     }
   }
 
+  /// Whether this process runs worker `w` (has its GPU).
+  bool isLocal(unsigned w) const { return workers.at(w).gpu >= 0; }
   int getGpu(unsigned w) const { return workers[w].gpu; }
   cudaStream_t getStream(unsigned w) const { return workers[w].stream; }
 
 private:
   struct Worker {
-    int gpu = 0;
+    /// -1: another process runs it.
+    int gpu = -1;
     cudaStream_t stream = nullptr;
     cublasHandle_t blas = nullptr;
 #ifdef TOFU_HAVE_CUDNN
@@ -193,7 +210,12 @@ private:
 #endif
   };
 
-  void select(unsigned w) { check(cudaSetDevice(workers.at(w).gpu), w, "cudaSetDevice"); }
+  void select(unsigned w) {
+    if (!isLocal(w))
+      throw RuntimeError("worker " + std::to_string(w) +
+                         ": runs in another process");
+    check(cudaSetDevice(workers[w].gpu), w, "cudaSetDevice");
+  }
 
   /// The GEMMs of planGemm on row-major boxes: cuBLAS is column-major, so
   /// each computes C^T = op(B)^T op(A)^T with the row strides as leading
@@ -301,8 +323,12 @@ private:
 
 class CudaCommunicator : public Communicator {
 public:
-  explicit CudaCommunicator(CudaDevice &device) : device(device) {
+  CudaCommunicator(CudaDevice &device, Transport *processes) : device(device) {
+    std::vector<unsigned> local;
     for (unsigned w = 0, e = device.getNumWorkers(); w != e; ++w) {
+      if (!device.isLocal(w))
+        continue;
+      local.push_back(w);
       int gpu = device.getGpu(w);
       if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end())
         gpus.push_back(gpu);
@@ -313,7 +339,27 @@ public:
       check(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking), 0,
             "cudaStreamCreate");
     }
-    if (gpus.size() > 1) {
+    spansProcesses = local.size() != device.getNumWorkers();
+    if (spansProcesses) {
+      // One NCCL communicator over the K ranks, NCCL rank = worker = MPI
+      // rank: rank 0's id reaches the others through the transport.
+      if (!processes || local.size() != 1)
+        throw RuntimeError("a CUDA device spanning processes needs one "
+                           "worker per process and the processes' transport");
+      ncclUniqueId id;
+      Bytes bytes(sizeof(id));
+      if (local[0] == 0) {
+        checkNccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+        std::memcpy(bytes.data(), &id, sizeof(id));
+      }
+      processes->broadcast(bytes);
+      std::memcpy(&id, bytes.data(), sizeof(id));
+      comms.resize(1);
+      check(cudaSetDevice(gpus[0]), local[0], "cudaSetDevice");
+      checkNccl(ncclCommInitRank(&comms[0], int(device.getNumWorkers()), id,
+                                 int(local[0])),
+                "ncclCommInitRank");
+    } else if (gpus.size() > 1) {
       comms.resize(gpus.size());
       checkNccl(ncclCommInitAll(comms.data(), int(gpus.size()), gpus.data()),
                 "ncclCommInitAll");
@@ -335,14 +381,20 @@ public:
     std::vector<unsigned> workers;
     for (const Transfer &t : group)
       for (unsigned w : {t.src, t.dst})
-        if (std::find(workers.begin(), workers.end(), w) == workers.end())
+        if (device.isLocal(w) &&
+            std::find(workers.begin(), workers.end(), w) == workers.end())
           workers.push_back(w);
     // The group starts after the work enqueued on its workers' streams.
     for (unsigned w : workers)
       order(device.getStream(w), rankOf(w), w);
+    // Within a GPU: a copy; otherwise this process's sides over NCCL.
+    auto onOneGpu = [&](const Transfer &t) {
+      return device.isLocal(t.src) && device.isLocal(t.dst) &&
+             device.getGpu(t.src) == device.getGpu(t.dst);
+    };
     bool anyNccl = false;
     for (const Transfer &t : group) {
-      if (device.getGpu(t.src) == device.getGpu(t.dst)) {
+      if (onOneGpu(t)) {
         unsigned r = rankOf(t.src);
         check(cudaSetDevice(gpus[r]), t.src, "cudaSetDevice");
         check(cudaMemcpyAsync(t.to, t.from, t.bytes, cudaMemcpyDeviceToDevice,
@@ -351,20 +403,26 @@ public:
       } else {
         anyNccl = true;
       }
-      moved += t.bytes;
+      if (device.isLocal(t.src))
+        moved += t.bytes;
     }
     if (anyNccl) {
       checkNccl(ncclGroupStart(), "ncclGroupStart");
       for (const Transfer &t : group) {
-        unsigned s = rankOf(t.src), d = rankOf(t.dst);
-        if (s == d)
+        if (onOneGpu(t))
           continue;
-        checkNccl(ncclSend(t.from, t.bytes, ncclUint8, int(d), comms[s],
-                           streams[s]),
-                  "ncclSend");
-        checkNccl(ncclRecv(t.to, t.bytes, ncclUint8, int(s), comms[d],
-                           streams[d]),
-                  "ncclRecv");
+        if (device.isLocal(t.src)) {
+          unsigned s = rankOf(t.src);
+          checkNccl(ncclSend(t.from, t.bytes, ncclUint8, peerOf(t.dst),
+                             comms[s], streams[s]),
+                    "ncclSend");
+        }
+        if (device.isLocal(t.dst)) {
+          unsigned d = rankOf(t.dst);
+          checkNccl(ncclRecv(t.to, t.bytes, ncclUint8, peerOf(t.src),
+                             comms[d], streams[d]),
+                    "ncclRecv");
+        }
       }
       checkNccl(ncclGroupEnd(), "ncclGroupEnd");
     }
@@ -374,9 +432,16 @@ public:
   }
 
 private:
+  /// The index of local worker `w`'s GPU among this process's GPUs (and of
+  /// its communicator).
   unsigned rankOf(unsigned w) const {
     return std::find(gpus.begin(), gpus.end(), device.getGpu(w)) -
            gpus.begin();
+  }
+  /// The NCCL rank of worker `w`'s GPU: its worker id across processes,
+  /// the index of its GPU in one process.
+  int peerOf(unsigned w) const {
+    return spansProcesses ? int(w) : int(rankOf(w));
   }
 
   /// Makes the communication stream of GPU rank `r` wait for worker `w`'s
@@ -394,9 +459,11 @@ private:
   }
 
   CudaDevice &device;
+  /// This process's GPUs, their communication streams and communicators.
   std::vector<int> gpus;
   std::vector<cudaStream_t> streams;
   std::vector<ncclComm_t> comms;
+  bool spansProcesses = false;
 };
 
 } // namespace
@@ -419,9 +486,9 @@ tofu::runtime::createCudaDevice(const CudaOptions &options) {
 }
 
 std::unique_ptr<Communicator>
-tofu::runtime::createCudaCommunicator(Device &device) {
+tofu::runtime::createCudaCommunicator(Device &device, Transport *processes) {
   auto *cuda = dynamic_cast<CudaDevice *>(&device);
   if (!cuda)
     throw RuntimeError("the CUDA communicator needs a CUDA device");
-  return std::make_unique<CudaCommunicator>(*cuda);
+  return std::make_unique<CudaCommunicator>(*cuda, processes);
 }

@@ -12,6 +12,8 @@ K's run saves it with --save-reference; the others check against it with
 accepted (default 1e-4, tofu-run's).
 --mpirun CMD: each run is `CMD -np K tofu-run ... --transport mpi`, one
 worker per MPI rank.
+--backend B: tofu-run's --backend (default cpu; cuda-host runs the device
+executor on its host emulation, mpi-device-models.test).
 Each run's wall time goes to stderr."""
 
 import argparse
@@ -32,6 +34,7 @@ parser.add_argument("--share-reference", action="store_true")
 parser.add_argument("--tolerance", type=float, default=1e-4)
 parser.add_argument("--mpirun", help="the MPI launcher command, e.g. "
                     "'mpirun --oversubscribe'")
+parser.add_argument("--backend", default="cpu")
 args = parser.parse_args()
 
 status = 0
@@ -48,7 +51,8 @@ for graph in args.graphs:
                         "-o", plan], check=True)
         planned = time.time()
         command = ["tofu-run", plan, "--graph", graph, "--check",
-                   "--report", report, "--tolerance", str(args.tolerance)]
+                   "--report", report, "--tolerance", str(args.tolerance),
+                   "--backend", args.backend]
         if args.kernel_cache:
             command += ["--kernel-cache", args.kernel_cache]
         if args.share_reference:

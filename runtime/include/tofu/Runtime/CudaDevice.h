@@ -7,7 +7,9 @@
 // communicator moves a group over NCCL (ncclSend/ncclRecv in one
 // ncclGroupStart/End) between GPUs and with cudaMemcpyAsync within one,
 // on a communication stream per GPU ordered by events against the workers'
-// streams. docs/DeviceExecutor.md.
+// streams. Across processes (one worker per MPI rank) each process holds
+// its worker's GPU and one NCCL communicator over the K ranks, bootstrapped
+// through the processes' Transport. docs/DeviceExecutor.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,7 +33,8 @@ using CudaLaunchFn = cudaError_t (*)(const KernelCall &, cudaStream_t);
 
 struct CudaOptions {
   /// Per worker, the CUDA device it runs on; workers sharing a device are
-  /// virtual workers.
+  /// virtual workers; -1: another process runs it
+  /// (placeWorkersOnGpus, Device.h).
   std::vector<int> deviceOfWorker;
   /// Per kernel index, its launch function (null: none).
   std::vector<CudaLaunchFn> launches;
@@ -53,7 +56,13 @@ int getCudaDeviceCount(std::string &why);
 /// Workers on CUDA devices; throws RuntimeError.
 std::unique_ptr<Device> createCudaDevice(const CudaOptions &options);
 /// The communicator of a device createCudaDevice made; throws RuntimeError.
-std::unique_ptr<Communicator> createCudaCommunicator(Device &device);
+/// When the device holds only some workers (one per process), `processes`
+/// spans the processes (the MPI transport, worker w = rank w): the process
+/// of worker 0 calls ncclGetUniqueId, broadcasts it over `processes`, and
+/// every process calls ncclCommInitRank(K, id, its worker); each process
+/// then issues the sends of its worker and the receives for it.
+std::unique_ptr<Communicator>
+createCudaCommunicator(Device &device, Transport *processes = nullptr);
 
 } // namespace runtime
 } // namespace tofu

@@ -25,6 +25,7 @@
 #define TOFU_RUNTIME_DEVICE_H
 
 #include "tofu/Runtime/Box.h"
+#include "tofu/Runtime/Transport.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -71,6 +72,7 @@ public:
 };
 
 /// One packed buffer going from worker `src` to worker `dst` (distinct).
+/// Across processes, the buffer of a worker another process runs is null.
 struct Transfer {
   unsigned src, dst;
   const void *from;
@@ -84,7 +86,10 @@ public:
   virtual ~Communicator();
   /// Moves every transfer of `group` as one group (each buffer pair is
   /// disjoint), ordered after the work enqueued on the workers' streams so
-  /// far and before the work enqueued afterwards.
+  /// far and before the work enqueued afterwards. Where the workers span
+  /// processes, every process calls it for every group, in the same order,
+  /// with the transfers that involve its workers (possibly none); each
+  /// process counts the bytes its workers send.
   virtual void exchange(const std::vector<Transfer> &group) = 0;
   /// Payload bytes moved between distinct workers since the last reset.
   std::int64_t getMovedBytes() const { return moved; }
@@ -97,14 +102,29 @@ protected:
 /// The host emulation: each worker's memory is host memory, its stream
 /// runs work at once, kernels come from `kernels`. `capacityBytes` per
 /// worker (0: unlimited) makes allocations beyond it fail as a device's
-/// would.
-std::unique_ptr<Device> createHostDevice(unsigned workers,
-                                         KernelProvider &kernels,
-                                         std::size_t capacityBytes = 0);
+/// would. `localWorkers` (empty: all) are the workers this process runs;
+/// allocating for another is an error.
+std::unique_ptr<Device>
+createHostDevice(unsigned workers, KernelProvider &kernels,
+                 std::size_t capacityBytes = 0,
+                 const std::vector<unsigned> &localWorkers = {});
 /// The host emulation's communicator over `device` (a host device):
 /// memcpy between the workers' buffers, each checked to lie in its
-/// worker's memory.
-std::unique_ptr<Communicator> createHostCommunicator(Device &device);
+/// worker's memory. With `processes`, a transfer between this process's
+/// worker and another process's goes through it (the MPI transport:
+/// point-to-point messages, waits bounded by its timeout): the source's
+/// process sends the buffer, the destination's receives it.
+std::unique_ptr<Communicator>
+createHostCommunicator(Device &device, Transport *processes = nullptr);
+
+/// The GPU of each worker: the i-th of `localWorkers` (in increasing order)
+/// runs on GPU (localRank + i) mod `gpus`, the others (run by other
+/// processes) get -1. One process with all K workers: worker w on GPU
+/// w mod gpus; one worker per MPI rank: the rank's index on its node
+/// (`localRank`) mod gpus.
+std::vector<int> placeWorkersOnGpus(unsigned workers,
+                                    const std::vector<unsigned> &localWorkers,
+                                    unsigned localRank, unsigned gpus);
 
 } // namespace runtime
 } // namespace tofu

@@ -9,7 +9,11 @@
 // values, combines) them on the destinations' streams; so the bytes moved
 // are those the CPU transport moves, the plan's comm_bytes. Buffers come
 // from a DevicePool per worker, whose peak is the step's
-// peak_bytes_per_worker. docs/DeviceExecutor.md describes it.
+// peak_bytes_per_worker. Given a Transport spanning several processes (one
+// worker per MPI rank), it runs only this process's workers, as the CPU
+// Executor does: the communicator moves what they send and receive, and
+// the transport sums the counts and gathers results to worker 0's process.
+// docs/DeviceExecutor.md describes it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,8 +29,12 @@ namespace runtime {
 /// Runs steps of a plan on a Device.
 class DeviceExecutor : public StepExecutor {
 public:
+  /// Runs the workers of `plan` that `processes` runs in this process (all
+  /// of them when it is null), on `device` and `communicator` (whose
+  /// transfers between processes must go through the same processes).
+  /// Every process makes the same calls in the same order.
   DeviceExecutor(const ExecutablePlan &plan, Device &device,
-                 Communicator &communicator);
+                 Communicator &communicator, Transport *processes = nullptr);
   ~DeviceExecutor() override;
 
   void setInput(unsigned tensor, const HostTensor &value) override;
@@ -34,6 +42,7 @@ public:
   HostTensor gather(unsigned tensor) override;
   const Schedule &getSchedule() const override { return schedule; }
   void injectFailure(unsigned worker, unsigned op) override;
+  bool isRoot() const override { return workers[0] != nullptr; }
 
   /// One worker's pool and stored tensors.
   struct Worker {
@@ -54,9 +63,14 @@ private:
   const ExecutablePlan &plan;
   Device &device;
   Communicator &communicator;
+  /// One process's transport when none was given.
+  std::unique_ptr<Transport> ownTransport;
+  Transport *transport;
   Schedule schedule;
+  /// Per worker id, the worker if this process runs it, else null.
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<std::optional<HostTensor>> hostInputs;
+  unsigned steps = 0;
   int failWorker = -1;
   unsigned failOp = 0;
 };

@@ -103,6 +103,30 @@ void forEachPendingInput(const ExecutablePlan &plan, unsigned w,
                          const std::function<bool(unsigned)> &held,
                          const std::function<void(unsigned, const Box &)> &fn);
 
+/// The workers of `plan` that `transport` runs in this process, in
+/// increasing order; throws RuntimeError when one is not a worker of the
+/// plan, runs twice, or there is none.
+std::vector<unsigned> getLocalWorkers(const ExecutablePlan &plan,
+                                      const Transport &transport);
+
+/// A step's counts over every process: each passes the bytes its workers
+/// moved and its local workers' peaks (worker, bytes); all get the sums.
+StepResult sumStepResult(Transport &transport, unsigned workers,
+                         std::int64_t movedBytes,
+                         const std::vector<std::pair<unsigned, std::int64_t>>
+                             &localPeaks);
+
+/// Executor::gather's exchange, shared by the executors: the process of
+/// worker 0 assembles tensor `tensor` from its local workers' values and
+/// those the other processes send it (uncounted, tagged with `step`); the
+/// others send theirs and get the type and shape. `local(w)`, for a local
+/// worker w storing a box of the tensor, is that box's values on the host,
+/// or null when w does not hold the tensor now.
+HostTensor gatherTensor(const ExecutablePlan &plan, unsigned tensor,
+                        Transport &transport, unsigned step,
+                        const std::function<const unsigned char *(unsigned)>
+                            &local);
+
 /// Validates `plan`, checks that the `what` (transport, device) running it
 /// has `workers` workers as the plan does, and builds its schedule; throws
 /// RuntimeError naming the problem.

@@ -29,6 +29,9 @@ public:
   /// This process's rank and the number of ranks in MPI_COMM_WORLD.
   unsigned getRank() const { return rank; }
   unsigned getSize() const { return size; }
+  /// This process's index among the ranks on its node (sharing memory,
+  /// MPI_COMM_TYPE_SHARED), in rank order: which of the node's GPUs it uses.
+  unsigned getLocalRank() const { return localRank; }
   /// Ends every rank of the job at once with exit status `status`
   /// (MPI_Abort): for a failure the other ranks may not see.
   [[noreturn]] void abort(int status);
@@ -36,6 +39,7 @@ public:
 private:
   unsigned rank = 0;
   unsigned size = 1;
+  unsigned localRank = 0;
 };
 
 /// The transport over MPI_COMM_WORLD: worker w is rank w, so K is the

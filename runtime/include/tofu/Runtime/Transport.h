@@ -45,6 +45,11 @@ public:
   /// (the default) keeps them. Throws RuntimeError when a worker failed or
   /// the wait exceeds the timeout.
   virtual void sumOverProcesses(std::vector<std::int64_t> &values);
+  /// Gives every process the `data` of the process running worker 0 (an
+  /// MPI broadcast); every process calls it with a buffer of the same size.
+  /// One process (the default) keeps its own. Throws RuntimeError as
+  /// sumOverProcesses does.
+  virtual void broadcast(Bytes &data);
   /// Sends `payload` from worker `src` to worker `dst` (distinct) under
   /// `tag`; does not wait for the receiver.
   virtual void send(unsigned src, unsigned dst, std::uint64_t tag,
