@@ -2,8 +2,9 @@
 //
 // This file defines the kernels and values the runtime's unit tests share:
 // an f32 matmul and an f32 scaling, both over KernelCall boxes, a
-// two-worker matmul plan with a partial (reduce) share, and a
-// deterministic f32 tensor.
+// two-worker matmul plan with a partial (reduce) share, the chain plan of
+// the device executor's tests (K = 1, 2, 4), and a deterministic f32
+// tensor.
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,6 +85,90 @@ inline ExecutablePlan makeReducePlan(std::int64_t m, std::int64_t n, std::int64_
                                  box({0, 0}, {m, p})});
   }
   plan.ops.push_back(op);
+  return plan;
+}
+
+/// The chain plan's sizes.
+inline constexpr std::int64_t M = 8, N = 6, P = 8;
+
+/// [c * n / k, (c + 1) * n / k).
+inline std::pair<std::int64_t, std::int64_t> part(std::int64_t n, unsigned k,
+                                           unsigned c) {
+  return {c * n / k, (c + 1) * n / k};
+}
+
+/// h = x @ w (rows split); y = scale(h) (h stored by columns, y on worker 0
+/// only); w2 = scale(w) (w by rows, w2 by columns; w2 updates w); z = x @ w2
+/// reduced over k (partial, z by rows).
+inline ExecutablePlan makeChainPlan(unsigned k) {
+  ExecutablePlan plan;
+  plan.workers = k;
+  auto rows = [&](std::int64_t r, std::int64_t c, unsigned w) {
+    auto [lo, hi] = part(r, k, w);
+    return box({lo, 0}, {hi, c});
+  };
+  auto cols = [&](std::int64_t r, std::int64_t c, unsigned w) {
+    auto [lo, hi] = part(c, k, w);
+    return box({0, lo}, {r, hi});
+  };
+  auto tensor = [&](std::string name, std::int64_t r, std::int64_t c,
+                    auto layout, bool persistent) {
+    TensorInfo t;
+    t.name = std::move(name);
+    t.shape = {r, c};
+    t.persistent = persistent;
+    for (unsigned w = 0; w != k; ++w)
+      t.stored.push_back(layout(r, c, w));
+    plan.tensors.push_back(t);
+  };
+  auto onZero = [](std::int64_t r, std::int64_t c,
+                   unsigned w) -> std::optional<Box> {
+    if (w)
+      return std::nullopt;
+    return box({0, 0}, {r, c});
+  };
+  tensor("x", M, N, rows, true);
+  tensor("w", N, P, rows, true);
+  tensor("h", M, P, cols, false);
+  tensor("y", M, P, onZero, true);
+  tensor("w2", N, P, cols, true);
+  tensor("z", M, P, rows, true);
+  plan.tensors[0].graphInput = plan.tensors[1].graphInput = true;
+  plan.tensors[4].updates = 1;
+
+  auto op = [&](std::string name, unsigned kernel, std::vector<unsigned> in,
+                unsigned out) {
+    OpInfo o;
+    o.name = std::move(name);
+    o.kernel = kernel;
+    o.inputs = std::move(in);
+    o.output = out;
+    plan.ops.push_back(o);
+    return &plan.ops.back();
+  };
+  plan.ops.reserve(4);
+  OpInfo *mm = op("mm", 0, {0, 1}, 2);
+  OpInfo *scaleH = op("scale-h", 1, {2}, 3);
+  OpInfo *scaleW = op("scale-w", 1, {1}, 4);
+  OpInfo *mmK = op("mm-k", 0, {0, 4}, 5);
+  mmK->partial = true;
+  for (unsigned c = 0; c != k; ++c) {
+    auto [r0, r1] = part(M, k, c);
+    auto [c0, c1] = part(P, k, c);
+    auto [k0, k1] = part(N, k, c);
+    mm->workers.push_back(OpShare{box({r0, 0, 0}, {r1, P, N}),
+                                  {box({r0, 0}, {r1, N}), box({0, 0}, {N, P})},
+                                  box({r0, 0}, {r1, P})});
+    scaleH->workers.push_back(OpShare{box({r0, 0}, {r1, P}),
+                                      {box({r0, 0}, {r1, P})},
+                                      box({r0, 0}, {r1, P})});
+    scaleW->workers.push_back(OpShare{box({0, c0}, {N, c1}),
+                                      {box({0, c0}, {N, c1})},
+                                      box({0, c0}, {N, c1})});
+    mmK->workers.push_back(OpShare{box({0, 0, k0}, {M, P, k1}),
+                                   {box({0, k0}, {M, k1}), box({k0, 0}, {k1, P})},
+                                   box({0, 0}, {M, P})});
+  }
   return plan;
 }
 

@@ -1,0 +1,211 @@
+//===- DeviceProcessesTest.cpp - The device executor across processes -----===//
+//
+// Runs the device executor as it runs under mpirun, one worker per
+// process, with the K "processes" simulated by threads of this test: each
+// has a host device holding its worker only, a host communicator whose
+// transfers to other workers go through a transport, and a transport
+// whose local worker is its own and whose sums rendezvous with the others.
+// Each process's step results and worker 0's gathered values must equal
+// the device executor's in one process, bit for bit. Also: a failure in
+// one process ends the others' waits, a process's device refuses other
+// workers, and the GPU placement rule.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Runtime/DeviceExecutor.h"
+#include "tofu/Runtime/Error.h"
+#include "TestKernels.h"
+
+#include "gtest/gtest.h"
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+using namespace tofu::runtime;
+using namespace tofu::runtime::test;
+
+namespace {
+
+/// What the simulated processes share: a thread transport for their
+/// messages and a rendezvous adding up their counts.
+struct World {
+  explicit World(unsigned k)
+      : k(k), transport(createThreadTransport(k, std::chrono::seconds(10))) {}
+
+  /// Adds `values` up over the K callers; each gets the sums.
+  void sum(std::vector<std::int64_t> &values) {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (arrived == 0)
+      total.assign(values.size(), 0);
+    for (size_t i = 0; i != values.size(); ++i)
+      total[i] += values[i];
+    std::uint64_t generation = generations;
+    if (++arrived == k) {
+      sums = total;
+      arrived = 0;
+      ++generations;
+      ready.notify_all();
+    } else {
+      ready.wait(lock, [&] { return generations != generation; });
+    }
+    values = sums;
+  }
+
+  unsigned k;
+  std::unique_ptr<Transport> transport;
+  std::mutex mutex;
+  std::condition_variable ready;
+  unsigned arrived = 0;
+  std::uint64_t generations = 0;
+  std::vector<std::int64_t> total, sums;
+};
+
+/// One simulated process's view of the world: it runs worker `rank`.
+class ProcessTransport : public Transport {
+public:
+  ProcessTransport(World &world, unsigned rank) : world(world), rank(rank) {}
+  unsigned getNumWorkers() const override { return world.k; }
+  std::vector<unsigned> getLocalWorkers() const override { return {rank}; }
+  void sumOverProcesses(std::vector<std::int64_t> &values) override {
+    world.sum(values);
+  }
+  void send(unsigned src, unsigned dst, std::uint64_t tag,
+            Bytes payload) override {
+    EXPECT_EQ(src, rank);
+    world.transport->send(src, dst, tag, std::move(payload));
+  }
+  Bytes receive(unsigned dst, unsigned src, std::uint64_t tag) override {
+    EXPECT_EQ(dst, rank);
+    return world.transport->receive(dst, src, tag);
+  }
+  void fail(unsigned worker, const std::string &why) override {
+    world.transport->fail(worker, why);
+  }
+  std::int64_t getMovedBytes() const override { return 0; }
+  void resetMovedBytes() override {}
+
+private:
+  World &world;
+  unsigned rank;
+};
+
+KernelTable makeKernels() {
+  return KernelTable({KernelInfo{"mm", matmul, nullptr, 3},
+                      KernelInfo{"scale", scale, nullptr, 2}});
+}
+
+/// The tensors the tests gather: w (updated), y, w2, z.
+const std::vector<unsigned> Gathered = {1, 3, 4, 5};
+
+/// What one simulated process saw: per step, its result and its gathers.
+struct Seen {
+  std::vector<StepResult> results;
+  std::vector<HostTensor> gathered;
+  std::string error;
+};
+
+/// Runs `steps` steps of `plan` on K simulated processes (worker `fail`
+/// failing at op 0 if set); returns each process's view.
+std::vector<Seen> runProcesses(const ExecutablePlan &plan, unsigned steps,
+                               int fail = -1) {
+  unsigned k = plan.workers;
+  World world(k);
+  KernelTable kernels = makeKernels();
+  std::vector<Seen> seen(k);
+  std::vector<std::thread> threads;
+  for (unsigned r = 0; r != k; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        ProcessTransport processes(world, r);
+        auto device = createHostDevice(k, kernels, 0, {r});
+        auto communicator = createHostCommunicator(*device, &processes);
+        DeviceExecutor executor(plan, *device, *communicator, &processes);
+        EXPECT_EQ(executor.isRoot(), r == 0);
+        executor.setInput(0, iota({M, N}, 0.5f));
+        executor.setInput(1, iota({N, P}, 0.25f));
+        if (fail >= 0)
+          executor.injectFailure(unsigned(fail), 0);
+        for (unsigned s = 0; s != steps; ++s) {
+          seen[r].results.push_back(executor.runStep());
+          for (unsigned t : Gathered)
+            seen[r].gathered.push_back(executor.gather(t));
+        }
+      } catch (const RuntimeError &e) {
+        seen[r].error = e.what();
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  return seen;
+}
+
+class DeviceProcessesTest : public testing::TestWithParam<unsigned> {};
+
+TEST_P(DeviceProcessesTest, AgreesWithOneProcess) {
+  unsigned k = GetParam();
+  ExecutablePlan plan = makeChainPlan(k);
+  KernelTable kernels = makeKernels();
+  auto device = createHostDevice(k, kernels);
+  auto communicator = createHostCommunicator(*device);
+  DeviceExecutor one(plan, *device, *communicator);
+  one.setInput(0, iota({M, N}, 0.5f));
+  one.setInput(1, iota({N, P}, 0.25f));
+  std::vector<Seen> seen = runProcesses(plan, 2);
+  for (unsigned s = 0; s != 2; ++s) {
+    StepResult want = one.runStep();
+    EXPECT_GT(want.movedBytes, 0);
+    for (unsigned r = 0; r != k; ++r) {
+      ASSERT_EQ(seen[r].error, "") << "process " << r;
+      const StepResult &got = seen[r].results.at(s);
+      EXPECT_EQ(got.movedBytes, want.movedBytes) << "process " << r;
+      EXPECT_EQ(got.peakBytesPerWorker, want.peakBytesPerWorker);
+    }
+    for (unsigned g = 0; g != Gathered.size(); ++g) {
+      unsigned t = Gathered[g];
+      HostTensor expected = one.gather(t);
+      const HostTensor &root = seen[0].gathered.at(s * Gathered.size() + g);
+      EXPECT_EQ(root.shape, expected.shape);
+      EXPECT_TRUE(root.data == expected.data)
+          << "tensor " << plan.tensors[t].name << " step " << s;
+      for (unsigned r = 1; r != k; ++r)
+        EXPECT_TRUE(
+            seen[r].gathered.at(s * Gathered.size() + g).data.empty());
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Workers, DeviceProcessesTest, testing::Values(2u, 4u));
+
+TEST(DeviceProcesses, AFailureEndsTheOthersWaits) {
+  std::vector<Seen> seen = runProcesses(makeChainPlan(4), 1, 1);
+  EXPECT_EQ(seen[1].error, "worker 1: injected failure at op 'mm'");
+  for (unsigned r : {0u, 2u, 3u})
+    EXPECT_NE(seen[r].error.find("worker 1 failed"), std::string::npos)
+        << "process " << r << ": " << seen[r].error;
+}
+
+TEST(DeviceProcesses, ADeviceHoldsOnlyItsProcessWorkers) {
+  KernelTable kernels = makeKernels();
+  auto device = createHostDevice(2, kernels, 0, {1});
+  EXPECT_THROW(device->allocate(0, 16), RuntimeError);
+  void *b = device->allocate(1, 16);
+  // Without a transport, a transfer to another process's worker is an error.
+  auto communicator = createHostCommunicator(*device);
+  EXPECT_THROW(communicator->exchange({Transfer{1, 0, b, nullptr, 16}}),
+               RuntimeError);
+  device->deallocate(1, b);
+}
+
+TEST(DevicePlacement, WorkersOnGpus) {
+  // One process, all workers: w mod #GPUs (virtual workers beyond).
+  EXPECT_EQ(placeWorkersOnGpus(5, {0, 1, 2, 3, 4}, 0, 2),
+            (std::vector<int>{0, 1, 0, 1, 0}));
+  // One worker per rank: the rank's index on its node mod #GPUs.
+  EXPECT_EQ(placeWorkersOnGpus(4, {3}, 1, 4), (std::vector<int>{-1, -1, -1, 1}));
+  EXPECT_EQ(placeWorkersOnGpus(8, {6}, 6, 4),
+            (std::vector<int>{-1, -1, -1, -1, -1, -1, 2, -1}));
+  EXPECT_THROW(placeWorkersOnGpus(2, {0, 1}, 0, 0), RuntimeError);
+}
+
+} // namespace
