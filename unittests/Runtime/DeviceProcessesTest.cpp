@@ -4,7 +4,8 @@
 // process, with the K "processes" simulated by threads of this test: each
 // has a host device holding its worker only, a host communicator whose
 // transfers to other workers go through a transport, and a transport
-// whose local worker is its own and whose sums rendezvous with the others.
+// whose local worker is its own and whose sums rendezvous with the others
+// (OneWorkerTransport.h).
 // Each process's step results and worker 0's gathered values must equal
 // the device executor's in one process, bit for bit. Also: a failure in
 // one process ends the others' waits, a process's device refuses other
@@ -14,81 +15,17 @@
 
 #include "tofu/Runtime/DeviceExecutor.h"
 #include "tofu/Runtime/Error.h"
+#include "OneWorkerTransport.h"
 #include "TestKernels.h"
 
 #include "gtest/gtest.h"
 
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
 using namespace tofu::runtime;
 using namespace tofu::runtime::test;
 
 namespace {
-
-/// What the simulated processes share: a thread transport for their
-/// messages and a rendezvous adding up their counts.
-struct World {
-  explicit World(unsigned k)
-      : k(k), transport(createThreadTransport(k, std::chrono::seconds(10))) {}
-
-  /// Adds `values` up over the K callers; each gets the sums.
-  void sum(std::vector<std::int64_t> &values) {
-    std::unique_lock<std::mutex> lock(mutex);
-    if (arrived == 0)
-      total.assign(values.size(), 0);
-    for (size_t i = 0; i != values.size(); ++i)
-      total[i] += values[i];
-    std::uint64_t generation = generations;
-    if (++arrived == k) {
-      sums = total;
-      arrived = 0;
-      ++generations;
-      ready.notify_all();
-    } else {
-      ready.wait(lock, [&] { return generations != generation; });
-    }
-    values = sums;
-  }
-
-  unsigned k;
-  std::unique_ptr<Transport> transport;
-  std::mutex mutex;
-  std::condition_variable ready;
-  unsigned arrived = 0;
-  std::uint64_t generations = 0;
-  std::vector<std::int64_t> total, sums;
-};
-
-/// One simulated process's view of the world: it runs worker `rank`.
-class ProcessTransport : public Transport {
-public:
-  ProcessTransport(World &world, unsigned rank) : world(world), rank(rank) {}
-  unsigned getNumWorkers() const override { return world.k; }
-  std::vector<unsigned> getLocalWorkers() const override { return {rank}; }
-  void sumOverProcesses(std::vector<std::int64_t> &values) override {
-    world.sum(values);
-  }
-  void send(unsigned src, unsigned dst, std::uint64_t tag,
-            Bytes payload) override {
-    EXPECT_EQ(src, rank);
-    world.transport->send(src, dst, tag, std::move(payload));
-  }
-  Bytes receive(unsigned dst, unsigned src, std::uint64_t tag) override {
-    EXPECT_EQ(dst, rank);
-    return world.transport->receive(dst, src, tag);
-  }
-  void fail(unsigned worker, const std::string &why) override {
-    world.transport->fail(worker, why);
-  }
-  std::int64_t getMovedBytes() const override { return 0; }
-  void resetMovedBytes() override {}
-
-private:
-  World &world;
-  unsigned rank;
-};
 
 KernelTable makeKernels() {
   return KernelTable({KernelInfo{"mm", matmul, nullptr, 3},
@@ -110,14 +47,15 @@ struct Seen {
 std::vector<Seen> runProcesses(const ExecutablePlan &plan, unsigned steps,
                                int fail = -1) {
   unsigned k = plan.workers;
-  World world(k);
+  OneWorkerTransport::Shared shared;
+  shared.inner = createThreadTransport(k, std::chrono::seconds(10));
   KernelTable kernels = makeKernels();
   std::vector<Seen> seen(k);
   std::vector<std::thread> threads;
   for (unsigned r = 0; r != k; ++r)
     threads.emplace_back([&, r] {
       try {
-        ProcessTransport processes(world, r);
+        OneWorkerTransport processes(shared, r);
         auto device = createHostDevice(k, kernels, 0, {r});
         auto communicator = createHostCommunicator(*device, &processes);
         DeviceExecutor executor(plan, *device, *communicator, &processes);
