@@ -10,7 +10,7 @@
 // compares every graph output and updated parameter. With --transport mpi
 // every MPI rank runs this tool and one worker; rank 0 prints, checks and
 // reports. --backend cuda or cuda-host runs the device executor
-// (Backend.h). Exit status: 0 success, 1 bad input or a failed run, 2 bad
+// (Backend.h), also one worker per rank under --transport mpi. Exit status: 0 success, 1 bad input or a failed run, 2 bad
 // usage, 3 --check found errors beyond tolerance.
 // docs/Runtime.md describes the runtime and this tool.
 //
@@ -83,7 +83,8 @@ cl::opt<TransportKind> transportKind(
                           "K threads of this process"),
                clEnumValN(TransportKind::Mpi, "mpi",
                           "one worker per MPI rank: mpirun -np K tofu-run "
-                          "...")),
+                          "... (any backend; cuda: each rank on GPU "
+                          "local rank mod #GPUs, NCCL between ranks)")),
     cl::cat(category));
 cl::opt<KernelKind> kernelKind(
     "kernels", cl::desc("Which CPU kernels run the ops"),
@@ -626,7 +627,12 @@ int main(int argc, char **argv) {
           "--reference FILE]\n"
           "  mpirun -np K tofu-run PLAN.json --transport mpi [...]   (one "
           "worker per rank;\n"
-          "      rank 0 prints, checks and writes the report)\n\n"
+          "      rank 0 prints, checks and writes the report)\n"
+          "  mpirun -np K tofu-run PLAN.json --backend cuda --transport mpi "
+          "[...]   (multi-GPU,\n"
+          "      multi-node: each rank's worker on GPU (local rank mod "
+          "#GPUs), NCCL between ranks;\n"
+          "      --backend cuda-host runs the same on the host emulation)\n\n"
           "The generated kernels are compiled once per graph ($CXX, default "
           "c++, -O3; progress on\nstderr) and cached in --kernel-cache.\n\n"
           "Exit status: 0 success, 1 bad input or failed run, 2 bad usage, 3 "
