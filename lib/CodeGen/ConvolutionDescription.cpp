@@ -9,7 +9,9 @@
 // row (h + padding - dilation * r) / stride exactly where that divides and
 // lies in dY, and reads nothing (its `select` condition is false, or the
 // row is outside dY) elsewhere. Stride, padding and dilation come from a
-// few evaluations and are then checked over the whole ranges.
+// few evaluations (for an input gradient, from the rows each kernel row
+// reads, which may be a single one when dY has two rows) and are then
+// checked over the whole ranges.
 //
 //===----------------------------------------------------------------------===//
 
@@ -193,35 +195,39 @@ KernelBuilder::describeConvolution(const Contraction &c) const {
         return llvm::None;
       return *y >= 0 && *y < dyRows ? *y : -1;
     };
-    // Two sources of kernel row 0 give stride and padding, one of kernel
-    // row 1 the dilation.
-    llvm::Optional<std::pair<int64_t, int64_t>> first, second;
-    for (int64_t h = 0; h != rows && !second; ++h) {
-      llvm::Optional<int64_t> y = source(h, 0);
-      if (!y)
-        return llvm::None;
-      if (*y < 0)
-        continue;
-      if (!first)
-        first.emplace(h, *y);
-      else if (*y != first->second)
-        second.emplace(h, *y);
-    }
-    if (!second || (second->first - first->first) %
-                           (second->second - first->second) != 0)
-      return llvm::None;
-    stride = (second->first - first->first) / (second->second - first->second);
-    padding = stride * first->second - first->first;
-    dilation = 1;
-    for (int64_t h = 0; h != rows && kRows > 1; ++h) {
-      llvm::Optional<int64_t> y = source(h, 1);
-      if (!y)
-        return llvm::None;
-      if (*y >= 0) {
-        dilation = h - stride * *y + padding;
+    // The sources (h, y) of each kernel row r: h = stride y - padding +
+    // dilation r. Two of one kernel row give the stride, then y stride - h
+    // = padding - dilation r of two kernel rows padding and dilation.
+    SmallVector<SmallVector<std::pair<int64_t, int64_t>, 4>, 8> sources(kRows);
+    for (int64_t r = 0; r != kRows; ++r)
+      for (int64_t h = 0; h != rows; ++h) {
+        llvm::Optional<int64_t> y = source(h, r);
+        if (!y)
+          return llvm::None;
+        if (*y >= 0)
+          sources[r].emplace_back(h, *y);
+      }
+    stride = 0;
+    for (const auto &list : sources)
+      if (list.size() >= 2 && list[1].second != list[0].second) {
+        stride = (list[1].first - list[0].first) /
+                 (list[1].second - list[0].second);
         break;
       }
-    }
+    if (stride <= 0)
+      return llvm::None;
+    SmallVector<std::pair<int64_t, int64_t>, 2> offsets; // (r, padding - d r)
+    for (int64_t r = 0; r != kRows && offsets.size() != 2; ++r)
+      if (!sources[r].empty())
+        offsets.emplace_back(r, stride * sources[r][0].second -
+                                    sources[r][0].first);
+    if (offsets.empty())
+      return llvm::None;
+    dilation = 1;
+    if (offsets.size() == 2)
+      dilation = (offsets[0].second - offsets[1].second) /
+                 (offsets[1].first - offsets[0].first);
+    padding = offsets[0].second + dilation * offsets[0].first;
     if (stride <= 0 || dilation <= 0 || padding < 0)
       return llvm::None;
     for (int64_t h = 0; h != rows; ++h)
