@@ -214,6 +214,11 @@ KernelBuilder::describeConvolution(const Contraction &c) const {
                  (list[1].second - list[0].second);
         break;
       }
+    // One dY row: every source has y = 0 and any stride large enough that
+    // cuDNN computes one row is the convolution (set below).
+    bool oneRow = stride == 0 && dyRows == 1;
+    if (oneRow)
+      stride = 1;
     if (stride <= 0)
       return llvm::None;
     SmallVector<std::pair<int64_t, int64_t>, 2> offsets; // (r, padding - d r)
@@ -228,6 +233,8 @@ KernelBuilder::describeConvolution(const Contraction &c) const {
       dilation = (offsets[0].second - offsets[1].second) /
                  (offsets[1].first - offsets[0].first);
     padding = offsets[0].second + dilation * offsets[0].first;
+    if (oneRow)
+      stride = std::max<int64_t>(1, rows + 2 * padding - dilation * (kRows - 1));
     if (stride <= 0 || dilation <= 0 || padding < 0)
       return llvm::None;
     for (int64_t h = 0; h != rows; ++h)
