@@ -59,6 +59,10 @@ std::string KernelBuilder::buildCuda(StringRef name) {
   else if (deviceGemm)
     lines.push_back("// A contraction inside a larger body: the device "
                     "executor runs this kernel.");
+  else if (conv)
+    lines.push_back("// A convolution: the device executor runs it with "
+                    "cuDNN where the box is one cuDNN call; this kernel is "
+                    "the fallback.");
   lines.push_back("TOFU_HD inline void " + n + "_body(const " + callType +
                   " &call, tofu::runtime::Dim3 block, tofu::runtime::Dim3 "
                   "blockSize, tofu::runtime::Dim3 thread) {");

@@ -131,14 +131,17 @@ public:
   /// Finds a 2-D convolution of the body that im2col + GEMM can compute:
   /// a forward convolution, an input gradient or a weight gradient.
   llvm::Optional<Contraction> matchConvolution();
-  /// The description of `c` for cuDNN when it is a forward convolution
-  /// whose input indices are affine (stride, padding, dilation); None
-  /// otherwise.
-  llvm::Optional<runtime::DeviceConv> describeConvolution(const Contraction &c) const;
   /// The statements of the im2col GEMM for `c`.
   void emitConvolution(const Contraction &c, std::vector<std::string> &out);
   /// The same for a weight gradient.
   void emitWeightGradient(const Contraction &c, std::vector<std::string> &out);
+
+  // ConvolutionDescription.cpp
+  /// The description of `c` for cuDNN (a forward convolution, an input or
+  /// a weight gradient) when its strided reads are those of one stride,
+  /// padding and dilation per spatial dimension, checked at every index of
+  /// their ranges; None otherwise.
+  llvm::Optional<runtime::DeviceConv> describeConvolution(const Contraction &c) const;
 
   // Transpose.cpp
   /// Finds a 2-D transpose that OpenBLAS can copy.

@@ -521,16 +521,20 @@ int main(int argc, char **argv) {
                    << "', " << c.runs << " calls)\n";
     }
   }
-  for (const GeneratedKernel &kernel : kernels->kernels)
+  unsigned dnn = 0;
+  for (const GeneratedKernel &kernel : kernels->kernels) {
     blas += kernel.usesBlas || kernel.deviceGemm;
+    dnn += kernel.conv.hasValue();
+  }
   llvm::outs() << g->getNumOps() << " ops, " << kernels->kernels.size()
-               << " kernels (" << blas
-               << (target == KernelTarget::Cuda ? " cuBLAS on the device), "
-                                                : " BLAS), ")
-               << without
-               << " ops without a kernel; " << checked << " kernels checked in "
-               << runs << " calls, " << skipped << " skipped (over --max-work), "
-               << failed << " failed\n";
+               << " kernels (" << blas;
+  if (target == KernelTarget::Cuda)
+    llvm::outs() << " cuBLAS, " << dnn << " cuDNN on the device), ";
+  else
+    llvm::outs() << " BLAS), ";
+  llvm::outs() << without << " ops without a kernel; " << checked
+               << " kernels checked in " << runs << " calls, " << skipped
+               << " skipped (over --max-work), " << failed << " failed\n";
   llvm::errs() << llvm::format("generate %.2f s, compile %.2f s%s, check %.2f s\n",
                                generated, compiled - generated,
                                compiler.lastWasCached() ? " (cached)" : "",

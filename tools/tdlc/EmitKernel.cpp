@@ -126,7 +126,9 @@ int tofu::emitCppKernel(llvm::raw_ostream &os, Instantiator &instantiator,
     os << ' ' << kernel->varNames[v] << "<" << kernel->varExtents[v];
   os << (kernel->usesBlas     ? "; contraction routed to BLAS\n"
          : kernel->deviceGemm ? "; contraction: cuBLAS on the device\n"
-                              : "\n")
+         : kernel->conv && target == codegen::KernelTarget::Cuda
+             ? "; convolution: cuDNN on the device\n"
+             : "\n")
      << kernel->source;
   return 0;
 }

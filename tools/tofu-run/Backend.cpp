@@ -77,7 +77,8 @@ std::shared_ptr<void> loadCudaKernels(const graph::Graph &g,
   const runtime::CudaLaunchFn *launches = table(&count);
   options.launches.assign(launches, launches + count);
   // Contractions of the whole body run as cuBLAS GEMMs (DeviceGemm.h),
-  // forward convolutions on cuDNN (DeviceConv.h).
+  // convolutions and their input and weight gradients on cuDNN
+  // (DeviceConv.h).
   options.gemms.assign(count, std::nullopt);
   options.convs.assign(count, std::nullopt);
   for (unsigned op = 0; op != count && op != unit->opKernel.size(); ++op) {

@@ -1,19 +1,33 @@
 //===- DeviceTestUtils.h - Boxes for the device call tests ------*- C++ -*-===//
 //
-// This file defines the random f32/f64 boxes the device call tests
-// (DeviceGemmTest.cpp, DeviceConvTest.cpp) pass to generated kernels and
-// to the host runs of the planned library calls.
+// This file defines the fixture the device call tests (DeviceGemmTest.cpp,
+// DeviceConvTest.cpp) share: a graph with the spec library, the random
+// f32/f64 boxes they pass to generated kernels and to the host runs of the
+// planned library calls, and the comparison of the two over one box.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TOFU_UNITTESTS_CODEGEN_DEVICETESTUTILS_H
 #define TOFU_UNITTESTS_CODEGEN_DEVICETESTUTILS_H
 
+#include "tofu/Graph/Graph.h"
+#include "tofu/Graph/GraphReader.h"
+#include "tofu/Graph/ModelFile.h"
+#include "tofu/Graph/SpecLibrary.h"
 #include "tofu/Runtime/Kernel.h"
 #include "tofu/Support/DType.h"
+#include "tofu/Support/Diagnostics.h"
 
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
 #include <cstdint>
+#include <memory>
 #include <random>
+#include <sstream>
 #include <vector>
 
 namespace tofu {
@@ -59,6 +73,57 @@ inline TestBox makeBox(ElementType type, std::vector<std::int64_t> lo,
 
 inline ElementType elementTypeOf(DType t) {
   return t == DType::F64 ? ElementType::F64 : ElementType::F32;
+}
+
+/// A graph (a bundled model file or JSON text) and the standard spec
+/// library; `graph` is null (and the test fails) if either does not load.
+struct TestGraph {
+  llvm::SourceMgr srcMgr;
+  DiagnosticEngine diags{srcMgr};
+  graph::SpecLibrary specs;
+  std::unique_ptr<graph::Graph> graph;
+
+  void loadFile(llvm::StringRef path) {
+    graph = graph::readModelFile(path, diags);
+    loadSpecs();
+  }
+  void loadText(llvm::StringRef json) {
+    unsigned id = srcMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(json, "test.json"), llvm::SMLoc());
+    graph = graph::readGraph(id, diags);
+    loadSpecs();
+  }
+
+private:
+  void loadSpecs() {
+    if (!specs.load(TOFU_SOURCE_DIR "/specs", {}, diags))
+      graph.reset();
+    EXPECT_TRUE(graph) << "the graph or the specs did not load";
+  }
+};
+
+/// Runs the generated `kernel` on `call` into `out` and `planned(call)` (a
+/// host run of the library calls the device would make, false if it
+/// makes none) on the same call into a copy of `out`; fails naming the
+/// first element where the two differ by more than 1e-4 relative. Sets
+/// `ran` to what `planned` returned (the result is then success).
+template <typename Planned>
+::testing::AssertionResult agreeOnBox(runtime::KernelFn kernel,
+                                      runtime::KernelCall call, TestBox out,
+                                      Planned planned, bool &ran) {
+  TestBox actual = out;
+  call.output = out.view();
+  kernel(call);
+  call.output = actual.view();
+  ran = planned(call);
+  if (!ran)
+    return ::testing::AssertionSuccess();
+  for (std::size_t e = 0; e != out.size(); ++e)
+    if (!(std::abs(actual.at(e) - out.at(e)) <= 1e-4 * (1 + std::abs(out.at(e)))))
+      return ::testing::AssertionFailure()
+             << "element " << e << ": planned " << actual.at(e)
+             << ", generated kernel " << out.at(e);
+  return ::testing::AssertionSuccess();
 }
 
 } // namespace testing

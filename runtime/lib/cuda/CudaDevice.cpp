@@ -55,6 +55,19 @@ void checkDnn(cudnnStatus_t status, unsigned worker, const char *what) {
 }
 #endif
 
+#ifdef TOFU_HAVE_CUDNN
+/// The first algorithm of cuDNN's ranked `found` results that runs and is
+/// deterministic; `fallback` if none is.
+template <typename Perf, typename Algo>
+Algo firstDeterministic(const Perf *perf, int found, Algo fallback) {
+  for (int i = 0; i != found; ++i)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS &&
+        perf[i].determinism == CUDNN_DETERMINISTIC)
+      return perf[i].algo;
+  return fallback;
+}
+#endif
+
 void checkNccl(ncclResult_t status, const char *what) {
   if (status != ncclSuccess)
     throw RuntimeError(std::string(what) + ": " + ncclGetErrorString(status));
@@ -256,12 +269,16 @@ private:
   }
 
 #ifdef TOFU_HAVE_CUDNN
-  /// planConvolution's call as one cudnnConvolutionForward (implicit GEMM,
-  /// with the workspace cuDNN asks for allocated on the stream).
+  /// planConvolution's call as one cudnnConvolutionForward (implicit GEMM),
+  /// BackwardData or BackwardFilter (the first deterministic algorithm of
+  /// cuDNN's heuristics, else algorithm 1), in FMA math (no TF32, as the
+  /// generated kernels compute), with the workspace cuDNN asks for taken
+  /// from the device's stream-ordered pool on the worker's stream.
   void convolve(unsigned w, const ConvCall &p, ElementType type) {
     if (type != ElementType::F32 && type != ElementType::F64)
       throw RuntimeError("worker " + std::to_string(w) +
                          ": cuDNN convolutions are f32 or f64");
+    cudnnHandle_t dnn = workers[w].dnn;
     cudnnDataType_t dt =
         type == ElementType::F32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
     auto ints = [](const std::int64_t *v, unsigned n) {
@@ -289,15 +306,8 @@ private:
                  cd, 2, ints(p.pad, 2).data(), ints(p.stride, 2).data(),
                  ints(p.dilation, 2).data(), CUDNN_CROSS_CORRELATION, dt),
              w, "cudnnSetConvolutionNdDescriptor");
-    cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
-    std::size_t bytes = 0;
-    checkDnn(cudnnGetConvolutionForwardWorkspaceSize(workers[w].dnn, xd, wd, cd,
-                                                     yd, algo, &bytes),
-             w, "cudnnGetConvolutionForwardWorkspaceSize");
-    void *workspace = nullptr;
-    if (bytes)
-      check(cudaMallocAsync(&workspace, bytes, workers[w].stream), w,
-            "cuDNN workspace");
+    checkDnn(cudnnSetConvolutionMathType(cd, CUDNN_FMA_MATH), w,
+             "cudnnSetConvolutionMathType");
     float onef = 1, zerof = 0;
     double oned = 1, zerod = 0;
     const void *one = type == ElementType::F32 ? static_cast<const void *>(&onef)
@@ -305,9 +315,65 @@ private:
     const void *zero = type == ElementType::F32
                            ? static_cast<const void *>(&zerof)
                            : static_cast<const void *>(&zerod);
-    checkDnn(cudnnConvolutionForward(workers[w].dnn, one, xd, p.x, wd, p.w, cd,
-                                     algo, workspace, bytes, zero, yd, p.y),
-             w, "cudnnConvolutionForward");
+    std::size_t bytes = 0;
+    void *workspace = nullptr;
+    auto allocate = [&] {
+      if (bytes)
+        check(cudaMallocAsync(&workspace, bytes, workers[w].stream), w,
+              "cuDNN workspace");
+    };
+    switch (p.kind) {
+    case ConvKind::Forward: {
+      cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+      checkDnn(cudnnGetConvolutionForwardWorkspaceSize(dnn, xd, wd, cd, yd,
+                                                       algo, &bytes),
+               w, "cudnnGetConvolutionForwardWorkspaceSize");
+      allocate();
+      checkDnn(cudnnConvolutionForward(dnn, one, xd, p.x, wd, p.w, cd, algo,
+                                       workspace, bytes, zero, yd, p.y),
+               w, "cudnnConvolutionForward");
+      break;
+    }
+    case ConvKind::BackwardData: {
+      cudnnConvolutionBwdDataAlgo_t algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+      int found = 0;
+      checkDnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                   dnn, wd, yd, cd, xd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                   &found, perf),
+               w, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+      algo = firstDeterministic(perf, found, algo);
+      checkDnn(cudnnGetConvolutionBackwardDataWorkspaceSize(dnn, wd, yd, cd, xd,
+                                                            algo, &bytes),
+               w, "cudnnGetConvolutionBackwardDataWorkspaceSize");
+      allocate();
+      checkDnn(cudnnConvolutionBackwardData(dnn, one, wd, p.w, yd, p.y, cd,
+                                            algo, workspace, bytes, zero, xd,
+                                            p.x),
+               w, "cudnnConvolutionBackwardData");
+      break;
+    }
+    case ConvKind::BackwardFilter: {
+      cudnnConvolutionBwdFilterAlgo_t algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
+      cudnnConvolutionBwdFilterAlgoPerf_t
+          perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+      int found = 0;
+      checkDnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                   dnn, xd, yd, cd, wd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                   &found, perf),
+               w, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+      algo = firstDeterministic(perf, found, algo);
+      checkDnn(cudnnGetConvolutionBackwardFilterWorkspaceSize(dnn, xd, yd, cd,
+                                                              wd, algo, &bytes),
+               w, "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+      allocate();
+      checkDnn(cudnnConvolutionBackwardFilter(dnn, one, xd, p.x, yd, p.y, cd,
+                                              algo, workspace, bytes, zero, wd,
+                                              p.w),
+               w, "cudnnConvolutionBackwardFilter");
+      break;
+    }
+    }
     if (workspace)
       check(cudaFreeAsync(workspace, workers[w].stream), w, "cuDNN workspace");
     cudnnDestroyConvolutionDescriptor(cd);

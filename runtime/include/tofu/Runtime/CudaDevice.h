@@ -42,10 +42,11 @@ struct CudaOptions {
   /// function, and how (DeviceGemm.h: planGemm's calls, one cublasSgemm or
   /// cublasDgemm each).
   std::vector<std::optional<DeviceGemm>> gemms;
-  /// Per kernel index, whether cuDNN computes it (a forward convolution,
-  /// DeviceConv.h) when planConvolution expresses the call's box as one
-  /// cudnnConvolutionForward; otherwise, and in a build without cuDNN, the
-  /// launch function runs.
+  /// Per kernel index, whether cuDNN computes it (a convolution, its input
+  /// or its weight gradient, DeviceConv.h) when planConvolution expresses
+  /// the call's box as one cudnnConvolutionForward, BackwardData or
+  /// BackwardFilter; otherwise, and in a build without cuDNN, the launch
+  /// function runs.
   std::vector<std::optional<DeviceConv>> convs;
 };
 
