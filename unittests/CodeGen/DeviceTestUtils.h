@@ -1,14 +1,18 @@
 //===- DeviceTestUtils.h - Boxes for the device call tests ------*- C++ -*-===//
 //
 // This file defines the random f32/f64 boxes the device call tests
-// (DeviceGemmTest.cpp, DeviceConvTest.cpp) pass to generated kernels and
-// to the host runs of the planned library calls.
+// (DeviceGemmTest.cpp, DeviceConvTest.cpp, DeviceBatchNormTest.cpp,
+// DevicePoolingTest.cpp) pass to generated kernels and to the host runs of
+// the planned library calls, and the compilation of a few generated C++
+// kernels into one library.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TOFU_UNITTESTS_CODEGEN_DEVICETESTUTILS_H
 #define TOFU_UNITTESTS_CODEGEN_DEVICETESTUTILS_H
 
+#include "tofu/CodeGen/KernelCompiler.h"
+#include "tofu/CodeGen/KernelEmitter.h"
 #include "tofu/Runtime/Kernel.h"
 #include "tofu/Support/DType.h"
 
@@ -59,6 +63,22 @@ inline TestBox makeBox(ElementType type, std::vector<std::int64_t> lo,
 
 inline ElementType elementTypeOf(DType t) {
   return t == DType::F64 ? ElementType::F64 : ElementType::F32;
+}
+
+/// The C++ kernels `kernels` compiled into one library, kernel i of its
+/// table being kernels[i].
+inline llvm::Expected<std::unique_ptr<codegen::KernelLibrary>>
+compileKernels(const std::vector<codegen::GeneratedKernel> &kernels) {
+  std::string source = codegen::getKernelPrelude();
+  for (const codegen::GeneratedKernel &kernel : kernels)
+    source += kernel.source;
+  source += "extern \"C\" const tofu::runtime::KernelInfo *tofu_graph_kernels(unsigned *count) {\n"
+            "  static const tofu::runtime::KernelInfo table[] = {\n";
+  for (const codegen::GeneratedKernel &kernel : kernels)
+    source += "    {\"" + kernel.name + "\", " + kernel.name + ", nullptr, 0},\n";
+  source += "  };\n  *count = " + std::to_string(kernels.size()) +
+            ";\n  return table;\n}\n";
+  return codegen::KernelCompiler().compile(source);
 }
 
 } // namespace testing
