@@ -155,15 +155,10 @@ TEST(DeviceGemmTest, MlpMatmulsAgreeWithTheCppKernels) {
 }
 
 TEST(DeviceGemmTest, GptBmmsAreStridedBatches) {
-  llvm::SourceMgr srcMgr;
-  DiagnosticEngine diags(srcMgr);
-  std::unique_ptr<graph::Graph> g =
-      graph::readModelFile(TOFU_SOURCE_DIR "/models/gpt-2l.json", diags);
-  ASSERT_TRUE(g);
-  graph::SpecLibrary specs;
-  ASSERT_TRUE(specs.load(TOFU_SOURCE_DIR "/specs", {}, diags));
-  KernelOptions cudaOptions;
-  cudaOptions.target = KernelTarget::Cuda;
+  TestModel model;
+  ASSERT_TRUE(model.load("gpt-2l.json"));
+  const graph::Graph *g = model.graph.get();
+  KernelOptions cudaOptions = cudaKernelOptions();
   // The distinct bmm instances (by shapes).
   std::vector<GeneratedKernel> kernels;
   std::vector<KernelInstance> instances;
@@ -171,7 +166,7 @@ TEST(DeviceGemmTest, GptBmmsAreStridedBatches) {
   for (unsigned op = 0; op != g->getNumOps(); ++op) {
     if (g->getOp(op).type != "bmm")
       continue;
-    auto inst = makeKernelInstance(*g, op, specs);
+    auto inst = makeKernelInstance(*g, op, model.specs);
     ASSERT_TRUE(bool(inst)) << llvm::toString(inst.takeError());
     std::string key = formatShape(inst->inputShapes[0]) +
                       formatShape(inst->inputShapes[1]);
@@ -219,13 +214,8 @@ TEST(DeviceGemmTest, GptBmmsAreStridedBatches) {
       }
       for (TestBox &box : inputs)
         views.push_back(box.view());
-      std::vector<std::int64_t> outLo, outExtent;
-      for (unsigned d = 0; d != 3; ++d) {
-        outLo.push_back(std::max<std::int64_t>(lo[d] - 1, 0));
-        outExtent.push_back(hi[d] - outLo.back() + (d == 2 ? 2 : 1));
-      }
       ElementType type = elementTypeOf(inst.outputType);
-      TestBox expected = makeBox(type, outLo, outExtent, rng);
+      TestBox expected = makeOutputBox(type, lo, hi, 3, rng);
       TestBox actual = expected;
       KernelCall call{views.data(), 2, expected.view(), lo.data(), hi.data()};
       (*library)->getKernel(i)(call);
@@ -234,14 +224,12 @@ TEST(DeviceGemmTest, GptBmmsAreStridedBatches) {
       // One strided batch: the only batch variable is contiguous.
       ASSERT_EQ(plan.size(), 1u) << kernels[i].name;
       EXPECT_EQ(plan[0].batch, hi[0] - lo[0]);
-      EXPECT_EQ(plan[0].strideC, outExtent[1] * outExtent[2]);
+      EXPECT_EQ(plan[0].strideC, expected.extent[1] * expected.extent[2]);
       EXPECT_EQ(plan[0].k, std::min(hi[gemm.kVar], kExtent) - lo[gemm.kVar]);
       runOnHost(plan[0], type);
-      for (std::size_t e = 0; e != expected.size(); ++e)
-        ASSERT_NEAR(actual.at(e), expected.at(e),
-                    1e-4 * (1 + std::abs(expected.at(e))))
-            << kernels[i].name << (whole ? " whole" : " partial")
-            << " element " << e << " of batch " << batch;
+      ASSERT_TRUE(sameValues(actual, expected, 1e-4))
+          << kernels[i].name << (whole ? " whole" : " partial") << ", batch "
+          << batch;
     }
   }
 }

@@ -13,9 +13,19 @@
 
 #include "tofu/CodeGen/KernelCompiler.h"
 #include "tofu/CodeGen/KernelEmitter.h"
+#include "tofu/Graph/Graph.h"
+#include "tofu/Graph/ModelFile.h"
+#include "tofu/Graph/SpecLibrary.h"
 #include "tofu/Runtime/Kernel.h"
 #include "tofu/Support/DType.h"
+#include "tofu/Support/Diagnostics.h"
 
+#include "llvm/Support/SourceMgr.h"
+
+#include "gtest/gtest.h"
+
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -63,6 +73,55 @@ inline TestBox makeBox(ElementType type, std::vector<std::int64_t> lo,
 
 inline ElementType elementTypeOf(DType t) {
   return t == DType::F64 ? ElementType::F64 : ElementType::F32;
+}
+
+/// A box of `type` around the iteration box [lo, hi) of the first `rank`
+/// variables: one more element before it where there is room, one after
+/// it, two after it in the last dimension (its rows are longer than the
+/// kernel's).
+inline TestBox makeOutputBox(ElementType type, const std::vector<std::int64_t> &lo,
+                             const std::vector<std::int64_t> &hi, unsigned rank,
+                             std::mt19937_64 &rng) {
+  std::vector<std::int64_t> outLo, outExtent;
+  for (unsigned d = 0; d != rank; ++d) {
+    outLo.push_back(std::max<std::int64_t>(lo[d] - 1, 0));
+    outExtent.push_back(hi[d] - outLo.back() + (d + 1 == rank ? 2 : 1));
+  }
+  return makeBox(type, outLo, outExtent, rng);
+}
+
+/// Success if every element of `actual` is within `tolerance` (relative,
+/// plus as much absolute) of `expected`'s.
+inline ::testing::AssertionResult sameValues(const TestBox &actual,
+                                             const TestBox &expected,
+                                             double tolerance) {
+  for (std::size_t e = 0; e != expected.size(); ++e)
+    if (!(std::abs(actual.at(e) - expected.at(e)) <=
+          tolerance * (1 + std::abs(expected.at(e)))))
+      return ::testing::AssertionFailure()
+             << "element " << e << ": " << actual.at(e) << ", expected "
+             << expected.at(e);
+  return ::testing::AssertionSuccess();
+}
+
+/// A bundled model (models/NAME) and the standard operator library.
+struct TestModel {
+  llvm::SourceMgr srcMgr;
+  DiagnosticEngine diags{srcMgr};
+  std::unique_ptr<graph::Graph> graph;
+  graph::SpecLibrary specs;
+  /// Reads both; false (with a diagnostic) on failure.
+  bool load(const std::string &name) {
+    graph = graph::readModelFile(TOFU_SOURCE_DIR "/models/" + name, diags);
+    return graph && specs.load(TOFU_SOURCE_DIR "/specs", {}, diags);
+  }
+};
+
+/// The options of the CUDA target.
+inline codegen::KernelOptions cudaKernelOptions() {
+  codegen::KernelOptions options;
+  options.target = codegen::KernelTarget::Cuda;
+  return options;
 }
 
 /// The C++ kernels `kernels` compiled into one library, kernel i of its

@@ -20,6 +20,7 @@
 #include <cublas_v2.h>
 #include <nccl.h>
 #ifdef TOFU_HAVE_CUDNN
+#include "CudnnNormPool.h"
 #include <cudnn.h>
 #endif
 
@@ -166,6 +167,15 @@ public:
     if (kernel < options.convs.size() && options.convs[kernel])
       if (std::optional<ConvCall> p = planConvolution(*options.convs[kernel], call))
         return convolve(w, *p, call.output.type);
+    if (kernel < options.batchNorms.size() && options.batchNorms[kernel])
+      if (std::optional<BatchNormCall> p = planBatchNorm(*options.batchNorms[kernel], call))
+        if (cudnnTakesBatchNorm(*p))
+          return checkDnn(issueBatchNorm(workers[w].dnn, *p, call.output.type),
+                          w, "cudnnBatchNormalizationForwardTraining");
+    if (kernel < options.poolings.size() && options.poolings[kernel])
+      if (std::optional<PoolingCall> p = planPooling(*options.poolings[kernel], call))
+        return checkDnn(issuePooling(workers[w].dnn, *p, call.output.type), w,
+                        "cudnnPoolingForward");
 #endif
     if (kernel >= options.launches.size() || !options.launches[kernel])
       throw RuntimeError("worker " + std::to_string(w) + ": no CUDA kernel " +
