@@ -1,10 +1,11 @@
 //===- DeviceTestUtils.h - Boxes for the device call tests ------*- C++ -*-===//
 //
-// This file defines the random f32/f64 boxes the device call tests
-// (DeviceGemmTest.cpp, DeviceConvTest.cpp, DeviceBatchNormTest.cpp,
-// DevicePoolingTest.cpp) pass to generated kernels and to the host runs of
-// the planned library calls, and the compilation of a few generated C++
-// kernels into one library.
+// This file defines the fixture the device call tests (DeviceGemmTest.cpp,
+// DeviceConvTest.cpp, DeviceBatchNormTest.cpp, DevicePoolingTest.cpp)
+// share: a graph with the spec library, the random f32/f64 boxes they pass
+// to generated kernels and to the host runs of the planned library calls,
+// and the comparison of the two over one box; and the compilation of a
+// few generated C++ kernels into one library.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,12 +15,15 @@
 #include "tofu/CodeGen/KernelCompiler.h"
 #include "tofu/CodeGen/KernelEmitter.h"
 #include "tofu/Graph/Graph.h"
+#include "tofu/Graph/GraphReader.h"
 #include "tofu/Graph/ModelFile.h"
 #include "tofu/Graph/SpecLibrary.h"
 #include "tofu/Runtime/Kernel.h"
 #include "tofu/Support/DType.h"
 #include "tofu/Support/Diagnostics.h"
+#include "tofu/Support/Shape.h"
 
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include "gtest/gtest.h"
@@ -27,7 +31,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <random>
+#include <sstream>
 #include <vector>
 
 namespace tofu {
@@ -75,6 +81,57 @@ inline ElementType elementTypeOf(DType t) {
   return t == DType::F64 ? ElementType::F64 : ElementType::F32;
 }
 
+/// A graph (a bundled model file or JSON text) and the standard spec
+/// library; `graph` is null (and the test fails) if either does not load.
+struct TestGraph {
+  llvm::SourceMgr srcMgr;
+  DiagnosticEngine diags{srcMgr};
+  graph::SpecLibrary specs;
+  std::unique_ptr<graph::Graph> graph;
+
+  void loadFile(llvm::StringRef path) {
+    graph = graph::readModelFile(path, diags);
+    loadSpecs();
+  }
+  void loadText(llvm::StringRef json) {
+    unsigned id = srcMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(json, "test.json"), llvm::SMLoc());
+    graph = graph::readGraph(id, diags);
+    loadSpecs();
+  }
+
+private:
+  void loadSpecs() {
+    if (!specs.load(TOFU_SOURCE_DIR "/specs", {}, diags))
+      graph.reset();
+    EXPECT_TRUE(graph) << "the graph or the specs did not load";
+  }
+};
+
+/// Runs the generated `kernel` on `call` into `out` and `planned(call)` (a
+/// host run of the library calls the device would make, false if it
+/// makes none) on the same call into a copy of `out`; fails naming the
+/// first element where the two differ by more than 1e-4 relative. Sets
+/// `ran` to what `planned` returned (the result is then success).
+template <typename Planned>
+::testing::AssertionResult agreeOnBox(runtime::KernelFn kernel,
+                                      runtime::KernelCall call, TestBox out,
+                                      Planned planned, bool &ran) {
+  TestBox actual = out;
+  call.output = out.view();
+  kernel(call);
+  call.output = actual.view();
+  ran = planned(call);
+  if (!ran)
+    return ::testing::AssertionSuccess();
+  for (std::size_t e = 0; e != out.size(); ++e)
+    if (!(std::abs(actual.at(e) - out.at(e)) <= 1e-4 * (1 + std::abs(out.at(e)))))
+      return ::testing::AssertionFailure()
+             << "element " << e << ": planned " << actual.at(e)
+             << ", generated kernel " << out.at(e);
+  return ::testing::AssertionSuccess();
+}
+
 /// A box of `type` around the iteration box [lo, hi) of the first `rank`
 /// variables: one more element before it where there is room, one after
 /// it, two after it in the last dimension (its rows are longer than the
@@ -90,33 +147,6 @@ inline TestBox makeOutputBox(ElementType type, const std::vector<std::int64_t> &
   return makeBox(type, outLo, outExtent, rng);
 }
 
-/// Success if every element of `actual` is within `tolerance` (relative,
-/// plus as much absolute) of `expected`'s.
-inline ::testing::AssertionResult sameValues(const TestBox &actual,
-                                             const TestBox &expected,
-                                             double tolerance) {
-  for (std::size_t e = 0; e != expected.size(); ++e)
-    if (!(std::abs(actual.at(e) - expected.at(e)) <=
-          tolerance * (1 + std::abs(expected.at(e)))))
-      return ::testing::AssertionFailure()
-             << "element " << e << ": " << actual.at(e) << ", expected "
-             << expected.at(e);
-  return ::testing::AssertionSuccess();
-}
-
-/// A bundled model (models/NAME) and the standard operator library.
-struct TestModel {
-  llvm::SourceMgr srcMgr;
-  DiagnosticEngine diags{srcMgr};
-  std::unique_ptr<graph::Graph> graph;
-  graph::SpecLibrary specs;
-  /// Reads both; false (with a diagnostic) on failure.
-  bool load(const std::string &name) {
-    graph = graph::readModelFile(TOFU_SOURCE_DIR "/models/" + name, diags);
-    return graph && specs.load(TOFU_SOURCE_DIR "/specs", {}, diags);
-  }
-};
-
 /// The options of the CUDA target.
 inline codegen::KernelOptions cudaKernelOptions() {
   codegen::KernelOptions options;
@@ -127,7 +157,7 @@ inline codegen::KernelOptions cudaKernelOptions() {
 /// The C++ kernels `kernels` compiled into one library, kernel i of its
 /// table being kernels[i].
 inline llvm::Expected<std::unique_ptr<codegen::KernelLibrary>>
-compileKernels(const std::vector<codegen::GeneratedKernel> &kernels) {
+compileKernelUnit(const std::vector<codegen::GeneratedKernel> &kernels) {
   std::string source = codegen::getKernelPrelude();
   for (const codegen::GeneratedKernel &kernel : kernels)
     source += kernel.source;
