@@ -49,6 +49,16 @@ void checkDnn(cudnnStatus_t status, unsigned worker, const char *what) {
     throw RuntimeError("worker " + std::to_string(worker) + ": " + what +
                        ": " + cudnnGetErrorString(status));
 }
+
+/// False if cuDNN declined the call (CUDNN_STATUS_NOT_SUPPORTED, e.g. for
+/// strides it has no kernel for): the generated kernel then runs. Throws
+/// on any other error.
+bool issuedDnn(cudnnStatus_t status, unsigned worker, const char *what) {
+  if (status == CUDNN_STATUS_NOT_SUPPORTED)
+    return false;
+  checkDnn(status, worker, what);
+  return true;
+}
 #endif
 
 void checkNccl(ncclResult_t status, const char *what) {
@@ -169,13 +179,15 @@ public:
         return convolve(w, *p, call.output.type);
     if (kernel < options.batchNorms.size() && options.batchNorms[kernel])
       if (std::optional<BatchNormCall> p = planBatchNorm(*options.batchNorms[kernel], call))
-        if (cudnnTakesBatchNorm(*p))
-          return checkDnn(issueBatchNorm(workers[w].dnn, *p, call.output.type),
-                          w, "cudnnBatchNormalizationForwardTraining");
+        if (cudnnTakesBatchNorm(*p) &&
+            issuedDnn(issueBatchNorm(workers[w].dnn, *p, call.output.type), w,
+                      "cudnnBatchNormalizationForwardTraining"))
+          return;
     if (kernel < options.poolings.size() && options.poolings[kernel])
       if (std::optional<PoolingCall> p = planPooling(*options.poolings[kernel], call))
-        return checkDnn(issuePooling(workers[w].dnn, *p, call.output.type), w,
-                        "cudnnPoolingForward");
+        if (issuedDnn(issuePooling(workers[w].dnn, *p, call.output.type), w,
+                      "cudnnPoolingForward"))
+          return;
 #endif
     if (kernel >= options.launches.size() || !options.launches[kernel])
       throw RuntimeError("worker " + std::to_string(w) + ": no CUDA kernel " +
