@@ -8,7 +8,9 @@
 // hoisted to the outermost output level where its free variables are bound
 // (a normalization's mean is computed once per channel). Contraction.cpp
 // matches a BLAS-shaped sum, Convolution.cpp a convolution computed by
-// im2col and GEMM; KernelEmitter.cpp assembles the function.
+// im2col and GEMM, BatchNorm.cpp and Pooling.cpp a batch normalization
+// and a pooling for cuDNN;
+// KernelEmitter.cpp assembles the function.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,8 +19,10 @@
 
 #include "tofu/CodeGen/KernelEmitter.h"
 #include "tofu/TDL/AST.h"
+#include "tofu/Runtime/DeviceBatchNorm.h"
 #include "tofu/Runtime/DeviceConv.h"
 #include "tofu/Runtime/DeviceGemm.h"
+#include "tofu/Runtime/DevicePooling.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/Optional.h"
@@ -143,6 +147,16 @@ public:
   /// their ranges; None otherwise.
   llvm::Optional<runtime::DeviceConv> describeConvolution(const Contraction &c) const;
 
+  // BatchNorm.cpp
+  /// The description for cuDNN of a body that is a training-mode batch
+  /// normalization's output (native_batch_norm__0's form); None otherwise.
+  llvm::Optional<runtime::DeviceBatchNorm> matchBatchNorm() const;
+
+  // Pooling.cpp
+  /// The description for cuDNN of a body that is a forward 2-D max or
+  /// average pooling; None otherwise.
+  llvm::Optional<runtime::DevicePooling> matchPooling() const;
+
   // Transpose.cpp
   /// Finds a 2-D transpose that OpenBLAS can copy.
   llvm::Optional<Contraction> matchTranspose();
@@ -188,6 +202,10 @@ public:
   llvm::Optional<runtime::DeviceGemm> gemm;
   /// The body is a forward convolution: how cuDNN computes it.
   llvm::Optional<runtime::DeviceConv> conv;
+  /// The body is a batch normalization: how cuDNN computes it.
+  llvm::Optional<runtime::DeviceBatchNorm> batchNorm;
+  /// The body is a 2-D pooling: how cuDNN computes it.
+  llvm::Optional<runtime::DevicePooling> pooling;
   unsigned counter = 0;
   /// Inside tabulateReduce (nothing is tabulated twice).
   bool tabulating = false;

@@ -146,6 +146,9 @@ bool KernelBuilder::lowerBody(std::string &value) {
     if (!contraction)
       contraction = matchTranspose();
   }
+  // Both targets describe a batch normalization or a pooling for cuDNN.
+  batchNorm = matchBatchNorm();
+  pooling = matchPooling();
   scopes.assign(rank + 1, Scope());
   for (unsigned d = 0; d != rank; ++d)
     scopes[d + 1].vars.push_back(d);
@@ -295,6 +298,8 @@ codegen::emitKernel(const KernelInstance &instance, StringRef name,
   kernel.deviceGemm = builder.deviceGemm;
   kernel.gemm = builder.gemm;
   kernel.conv = builder.conv;
+  kernel.batchNorm = builder.batchNorm;
+  kernel.pooling = builder.pooling;
   return kernel;
 }
 

@@ -2,7 +2,9 @@
 //
 // This file implements planGemm (DeviceGemm.h): for every batch element of
 // the iteration box, the row-major GEMM of the box's rows i, columns j and
-// clamped reduction range k, each operand addressed at its first element.
+// clamped reduction range k, each operand addressed at its first element;
+// a batch element whose operands lie one stride (the same for A, B and C)
+// after those of the previous batch's last element joins that batch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,23 +52,42 @@ std::vector<GemmCall> tofu::runtime::planGemm(const DeviceGemm &g,
   values[g.kVar] = k0;
   const BoxView &a = call.inputs[g.a], &b = call.inputs[g.b], &c = call.output;
   std::int64_t size = getElementSize(c.type);
+  std::vector<unsigned> outVars(rank);
+  for (unsigned v = 0; v != rank; ++v)
+    outVars[v] = v;
+  // The element offsets of the last batch element planned.
+  std::int64_t lastA = 0, lastB = 0, lastC = 0;
   while (true) {
-    GemmCall gemm;
-    gemm.m = call.varHi[iv] - call.varLo[iv];
-    gemm.n = call.varHi[jv] - call.varLo[jv];
-    gemm.k = std::max<std::int64_t>(k1 - k0, 0);
-    gemm.transA = g.transA;
-    gemm.transB = g.transB;
-    gemm.a = static_cast<const char *>(a.data) + offsetOf(a, at(g.aVars, values)) * size;
-    gemm.b = static_cast<const char *>(b.data) + offsetOf(b, at(g.bVars, values)) * size;
-    std::vector<unsigned> outVars(rank);
-    for (unsigned v = 0; v != rank; ++v)
-      outVars[v] = v;
-    gemm.c = static_cast<char *>(c.data) + offsetOf(c, at(outVars, values)) * size;
-    gemm.lda = a.extent[rank - 1];
-    gemm.ldb = b.extent[rank - 1];
-    gemm.ldc = c.extent[rank - 1];
-    calls.push_back(gemm);
+    std::int64_t offA = offsetOf(a, at(g.aVars, values)),
+                 offB = offsetOf(b, at(g.bVars, values)),
+                 offC = offsetOf(c, at(outVars, values));
+    GemmCall *prev = calls.empty() ? nullptr : &calls.back();
+    std::int64_t dA = offA - lastA, dB = offB - lastB, dC = offC - lastC;
+    if (prev && dC > 0 &&
+        (prev->batch == 1 || (dA == prev->strideA && dB == prev->strideB &&
+                              dC == prev->strideC))) {
+      prev->strideA = dA;
+      prev->strideB = dB;
+      prev->strideC = dC;
+      ++prev->batch;
+    } else {
+      GemmCall gemm;
+      gemm.m = call.varHi[iv] - call.varLo[iv];
+      gemm.n = call.varHi[jv] - call.varLo[jv];
+      gemm.k = std::max<std::int64_t>(k1 - k0, 0);
+      gemm.transA = g.transA;
+      gemm.transB = g.transB;
+      gemm.a = static_cast<const char *>(a.data) + offA * size;
+      gemm.b = static_cast<const char *>(b.data) + offB * size;
+      gemm.c = static_cast<char *>(c.data) + offC * size;
+      gemm.lda = a.extent[rank - 1];
+      gemm.ldb = b.extent[rank - 1];
+      gemm.ldc = c.extent[rank - 1];
+      calls.push_back(gemm);
+    }
+    lastA = offA;
+    lastB = offB;
+    lastC = offC;
     // The next batch element, last batch variable fastest.
     unsigned v = iv;
     while (v != 0) {

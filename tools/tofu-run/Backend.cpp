@@ -77,16 +77,22 @@ std::shared_ptr<void> loadCudaKernels(const graph::Graph &g,
   const runtime::CudaLaunchFn *launches = table(&count);
   options.launches.assign(launches, launches + count);
   // Contractions of the whole body run as cuBLAS GEMMs (DeviceGemm.h),
-  // convolutions and their input and weight gradients on cuDNN
-  // (DeviceConv.h).
+  // convolutions and their input and weight gradients (DeviceConv.h), batch
+  // norms (DeviceBatchNorm.h) and poolings (DevicePooling.h) on cuDNN.
   options.gemms.assign(count, std::nullopt);
   options.convs.assign(count, std::nullopt);
+  options.batchNorms.assign(count, std::nullopt);
+  options.poolings.assign(count, std::nullopt);
   for (unsigned op = 0; op != count && op != unit->opKernel.size(); ++op) {
     int k = unit->opKernel[op];
     if (k >= 0 && unit->kernels[k].gemm)
       options.gemms[op] = *unit->kernels[k].gemm;
     if (k >= 0 && unit->kernels[k].conv)
       options.convs[op] = *unit->kernels[k].conv;
+    if (k >= 0 && unit->kernels[k].batchNorm)
+      options.batchNorms[op] = *unit->kernels[k].batchNorm;
+    if (k >= 0 && unit->kernels[k].pooling)
+      options.poolings[op] = *unit->kernels[k].pooling;
   }
   std::shared_ptr<codegen::KernelLibrary> keep(std::move(*library));
   return std::shared_ptr<void>(handle, [keep](void *h) { dlclose(h); });
@@ -138,14 +144,18 @@ Engine tofu::createEngine(Backend backend, const runtime::ExecutablePlan &plan,
       unsigned n = 0;
       for (runtime::CudaLaunchFn fn : options.launches)
         n += fn != nullptr;
-      unsigned gemms = 0, convs = 0;
+      unsigned gemms = 0, dnns = 0;
       for (const auto &gemm : options.gemms)
         gemms += gemm.has_value();
       for (const auto &conv : options.convs)
-        convs += conv.has_value();
+        dnns += conv.has_value();
+      for (const auto &batchNorm : options.batchNorms)
+        dnns += batchNorm.has_value();
+      for (const auto &pooling : options.poolings)
+        dnns += pooling.has_value();
       llvm::outs() << "loaded " << n << " CUDA launch functions for "
                    << options.launches.size() << " ops, " << gemms
-                   << " on cuBLAS, " << convs << " on cuDNN\n";
+                   << " on cuBLAS, " << dnns << " on cuDNN\n";
       llvm::outs().flush();
       std::exit(0);
     }

@@ -2,10 +2,13 @@
 //
 // Checks the description of a contraction the generator hands the device
 // executor (GeneratedKernel::gemm, DeviceGemm.h): on the bundled MLP's
-// matmul kernels, planGemm's GEMMs, run by a loop on the host, write what
-// the generated C++ kernel (whose BLAS call comes from the same matcher)
-// writes, over boxes that are sub-boxes of larger output boxes, with whole
-// and partial reduction ranges; and the CUDA target describes the same.
+// matmul kernels and GPT's bmm kernels, planGemm's (strided-batched) GEMMs,
+// run by a loop on the host, write what the generated C++ kernel (whose
+// BLAS call comes from the same matcher) writes, over boxes that are
+// sub-boxes of larger output boxes, with whole and partial batch and
+// reduction ranges; the CUDA target describes the same; and a rank-4
+// batch is one call when its batch dimensions are whole, one per outer
+// batch element when the inner one is partial.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,18 +24,29 @@ using namespace tofu::testing;
 
 namespace {
 
-/// C = op(A) op(B) for one planned GEMM, by loops.
+/// C_e = op(A_e) op(B_e) for every batch element e of one planned call,
+/// by loops.
 template <typename T> void runOnHost(const GemmCall &g) {
-  const T *a = static_cast<const T *>(g.a), *b = static_cast<const T *>(g.b);
-  T *c = static_cast<T *>(g.c);
-  for (std::int64_t r = 0; r != g.m; ++r)
-    for (std::int64_t s = 0; s != g.n; ++s) {
-      double sum = 0;
-      for (std::int64_t t = 0; t < g.k; ++t)
-        sum += double(g.transA ? a[t * g.lda + r] : a[r * g.lda + t]) *
-               double(g.transB ? b[s * g.ldb + t] : b[t * g.ldb + s]);
-      c[r * g.ldc + s] = T(sum);
-    }
+  for (std::int64_t e = 0; e != g.batch; ++e) {
+    const T *a = static_cast<const T *>(g.a) + e * g.strideA,
+            *b = static_cast<const T *>(g.b) + e * g.strideB;
+    T *c = static_cast<T *>(g.c) + e * g.strideC;
+    for (std::int64_t r = 0; r != g.m; ++r)
+      for (std::int64_t s = 0; s != g.n; ++s) {
+        double sum = 0;
+        for (std::int64_t t = 0; t < g.k; ++t)
+          sum += double(g.transA ? a[t * g.lda + r] : a[r * g.lda + t]) *
+                 double(g.transB ? b[s * g.ldb + t] : b[t * g.ldb + s]);
+        c[r * g.ldc + s] = T(sum);
+      }
+  }
+}
+
+void runOnHost(const GemmCall &g, ElementType type) {
+  if (type == ElementType::F32)
+    runOnHost<float>(g);
+  else
+    runOnHost<double>(g);
 }
 
 bool sameGemm(const DeviceGemm &x, const DeviceGemm &y) {
@@ -127,6 +141,138 @@ TEST(DeviceGemmTest, MlpMatmulsAgreeWithTheCppKernels) {
   // The MLP's three mm kernels whose whole body is the contraction (its
   // addmm layers are not: they stay on the generated kernel).
   EXPECT_EQ(checked, 3u);
+}
+
+TEST(DeviceGemmTest, GptBmmsAreStridedBatches) {
+  TestGraph tg;
+  tg.loadFile(TOFU_SOURCE_DIR "/models/gpt-2l.json");
+  ASSERT_TRUE(tg.graph);
+  const graph::Graph &g = *tg.graph;
+  KernelOptions cudaOptions = cudaKernelOptions();
+  // The distinct bmm instances (by shapes).
+  std::vector<GeneratedKernel> kernels;
+  std::vector<KernelInstance> instances;
+  std::vector<std::string> seen;
+  for (unsigned op = 0; op != g.getNumOps(); ++op) {
+    if (g.getOp(op).type != "bmm")
+      continue;
+    auto inst = makeKernelInstance(g, op, tg.specs);
+    ASSERT_TRUE(bool(inst)) << llvm::toString(inst.takeError());
+    std::string key = formatShape(inst->inputShapes[0]) +
+                      formatShape(inst->inputShapes[1]);
+    if (llvm::is_contained(seen, key))
+      continue;
+    seen.push_back(key);
+    std::string name = "bmm" + std::to_string(kernels.size());
+    auto kernel = emitKernel(*inst, name);
+    ASSERT_TRUE(bool(kernel)) << llvm::toString(kernel.takeError());
+    ASSERT_TRUE(kernel->gemm.hasValue()) << g.getOp(op).name;
+    auto cuda = emitKernel(*inst, name, cudaOptions);
+    ASSERT_TRUE(bool(cuda)) << llvm::toString(cuda.takeError());
+    ASSERT_TRUE(cuda->gemm.hasValue());
+    EXPECT_TRUE(sameGemm(*kernel->gemm, *cuda->gemm)) << name;
+    kernels.push_back(std::move(*kernel));
+    instances.push_back(std::move(*inst));
+  }
+  ASSERT_GE(kernels.size(), 2u);
+  auto library = compileKernelUnit(kernels);
+  ASSERT_TRUE(bool(library)) << llvm::toString(library.takeError());
+
+  std::mt19937_64 rng(13);
+  for (unsigned i = 0; i != kernels.size(); ++i) {
+    const DeviceGemm &gemm = *kernels[i].gemm;
+    const KernelInstance &inst = instances[i];
+    std::int64_t kExtent = gemm.kExtent;
+    // The whole output; a batch range, rows, columns and reduction range
+    // past their starts.
+    for (bool whole : {true, false}) {
+      std::vector<std::int64_t> lo(kernels[i].varExtents.size(), 0),
+          hi(kernels[i].varExtents.begin(), kernels[i].varExtents.end());
+      if (!whole)
+        for (unsigned v : {0u, 1u, 2u, gemm.kVar}) {
+          lo[v] = std::min<std::int64_t>(1, hi[v] - 1);
+          hi[v] = std::max(lo[v] + 1, hi[v] - 1);
+        }
+      std::vector<TestBox> inputs;
+      std::vector<BoxView> views;
+      for (unsigned t = 0; t != 2; ++t) {
+        const Shape &shape = inst.inputShapes[t];
+        inputs.push_back(makeBox(elementTypeOf(inst.inputTypes[t]),
+                                 std::vector<std::int64_t>(shape.size(), 0),
+                                 std::vector<std::int64_t>(shape.begin(), shape.end()),
+                                 rng));
+      }
+      for (TestBox &box : inputs)
+        views.push_back(box.view());
+      ElementType type = elementTypeOf(inst.outputType);
+      TestBox out = makeOutputBox(type, lo, hi, 3, rng);
+      KernelCall call{views.data(), 2, {}, lo.data(), hi.data()};
+      bool ran = false;
+      EXPECT_TRUE(agreeOnBox(
+          (*library)->getKernel(i), call, out,
+          [&](const KernelCall &planned) {
+            std::vector<GemmCall> plan = planGemm(gemm, planned);
+            // One strided batch: the only batch variable is contiguous.
+            EXPECT_EQ(plan.size(), 1u);
+            if (plan.size() != 1)
+              return false;
+            EXPECT_EQ(plan[0].batch, hi[0] - lo[0]);
+            EXPECT_EQ(plan[0].strideC, out.extent[1] * out.extent[2]);
+            EXPECT_EQ(plan[0].k, std::min(hi[gemm.kVar], kExtent) - lo[gemm.kVar]);
+            runOnHost(plan[0], type);
+            return true;
+          },
+          ran))
+          << kernels[i].name << (whole ? " whole" : " partial");
+      EXPECT_TRUE(ran);
+    }
+  }
+}
+
+/// out[b0, b1, i, j] = Sum_k A[b0, b1, i, k] * B[b0, b1, k, j] over
+/// [2 x 3 x 4 x 5] and [2 x 3 x 5 x 6], by loops over the whole tensors.
+TEST(DeviceGemmTest, Rank4BatchesMergeWhileTheStrideHolds) {
+  DeviceGemm g;
+  g.kVar = 4;
+  g.kExtent = 5;
+  g.aVars = {0, 1, 2, 4};
+  g.bVars = {0, 1, 4, 3};
+  std::mt19937_64 rng(17);
+  std::vector<std::int64_t> zero(4, 0);
+  TestBox a = makeBox(ElementType::F64, zero, {2, 3, 4, 5}, rng);
+  TestBox b = makeBox(ElementType::F64, zero, {2, 3, 5, 6}, rng);
+  BoxView views[] = {a.view(), b.view()};
+  struct Case {
+    std::vector<std::int64_t> lo, hi;
+    std::size_t calls;
+  };
+  // Whole batch dimensions: one call of 6; the inner one partial: one
+  // call per outer batch element; a single batch element.
+  for (const Case &c : {Case{{0, 0, 0, 0, 0}, {2, 3, 4, 6, 5}, 1},
+                        Case{{0, 1, 1, 0, 0}, {2, 3, 4, 5, 5}, 2},
+                        Case{{1, 2, 0, 0, 1}, {2, 3, 3, 6, 4}, 1}}) {
+    TestBox out = makeBox(ElementType::F64, zero, {2, 3, 4, 6}, rng);
+    KernelCall call{views, 2, out.view(), c.lo.data(), c.hi.data()};
+    std::vector<GemmCall> plan = planGemm(g, call);
+    ASSERT_EQ(plan.size(), c.calls);
+    std::int64_t elements = 0;
+    for (const GemmCall &p : plan) {
+      elements += p.batch;
+      runOnHost(p, ElementType::F64);
+    }
+    EXPECT_EQ(elements, (c.hi[0] - c.lo[0]) * (c.hi[1] - c.lo[1]));
+    for (std::int64_t b0 = c.lo[0]; b0 != c.hi[0]; ++b0)
+      for (std::int64_t b1 = c.lo[1]; b1 != c.hi[1]; ++b1)
+        for (std::int64_t i = c.lo[2]; i != c.hi[2]; ++i)
+          for (std::int64_t j = c.lo[3]; j != c.hi[3]; ++j) {
+            double sum = 0;
+            for (std::int64_t k = c.lo[4]; k != c.hi[4]; ++k)
+              sum += a.f64[((b0 * 3 + b1) * 4 + i) * 5 + k] *
+                     b.f64[((b0 * 3 + b1) * 5 + k) * 6 + j];
+            ASSERT_NEAR(out.f64[((b0 * 3 + b1) * 4 + i) * 6 + j], sum, 1e-12)
+                << b0 << " " << b1 << " " << i << " " << j;
+          }
+  }
 }
 
 } // namespace

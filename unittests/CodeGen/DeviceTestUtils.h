@@ -1,15 +1,19 @@
 //===- DeviceTestUtils.h - Boxes for the device call tests ------*- C++ -*-===//
 //
 // This file defines the fixture the device call tests (DeviceGemmTest.cpp,
-// DeviceConvTest.cpp) share: a graph with the spec library, the random
-// f32/f64 boxes they pass to generated kernels and to the host runs of the
-// planned library calls, and the comparison of the two over one box.
+// DeviceConvTest.cpp, DeviceBatchNormTest.cpp, DevicePoolingTest.cpp)
+// share: a graph with the spec library, the random f32/f64 boxes they pass
+// to generated kernels and to the host runs of the planned library calls,
+// and the comparison of the two over one box; and the compilation of a
+// few generated C++ kernels into one library.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TOFU_UNITTESTS_CODEGEN_DEVICETESTUTILS_H
 #define TOFU_UNITTESTS_CODEGEN_DEVICETESTUTILS_H
 
+#include "tofu/CodeGen/KernelCompiler.h"
+#include "tofu/CodeGen/KernelEmitter.h"
 #include "tofu/Graph/Graph.h"
 #include "tofu/Graph/GraphReader.h"
 #include "tofu/Graph/ModelFile.h"
@@ -17,12 +21,14 @@
 #include "tofu/Runtime/Kernel.h"
 #include "tofu/Support/DType.h"
 #include "tofu/Support/Diagnostics.h"
+#include "tofu/Support/Shape.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -124,6 +130,44 @@ template <typename Planned>
              << "element " << e << ": planned " << actual.at(e)
              << ", generated kernel " << out.at(e);
   return ::testing::AssertionSuccess();
+}
+
+/// A box of `type` around the iteration box [lo, hi) of the first `rank`
+/// variables: one more element before it where there is room, one after
+/// it, two after it in the last dimension (its rows are longer than the
+/// kernel's).
+inline TestBox makeOutputBox(ElementType type, const std::vector<std::int64_t> &lo,
+                             const std::vector<std::int64_t> &hi, unsigned rank,
+                             std::mt19937_64 &rng) {
+  std::vector<std::int64_t> outLo, outExtent;
+  for (unsigned d = 0; d != rank; ++d) {
+    outLo.push_back(std::max<std::int64_t>(lo[d] - 1, 0));
+    outExtent.push_back(hi[d] - outLo.back() + (d + 1 == rank ? 2 : 1));
+  }
+  return makeBox(type, outLo, outExtent, rng);
+}
+
+/// The options of the CUDA target.
+inline codegen::KernelOptions cudaKernelOptions() {
+  codegen::KernelOptions options;
+  options.target = codegen::KernelTarget::Cuda;
+  return options;
+}
+
+/// The C++ kernels `kernels` compiled into one library, kernel i of its
+/// table being kernels[i].
+inline llvm::Expected<std::unique_ptr<codegen::KernelLibrary>>
+compileKernelUnit(const std::vector<codegen::GeneratedKernel> &kernels) {
+  std::string source = codegen::getKernelPrelude();
+  for (const codegen::GeneratedKernel &kernel : kernels)
+    source += kernel.source;
+  source += "extern \"C\" const tofu::runtime::KernelInfo *tofu_graph_kernels(unsigned *count) {\n"
+            "  static const tofu::runtime::KernelInfo table[] = {\n";
+  for (const codegen::GeneratedKernel &kernel : kernels)
+    source += "    {\"" + kernel.name + "\", " + kernel.name + ", nullptr, 0},\n";
+  source += "  };\n  *count = " + std::to_string(kernels.size()) +
+            ";\n  return table;\n}\n";
+  return codegen::KernelCompiler().compile(source);
 }
 
 } // namespace testing

@@ -24,8 +24,10 @@
 #include "tofu/Support/DType.h"
 #include "tofu/Support/LLVM.h"
 #include "tofu/Support/Shape.h"
+#include "tofu/Runtime/DeviceBatchNorm.h"
 #include "tofu/Runtime/DeviceConv.h"
 #include "tofu/Runtime/DeviceGemm.h"
+#include "tofu/Runtime/DevicePooling.h"
 
 #include "llvm/ADT/Optional.h"
 
@@ -96,6 +98,13 @@ struct GeneratedKernel {
   /// im2col routing) with affine input indices, described for cuDNN
   /// (DeviceConv.h).
   llvm::Optional<runtime::DeviceConv> conv;
+  /// Both targets: the body is a training-mode batch normalization's
+  /// output (native_batch_norm__0's form, lib/CodeGen/BatchNorm.cpp),
+  /// described for cuDNN (DeviceBatchNorm.h).
+  llvm::Optional<runtime::DeviceBatchNorm> batchNorm;
+  /// Both targets: the body is a forward 2-D max or average pooling
+  /// (lib/CodeGen/Pooling.cpp), described for cuDNN (DevicePooling.h).
+  llvm::Optional<runtime::DevicePooling> pooling;
 };
 
 /// Emits the kernel of `instance` named `name` (a C identifier). Fails with

@@ -24,6 +24,7 @@
 #include <cublas_v2.h>
 #include <nccl.h>
 #ifdef TOFU_HAVE_CUDNN
+#include "CudnnNormPool.h"
 #include <cudnn.h>
 #endif
 
@@ -52,6 +53,16 @@ void checkDnn(cudnnStatus_t status, unsigned worker, const char *what) {
   if (status != CUDNN_STATUS_SUCCESS)
     throw RuntimeError("worker " + std::to_string(worker) + ": " + what +
                        ": " + cudnnGetErrorString(status));
+}
+
+/// False if cuDNN declined the call (CUDNN_STATUS_NOT_SUPPORTED, e.g. for
+/// strides it has no kernel for): the generated kernel then runs. Throws
+/// on any other error.
+bool issuedDnn(cudnnStatus_t status, unsigned worker, const char *what) {
+  if (status == CUDNN_STATUS_NOT_SUPPORTED)
+    return false;
+  checkDnn(status, worker, what);
+  return true;
 }
 #endif
 
@@ -191,6 +202,17 @@ public:
     if (kernel < options.convs.size() && options.convs[kernel])
       if (std::optional<ConvCall> p = planConvolution(*options.convs[kernel], call))
         return convolve(w, *p, call.output.type);
+    if (kernel < options.batchNorms.size() && options.batchNorms[kernel])
+      if (std::optional<BatchNormCall> p = planBatchNorm(*options.batchNorms[kernel], call))
+        if (cudnnTakesBatchNorm(*p) &&
+            issuedDnn(issueBatchNorm(workers[w].dnn, *p, call.output.type), w,
+                      "cudnnBatchNormalizationForwardTraining"))
+          return;
+    if (kernel < options.poolings.size() && options.poolings[kernel])
+      if (std::optional<PoolingCall> p = planPooling(*options.poolings[kernel], call))
+        if (issuedDnn(issuePooling(workers[w].dnn, *p, call.output.type), w,
+                      "cudnnPoolingForward"))
+          return;
 #endif
     if (kernel >= options.launches.size() || !options.launches[kernel])
       throw RuntimeError("worker " + std::to_string(w) + ": no CUDA kernel " +
@@ -232,7 +254,7 @@ private:
 
   /// The GEMMs of planGemm on row-major boxes: cuBLAS is column-major, so
   /// each computes C^T = op(B)^T op(A)^T with the row strides as leading
-  /// dimensions.
+  /// dimensions; a batch of several is one strided-batched call.
   void gemm(unsigned w, const DeviceGemm &g, const KernelCall &call) {
     const BoxView &c = call.output;
     if (c.type != ElementType::F32 && c.type != ElementType::F64)
@@ -241,29 +263,44 @@ private:
     unsigned size = getElementSize(c.type);
     for (const GemmCall &p : planGemm(g, call)) {
       if (p.k <= 0) {
-        check(cudaMemset2DAsync(p.c, p.ldc * size, 0, p.n * size, p.m,
-                                workers[w].stream),
-              w, "gemm");
+        for (std::int64_t e = 0; e != p.batch; ++e)
+          check(cudaMemset2DAsync(static_cast<char *>(p.c) + e * p.strideC * size,
+                                  p.ldc * size, 0, p.n * size, p.m,
+                                  workers[w].stream),
+                w, "gemm");
         continue;
       }
       cublasOperation_t opA = p.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
       cublasOperation_t opB = p.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
       int m = int(p.m), n = int(p.n), k = int(p.k), lda = int(p.lda),
-          ldb = int(p.ldb), ldc = int(p.ldc);
+          ldb = int(p.ldb), ldc = int(p.ldc), batch = int(p.batch);
+      cublasHandle_t h = workers[w].blas;
       if (c.type == ElementType::F32) {
         float one = 1, zero = 0;
-        checkBlas(cublasSgemm(workers[w].blas, opB, opA, n, m, k, &one,
-                              static_cast<const float *>(p.b), ldb,
-                              static_cast<const float *>(p.a), lda, &zero,
-                              static_cast<float *>(p.c), ldc),
-                  w, "cublasSgemm");
+        auto *a = static_cast<const float *>(p.a), *b = static_cast<const float *>(p.b);
+        auto *y = static_cast<float *>(p.c);
+        if (batch == 1)
+          checkBlas(cublasSgemm(h, opB, opA, n, m, k, &one, b, ldb, a, lda,
+                                &zero, y, ldc),
+                    w, "cublasSgemm");
+        else
+          checkBlas(cublasSgemmStridedBatched(h, opB, opA, n, m, k, &one, b,
+                                              ldb, p.strideB, a, lda, p.strideA,
+                                              &zero, y, ldc, p.strideC, batch),
+                    w, "cublasSgemmStridedBatched");
       } else {
         double one = 1, zero = 0;
-        checkBlas(cublasDgemm(workers[w].blas, opB, opA, n, m, k, &one,
-                              static_cast<const double *>(p.b), ldb,
-                              static_cast<const double *>(p.a), lda, &zero,
-                              static_cast<double *>(p.c), ldc),
-                  w, "cublasDgemm");
+        auto *a = static_cast<const double *>(p.a), *b = static_cast<const double *>(p.b);
+        auto *y = static_cast<double *>(p.c);
+        if (batch == 1)
+          checkBlas(cublasDgemm(h, opB, opA, n, m, k, &one, b, ldb, a, lda,
+                                &zero, y, ldc),
+                    w, "cublasDgemm");
+        else
+          checkBlas(cublasDgemmStridedBatched(h, opB, opA, n, m, k, &one, b,
+                                              ldb, p.strideB, a, lda, p.strideA,
+                                              &zero, y, ldc, p.strideC, batch),
+                    w, "cublasDgemmStridedBatched");
       }
     }
   }

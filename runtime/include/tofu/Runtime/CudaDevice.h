@@ -17,8 +17,10 @@
 #define TOFU_RUNTIME_CUDADEVICE_H
 
 #include "tofu/Runtime/Device.h"
+#include "tofu/Runtime/DeviceBatchNorm.h"
 #include "tofu/Runtime/DeviceConv.h"
 #include "tofu/Runtime/DeviceGemm.h"
+#include "tofu/Runtime/DevicePooling.h"
 
 #include <cuda_runtime_api.h>
 
@@ -48,6 +50,16 @@ struct CudaOptions {
   /// BackwardFilter; otherwise, and in a build without cuDNN, the launch
   /// function runs.
   std::vector<std::optional<DeviceConv>> convs;
+  /// Per kernel index, whether cuDNN computes it (a training-mode batch
+  /// norm's output, DeviceBatchNorm.h) when planBatchNorm expresses the
+  /// call's box as one cudnnBatchNormalizationForwardTraining; otherwise,
+  /// and in a build without cuDNN, the launch function runs.
+  std::vector<std::optional<DeviceBatchNorm>> batchNorms;
+  /// Per kernel index, whether cuDNN computes it (a forward 2-D max or
+  /// average pooling, DevicePooling.h) when planPooling expresses the
+  /// call's box as one cudnnPoolingForward; otherwise, and in a build
+  /// without cuDNN, the launch function runs.
+  std::vector<std::optional<DevicePooling>> poolings;
 };
 
 /// The number of CUDA devices; 0 with `why` set to cudaGetDeviceCount's
