@@ -114,6 +114,10 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-functionalize", action="store_true",
                    help="fail on an in-place update of a view instead of "
                         "rewriting the step functionally")
+    p.add_argument("--no-fold-transposes", action="store_true",
+                   help="keep every aten.t as an op instead of folding "
+                        "matrix transposes into the mm/addmm that read "
+                        "them (mm_transposed, addmm_transposed)")
     p.add_argument("--stats", action="store_true",
                    help="print op and tensor counts and times to stderr")
     return p
@@ -166,7 +170,7 @@ def export(args) -> dict:
     opts = _options(args)
     t_import = time.perf_counter()
     import torch
-    from . import graph, meta, models, optim, step
+    from . import fold, graph, meta, models, optim, step
     t0 = time.perf_counter()
     meta.register_meta_kernels()
     setup = models.resolve(args.model, opts)
@@ -185,6 +189,8 @@ def export(args) -> dict:
     t2 = time.perf_counter()
     try:
         doc = graph.build_graph(captured)
+        if not args.no_fold_transposes:
+            fold.fold_transposes(doc)
     except graph.ExportError as e:
         raise ModelError(str(e))
     t3 = time.perf_counter()

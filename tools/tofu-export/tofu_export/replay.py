@@ -130,6 +130,8 @@ def run_op(op, values, shape_of):
         # unread `self` has no shape to rebuild it from).
         target = values[op["inputs"][0]]
         return (target != op["params"]["ignore_index"]).sum().to(dtype)
+    if op["type"] in ("mm_transposed", "addmm_transposed"):
+        return run_transposed_product(op, values)
     packet, overload = op["aten"].split(".")
     aten_op = getattr(getattr(torch.ops.aten, packet), overload)
     args, kwargs, k = build_args(op, aten_op._schema, values, out)
@@ -138,6 +140,20 @@ def run_op(op, values, shape_of):
     except (RuntimeError, IndexError) as e:
         raise RuntimeError(f"op {op['name']} ({op['type']}): {e}") from None
     return result[k] if isinstance(result, (tuple, list)) else result
+
+
+def run_transposed_product(op, values):
+    """mm/addmm with operands read transposed (tofu_export.fold)."""
+    args = [values[i] for i in op["inputs"]]
+    params = op["params"]
+    first = len(args) - 2
+    for i, flag in enumerate((params["ta"], params["tb"])):
+        if flag:
+            args[first + i] = args[first + i].t()
+    if op["type"] == "mm_transposed":
+        return torch.mm(*args)
+    return torch.addmm(*args, beta=value_of(params["beta"]),
+                       alpha=value_of(params["alpha"]))
 
 
 def real_setup(argv):
