@@ -599,11 +599,18 @@ int runTool(DiagnosticEngine &diags) {
   }
   if (check) {
     errors = compare(g, checked, values, ref);
-    llvm::outs() << "check: max abs error " << errors.maxAbs
-                 << ", max rel error " << errors.maxRel;
+    // One write, flushed before the error: under mpirun stdout and stderr
+    // reach the terminal through separate pipes, and a line written in
+    // pieces can be split by the other stream's output.
+    std::string line;
+    llvm::raw_string_ostream os(line);
+    os << "check: max abs error " << errors.maxAbs << ", max rel error "
+       << errors.maxRel;
     if (!errors.worstTensor.empty())
-      llvm::outs() << " (worst: '" << errors.worstTensor << "')";
-    llvm::outs() << (errors.ok ? ": ok\n" : ": beyond tolerance\n");
+      os << " (worst: '" << errors.worstTensor << "')";
+    os << (errors.ok ? ": ok\n" : ": beyond tolerance\n");
+    llvm::outs() << os.str();
+    llvm::outs().flush();
     if (!errors.ok)
       error() << "--check: " << errors.firstBad << "\n";
   }
