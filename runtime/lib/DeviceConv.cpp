@@ -27,18 +27,13 @@
 #include "tofu/Runtime/DeviceConv.h"
 #include "tofu/Runtime/Box.h"
 
+#include "BoxStrides.h"
+
 #include <algorithm>
 
 using namespace tofu::runtime;
 
 namespace {
-/// Row-major element strides of a box.
-void stridesOf(const BoxView &v, std::int64_t strides[4]) {
-  strides[3] = 1;
-  for (int d = 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * v.extent[d + 1];
-}
-
 /// True if [lo, hi) is non-empty and inside dimension `d` of `v`.
 bool holds(const BoxView &v, unsigned d, std::int64_t lo, std::int64_t hi) {
   return hi > lo && lo >= v.lo[d] && hi <= v.lo[d] + v.extent[d];
@@ -49,7 +44,7 @@ bool holds(const BoxView &v, unsigned d, std::int64_t lo, std::int64_t hi) {
 void *viewOf(const BoxView &v, const std::int64_t start[4],
              const std::int64_t dims[4], std::int64_t strides[4]) {
   std::int64_t offset = 0;
-  stridesOf(v, strides);
+  getStrides4(v, strides);
   for (unsigned d = 0; d != 4; ++d) {
     if (!holds(v, d, start[d], start[d] + dims[d]))
       return nullptr;

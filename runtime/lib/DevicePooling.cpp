@@ -14,18 +14,13 @@
 #include "tofu/Runtime/DevicePooling.h"
 #include "tofu/Runtime/Box.h"
 
+#include "BoxStrides.h"
+
 #include <algorithm>
 
 using namespace tofu::runtime;
 
 namespace {
-/// Row-major element strides of a box.
-void stridesOf(const BoxView &v, std::int64_t strides[4]) {
-  strides[3] = 1;
-  for (int d = 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * v.extent[d + 1];
-}
-
 /// True if [lo, hi) lies inside dimension d of `v`.
 bool holds(const BoxView &v, unsigned d, std::int64_t lo, std::int64_t hi) {
   return lo >= v.lo[d] && hi <= v.lo[d] + v.extent[d];
@@ -72,8 +67,8 @@ std::optional<PoolingCall> tofu::runtime::planPooling(const DevicePooling &p,
     c.window[s] = p.window[s];
   }
   std::int64_t xs[4], ys[4], xo = 0, yo = 0;
-  stridesOf(x, xs);
-  stridesOf(y, ys);
+  getStrides4(x, xs);
+  getStrides4(y, ys);
   for (unsigned d = 0; d != 4; ++d) {
     xo += (start[d] - x.lo[d]) * xs[d];
     yo += (call.varLo[d] - y.lo[d]) * ys[d];
