@@ -30,6 +30,7 @@ import os
 import sys
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 CAT_MAX = 64  # DenseNet-201: 49 (its third block: the input and 48 layers)
 CAT_ALL_DIMS_MAX = 8  # beyond it, the DenseNet form only (see cat_equal_tail)
 STACK_MAX = 16
@@ -319,8 +320,13 @@ def view_specs():
     return "".join(out)
 
 
-FILES = {"concat.tdl": cat_specs, "split.tdl": split_specs,
-         "permute.tdl": permute_specs, "view.tdl": view_specs}
+# One entry per generated file; the rank-generic families live in specgen/.
+FILES = {
+    "concat.tdl": cat_specs,
+    "split.tdl": split_specs,
+    "permute.tdl": permute_specs,
+    "view.tdl": view_specs,
+}
 
 
 def main():
