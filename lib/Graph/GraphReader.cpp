@@ -58,7 +58,7 @@ private:
   void readParams(const Node &node, const Twine &what, Op &op);
   void keepExtra(const Node &member, std::vector<ExtraField> &extras) {
     extras.push_back({member.key, compactJSON(locs.getText(member)),
-                      atKey(member)});
+                      atKey(member), at(member)});
   }
 
   DiagnosticEngine &diags;

@@ -270,5 +270,6 @@ void StructureVerifier::reportCycle(unsigned start,
 bool graph::verifyStructure(const Graph &g, DiagnosticEngine &diags) {
   unsigned before = diags.getNumErrors();
   StructureVerifier(g, diags).run();
+  verifyUpdates(g, diags);
   return diags.getNumErrors() == before;
 }

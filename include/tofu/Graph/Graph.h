@@ -53,7 +53,8 @@ using tdl::ParamValue;
 struct ExtraField {
   std::string key;
   std::string json;
-  SMLoc loc;
+  /// Where the key and the value are in the JSON.
+  SMLoc loc, valueLoc;
   bool operator==(const ExtraField &rhs) const {
     return key == rhs.key && json == rhs.json;
   }

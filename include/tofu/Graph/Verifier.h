@@ -4,7 +4,9 @@
 //  - structure: unique tensor and op names, non-negative dimensions, one
 //    output per op, every op input and output naming a tensor, no tensor
 //    produced twice, every tensor either produced by an op or a graph input
-//    (role input, param or state, which no op produces), no cycles;
+//    (role input, param or state, which no op produces), no cycles, and
+//    every `"updates": "P"` naming a param or state tensor P of the same
+//    shape and dtype, updated by no other tensor;
 //  - specs: every op's type is an operator of the loaded TDL specs, its
 //    inputs match the operator's tensors in number and rank, its params
 //    match the operator's by name (integers where the operator takes
@@ -25,8 +27,13 @@ class DiagnosticEngine;
 namespace graph {
 class SpecLibrary;
 
-/// Checks names and dataflow. Returns false if any error was reported.
+/// Checks names and dataflow, then verifyUpdates. Returns false if any
+/// error was reported.
 bool verifyStructure(const Graph &g, DiagnosticEngine &diags);
+
+/// Checks each tensor's `"updates"` field (VerifyUpdates.cpp). Returns
+/// false if any error was reported.
+bool verifyUpdates(const Graph &g, DiagnosticEngine &diags);
 
 /// Checks every op against its operator in `specs`. Expects a graph that
 /// passed verifyStructure. Returns false if any error was reported.
