@@ -10,6 +10,8 @@ import contextlib
 import torch
 from torch.overrides import TorchFunctionMode
 
+from tofu_export import meta_losses
+
 # Factory functions that accept `device=`; module constructors call these
 # (through nn.Parameter(torch.empty(...)) and friends) for weights. Value
 # factories (`torch.arange`, `torch.linspace`, `torch.tensor`) stay real:
@@ -87,3 +89,6 @@ def register_meta_kernels() -> None:
     for name in _LIKE_SELF:
         if _needs_meta_kernel(name):
             _LIBRARY.impl(name, _like_self)
+    for name, kernel in meta_losses.KERNELS.items():
+        if _needs_meta_kernel(name):
+            _LIBRARY.impl(name, kernel)

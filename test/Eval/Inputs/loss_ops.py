@@ -1,0 +1,55 @@
+"""Tiny models whose training steps use torch.nn's loss functions and the
+layers that are neither convolution, pooling, norm nor activation
+(nn.Bilinear, nn.EmbeddingBag, distances, dropouts, padding), so that
+utils/check-specs-against-torch.py checks each of their specs against
+PyTorch on a real step. Each model returns its loss (`--loss output`).
+Targets that must lie in a range are made from a float input inside the
+model (sigmoid for probabilities, sign for +-1 labels)."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class PointwiseLosses(nn.Module):
+    """L1, smooth L1, Huber, BCE, BCE with logits (with and without
+    pos_weight), soft margin, Poisson NLL, the mean, sum and none
+    reductions. Inputs x [4, 6], t [4, 5]."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 5)
+        self.register_buffer("pos_weight", torch.linspace(0.5, 2.0, 5))
+
+    def forward(self, x, t):
+        h = self.lin(x)
+        p = torch.sigmoid(t)
+        s = torch.sign(t)
+        h3 = h.view(4, 5, 1)
+        return (nn.L1Loss()(h, t) +
+                nn.SmoothL1Loss(beta=0.5)(h, t) +
+                nn.SmoothL1Loss(reduction="sum")(h3, t.view(4, 5, 1)) +
+                nn.HuberLoss(delta=0.7)(h, t) +
+                nn.HuberLoss(reduction="none")(h, t).mean() +
+                nn.BCELoss()(torch.sigmoid(h), p) +
+                nn.BCEWithLogitsLoss()(h, p) +
+                nn.BCEWithLogitsLoss(pos_weight=self.pos_weight)(h, p) +
+                nn.SoftMarginLoss()(h, s) +
+                nn.PoissonNLLLoss()(h, t.abs()) +
+                nn.PoissonNLLLoss(log_input=False, full=True)(
+                    h.exp(), t.abs() * 3.0))
+
+
+class Bilinear(nn.Module):
+    """nn.Bilinear (the forward and its three gradients) on batched
+    [2, 3, I] inputs. Inputs x [2, 3, 4], y [2, 3, 5]."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+        self.b = nn.Linear(5, 5)
+        self.bil = nn.Bilinear(4, 5, 3)
+
+    def forward(self, x, y):
+        out = self.bil(self.a(x), self.b(y))
+        return (out * out).mean()
