@@ -43,6 +43,9 @@ MLP = os.path.join(SRC, "test", "Export", "Inputs", "mlp.py")
 # Uses the specs the models above do not (conv bias, uneven adaptive
 # pooling, tanh GELU, neg, sub_Scalar, sum, dropout).
 LIBRARY_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "library_ops.py")
+# 1-d, 3-d and unbatched poolings, upsampling, pixel shuffle, unfold / fold
+# and reflection / replication padding.
+POOL_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "pool_ops.py")
 MODELS = [
     f"{MLP}:MLP --input 4x1024 --classes 10",
     f"{MLP}:Scalar --input 8x16 --input 8x4 --optimizer adam "
@@ -54,6 +57,7 @@ MODELS = [
     f"{LIBRARY_OPS}:ModelOps --input 2x4x8x8 --loss output",
     f"{LIBRARY_OPS}:ZooOps --input 2x4x8x8 --loss output",
     f"{LIBRARY_OPS}:SwinOps --input 2x4x8x8 --loss output",
+    f"{POOL_OPS}:PoolOps --input 2x4x6x6 --loss output",
 ]
 # Slow to export and replay (tens of seconds each), and no op types beyond
 # the default models' but bernoulli.

@@ -31,6 +31,7 @@ import sys
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from specgen import pool  # noqa: E402
 from specgen import loss  # noqa: E402
 CAT_MAX = 64  # DenseNet-201: 49 (its third block: the input and 48 layers)
 CAT_ALL_DIMS_MAX = 8  # beyond it, the DenseNet form only (see cat_equal_tail)
@@ -327,6 +328,7 @@ FILES = {
     "split.tdl": split_specs,
     "permute.tdl": permute_specs,
     "view.tdl": view_specs,
+    "pool.tdl": pool.pool_specs,
     "loss_pointwise.tdl": loss.loss_pointwise_specs,
 }
 

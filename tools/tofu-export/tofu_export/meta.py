@@ -66,7 +66,41 @@ def _like_self(grad_output, self, *rest):
 # Backward ops whose gradient has the shape of their second argument.
 _LIKE_SELF = ["_adaptive_avg_pool2d_backward", "_adaptive_avg_pool3d_backward",
               "reflection_pad2d_backward", "replication_pad2d_backward",
-              "replication_pad3d_backward"]
+              "replication_pad3d_backward", "max_pool3d_with_indices_backward"]
+
+
+def _pooling_output_size(size, kernel, stride, pad, dilation, ceil_mode):
+    """ATen's pooling_output_shape: the windows that start inside the input
+    or its left padding (ceil_mode rounds up, then drops a last window that
+    would start in the right padding)."""
+    span = size + 2 * pad - dilation * (kernel - 1) - 1
+    out = (span + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
+def _max_pool3d_with_indices(self, kernel_size, stride=(), padding=0,
+                             dilation=1, ceil_mode=False):
+    """Values and i64 indices of a 3-d max pooling over [N,] C, D, H, W."""
+    def three(v, default):
+        v = list(v) if isinstance(v, (list, tuple)) else [v]
+        v = v or list(default)
+        return v * 3 if len(v) == 1 else v
+    kernel = three(kernel_size, ())
+    stride = three(stride, kernel)
+    padding, dilation = three(padding, ()), three(dilation, ())
+    if self.dim() not in (4, 5) or len(kernel) != 3:
+        raise RuntimeError("max_pool3d_with_indices: expected a 4-d or 5-d "
+                           f"input and 3 kernel sizes, got {list(self.shape)}"
+                           f" and {kernel}")
+    spatial = [_pooling_output_size(self.shape[-3 + i], kernel[i], stride[i],
+                                    padding[i], dilation[i], ceil_mode)
+               for i in range(3)]
+    shape = list(self.shape[:-3]) + spatial
+    return (self.new_empty(shape),
+            self.new_empty(shape, dtype=torch.int64))
+
 
 
 def _needs_meta_kernel(name: str) -> bool:
@@ -86,6 +120,8 @@ def register_meta_kernels() -> None:
     _LIBRARY = torch.library.Library("aten", "IMPL", "Meta")
     if _needs_meta_kernel("convolution_backward"):
         _LIBRARY.impl("convolution_backward", _convolution_backward)
+    if _needs_meta_kernel("max_pool3d_with_indices"):
+        _LIBRARY.impl("max_pool3d_with_indices", _max_pool3d_with_indices)
     for name in _LIKE_SELF:
         if _needs_meta_kernel(name):
             _LIBRARY.impl(name, _like_self)
