@@ -21,6 +21,7 @@
 #include "tofu/Plan/PlanJSON.h"
 #include "tofu/Planner/PlanVerifier.h"
 #include "tofu/Planner/Planner.h"
+#include "tofu/Support/CommandLine.h"
 #include "tofu/Support/Diagnostics.h"
 #include "tofu/Support/Version.h"
 
@@ -51,8 +52,11 @@ cl::list<std::string> positional(cl::Positional, cl::OneOrMore,
                                  cl::desc("<GRAPH.json | MODEL.onnx>"),
                                  cl::cat(category));
 
-cl::opt<std::string> workersFlag(
-    "workers", cl::desc("Number of workers K (a positive integer)"),
+/// The most workers a plan may have.
+constexpr unsigned MaxWorkers = 65536;
+
+cl::opt<cli::Flag<cli::UnsignedInRange<1, MaxWorkers>>> workersFlag(
+    "workers", cl::desc("Number of workers K (1 to 65536)"),
     cl::value_desc("K"), cl::cat(category));
 
 cl::list<std::string> specFiles(
@@ -108,7 +112,7 @@ cl::opt<BaselineChoice> baseline(
                           "searched under that layout")),
     cl::cat(category));
 
-cl::opt<std::string> memoryFlag(
+cl::opt<cli::Flag<cli::ByteSize>> memoryFlag(
     "memory",
     cl::desc("Cap on resident bytes per worker; within it tensors may be "
              "replicated where that saves communication"),
@@ -123,17 +127,17 @@ cl::opt<std::string> topologyFlag(
              "the plan gets an estimated step time"),
     cl::value_desc("F1xF2x...:BW1,BW2,..."), cl::cat(category));
 
-cl::opt<double> flopsFlag(
+cl::opt<cli::Flag<cli::PositiveNumber>> flopsFlag(
     "tflops",
     cl::desc("With --topology: one worker's speed in TFLOP/s for the "
              "compute estimate (default 100)"),
-    cl::value_desc("TFLOPS"), cl::init(100), cl::cat(category));
+    cl::value_desc("TFLOPS"), cl::init(100.0), cl::cat(category));
 
-cl::opt<double> timeLimit(
+cl::opt<cli::Flag<cli::NonNegativeNumber>> timeLimit(
     "time-limit",
     cl::desc("Stop trying further factorings of K after this many seconds "
              "(the best plan so far is kept)"),
-    cl::value_desc("SECONDS"), cl::init(0), cl::cat(category));
+    cl::value_desc("SECONDS"), cl::init(0.0), cl::cat(category));
 
 cl::opt<cl::boolOrDefault> refine(
     "refine",
@@ -157,39 +161,6 @@ cl::opt<std::string> outputFile("o", cl::desc("Write output to FILE"),
 
 llvm::raw_ostream &error() { return llvm::WithColor::error(llvm::errs(), "tofu-plan"); }
 
-llvm::Optional<unsigned> parseWorkers() {
-  unsigned k = 0;
-  if (workersFlag.empty()) {
-    error() << "--workers K is required\n";
-    return llvm::None;
-  }
-  if (StringRef(workersFlag).getAsInteger(10, k) || k == 0 || k > 65536) {
-    error() << "--workers expects a positive integer (at most 65536), got '"
-            << workersFlag << "'\n";
-    return llvm::None;
-  }
-  return k;
-}
-
-llvm::Optional<int64_t> parseMemory() {
-  StringRef text = memoryFlag;
-  int64_t scale = 1;
-  if (text.endswith_insensitive("k") || text.endswith_insensitive("m") ||
-      text.endswith_insensitive("g")) {
-    char unit = llvm::toLower(text.back());
-    scale = unit == 'k' ? 1 << 10 : unit == 'm' ? 1 << 20 : int64_t(1) << 30;
-    text = text.drop_back();
-  }
-  uint64_t value = 0;
-  if (text.getAsInteger(10, value) || value == 0 ||
-      value > uint64_t(INT64_MAX / scale)) {
-    error() << "--memory expects a positive byte count with an optional "
-               "K, M or G suffix, got '"
-            << memoryFlag << "'\n";
-    return llvm::None;
-  }
-  return int64_t(value) * scale;
-}
 
 /// The graph, verified and bound to its operators; null after diagnostics.
 struct LoadedGraph {
@@ -344,9 +315,11 @@ int runPlan(DiagnosticEngine &diags) {
             << " (to check a plan: --verify PLAN.json GRAPH)\n";
     return BadUsage;
   }
-  llvm::Optional<unsigned> workers = parseWorkers();
-  if (!workers)
-    return BadInput;
+  if (!workersFlag.getNumOccurrences()) {
+    error() << "--workers K is required\n";
+    return BadUsage;
+  }
+  llvm::Optional<unsigned> workers = workersFlag.value;
   if (!plan::isCppNamespaceName(cppNamespace)) {
     error() << "--cpp-namespace expects identifiers joined by '::', got '"
             << cppNamespace << "'\n";
@@ -355,34 +328,27 @@ int runPlan(DiagnosticEngine &diags) {
   planner::PlannerOptions options;
   options.workers = *workers;
   options.search = searchKind;
-  options.timeLimitSeconds = timeLimit;
+  options.timeLimitSeconds = timeLimit.value;
   if (refine != cl::BOU_UNSET)
     options.refine = refine == cl::BOU_TRUE;
   else
     options.refine = *workers <= planner::MaxWorkersRefinedByDefault;
   options.progress = quiet ? nullptr : &llvm::errs();
-  if (!memoryFlag.empty()) {
-    options.memoryBytes = parseMemory();
-    if (!options.memoryBytes)
-      return BadInput;
-  }
+  if (memoryFlag.getNumOccurrences())
+    options.memoryBytes = memoryFlag.value;
   if (!topologyFlag.empty()) {
     auto topology = planner::parseTopology(topologyFlag);
     if (!topology) {
       error() << llvm::toString(topology.takeError()) << "\n";
-      return BadInput;
+      return BadUsage;
     }
     if (plan::getNumWorkers(topology->factors) != *workers) {
       error() << "--topology " << topologyFlag << " has "
               << plan::getNumWorkers(topology->factors)
               << " workers, but --workers is " << *workers << "\n";
-      return BadInput;
+      return BadUsage;
     }
-    if (!(flopsFlag > 0)) {
-      error() << "--tflops must be positive\n";
-      return BadInput;
-    }
-    topology->flops = flopsFlag * 1e12;
+    topology->flops = flopsFlag.value * 1e12;
     options.topology = std::move(*topology);
   }
   graph::SpecLibrary specs;

@@ -31,6 +31,7 @@
 #include "tofu/Planner/CostModel.h"
 #include "tofu/Runtime/CudaDevice.h"
 #include "tofu/Runtime/Error.h"
+#include "tofu/Support/CommandLine.h"
 #include "tofu/Support/Diagnostics.h"
 #include "tofu/Support/Version.h"
 
@@ -44,6 +45,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <climits>
 #include <cmath>
 
 using namespace tofu;
@@ -58,6 +60,23 @@ namespace {
 enum ExitStatus { Success = 0, BadInput = 1, BadUsage = 2, CheckFailed = 3 };
 enum class TransportKind { Threads, Mpi };
 enum class KernelKind { Generated, Evaluator };
+
+/// --inject-failure W:I: worker W fails at op I.
+struct FailurePoint {
+  unsigned worker = 0, op = 0;
+};
+struct FailurePointSpec {
+  using Type = FailurePoint;
+  static constexpr const char *valueName = "W:I";
+  static std::string parse(StringRef text, FailurePoint &value) {
+    auto [w, i] = text.split(':');
+    if (w.getAsInteger(10, value.worker) || i.getAsInteger(10, value.op))
+      return "expects W:I, a worker and an op index (non-negative "
+             "integers), got '" +
+             text.str() + "'";
+    return "";
+  }
+};
 
 cl::OptionCategory category("tofu-run options");
 cl::opt<std::string> planFile(cl::Positional, cl::Required,
@@ -106,8 +125,9 @@ cl::list<std::string> evaluatorOps(
     cl::desc("With --kernels=generated, run op NAME with the evaluator's "
              "kernel (repeatable; to find a wrong generated kernel)"),
     cl::value_desc("NAME"), cl::cat(category));
-cl::opt<unsigned> numSteps("steps", cl::desc("Training steps to run"),
-                           cl::init(1), cl::cat(category));
+cl::opt<cli::Flag<cli::UnsignedInRange<1, UINT_MAX>>>
+    numSteps("steps", cl::desc("Training steps to run (at least 1)"),
+             cl::value_desc("N"), cl::init(1u), cl::cat(category));
 cl::opt<uint64_t> seed("seed", cl::desc("Seed of the random inputs"),
                        cl::init(0), cl::cat(category));
 cl::list<std::string> inputFiles(
@@ -128,16 +148,16 @@ cl::opt<std::string> saveReferenceFile(
     cl::desc("Save the unpartitioned run's values (implies running it) to "
              "FILE for --reference"),
     cl::value_desc("FILE"), cl::cat(category));
-cl::opt<double> tolerance(
+cl::opt<cli::Flag<cli::NonNegativeNumber>> tolerance(
     "tolerance",
     cl::desc("--check passes when |a - b| <= T * (1 + |b|) everywhere"),
-    cl::init(1e-4), cl::cat(category));
+    cl::value_desc("T"), cl::init(1e-4), cl::cat(category));
 cl::opt<std::string> reportFile("report", cl::desc("Write a JSON report"),
                                 cl::value_desc("FILE.json"), cl::cat(category));
-cl::opt<double> timeoutSeconds(
+cl::opt<cli::Flag<cli::PositiveNumber>> timeoutSeconds(
     "timeout", cl::desc("Longest wait for a message, in seconds"),
-    cl::init(60), cl::cat(category));
-cl::opt<std::string> injectFailure(
+    cl::value_desc("SECONDS"), cl::init(60.0), cl::cat(category));
+cl::opt<cli::Flag<FailurePointSpec>> injectFailure(
     "inject-failure", cl::desc("Testing: worker W fails at op I"),
     cl::value_desc("W:I"), cl::Hidden, cl::cat(category));
 
@@ -253,7 +273,8 @@ bool startRun(Loaded &loaded, const plan::Plan &p, Backend where,
     return false;
   }
   run.plan = std::move(*lowered);
-  std::chrono::milliseconds timeout(int64_t(timeoutSeconds * 1000));
+  std::chrono::milliseconds timeout(
+      int64_t(std::min(timeoutSeconds.value, 1e9) * 1000));
   run.engine = createEngine(
       where, run.plan, kernels, *loaded.graph, loaded.specs,
       local ? runtime::createThreadTransport(run.plan.workers, timeout)
@@ -320,7 +341,7 @@ int findLoss(const graph::Graph &g) {
 
 void runSteps(Run &run, int loss, bool print) {
   run.peaks.assign(run.plan.workers, 0);
-  for (unsigned s = 0; s != numSteps; ++s) {
+  for (unsigned s = 0; s != numSteps.value; ++s) {
     runtime::StepResult result = run.executor->runStep();
     run.movedBytes = result.movedBytes;
     for (unsigned w = 0; w != run.plan.workers; ++w)
@@ -349,7 +370,7 @@ struct Errors {
 /// kernels: a reference from one kind checks runs with the other).
 std::string getReferenceKey() {
   std::string key = "seed " + std::to_string(seed) + ", steps " +
-                    std::to_string(numSteps);
+                    std::to_string(numSteps.value);
   for (const std::string &input : inputFiles)
     key += ", input " + input;
   return key;
@@ -405,7 +426,7 @@ Errors compare(const graph::Graph &g, const std::vector<unsigned> &checked,
         errors.worstTensor = g.getTensor(t).name;
       }
       errors.maxRel = std::max(errors.maxRel, rel);
-      if (!(rel <= tolerance)) {
+      if (!(rel <= tolerance.value)) {
         if (errors.ok)
           errors.firstBad = g.getTensor(t).name + " element " +
                             std::to_string(i) + ": " + std::to_string(a[i]) +
@@ -427,7 +448,7 @@ bool writeReport(const Run &run, const Errors &errors) {
     losses.push_back(l);
   llvm::json::Object report{
       {"workers", int64_t(run.plan.workers)},
-      {"steps", int64_t(numSteps)},
+      {"steps", int64_t(numSteps.value)},
       {"moved_bytes", run.movedBytes},
       {"comm_bytes", run.plan.commBytes},
       {"peak_bytes_per_worker", std::move(peaks)},
@@ -513,6 +534,15 @@ int runTool(DiagnosticEngine &diags) {
             << " tofu-run ...\n";
     return BadUsage;
   }
+  const FailurePoint &failure = injectFailure.value;
+  if (injectFailure.getNumOccurrences() &&
+      (failure.worker >= loaded.plan.workers ||
+       failure.op >= loaded.plan.ops.size())) {
+    error() << "--inject-failure " << failure.worker << ":" << failure.op
+            << ": the plan has " << loaded.plan.workers << " workers and "
+            << loaded.plan.ops.size() << " ops (both counted from 0)\n";
+    return BadUsage;
+  }
   const graph::Graph &g = *loaded.graph;
   std::vector<llvm::Optional<runtime::HostTensor>> inputs;
   if (!makeInputs(g, inputs))
@@ -532,11 +562,9 @@ int runTool(DiagnosticEngine &diags) {
     error() << e.what() << "\n";
     return BadInput;
   }
-  if (!injectFailure.empty()) {
-    auto [w, i] = StringRef(injectFailure).split(':');
-    partitioned.executor->injectFailure(std::stoul(w.str()),
-                                        std::stoul(i.str()));
-  }
+  if (injectFailure.getNumOccurrences())
+    partitioned.executor->injectFailure(injectFailure.value.worker,
+                                        injectFailure.value.op);
   // Every process takes part in the step and the gathers; the first one
   // prints, checks and reports.
   bool root = processes->isRoot();
