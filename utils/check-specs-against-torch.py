@@ -46,6 +46,9 @@ LIBRARY_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "library_ops.py")
 # 1-d, 3-d and unbatched poolings, upsampling, pixel shuffle, unfold / fold
 # and reflection / replication padding.
 POOL_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "pool_ops.py")
+# Batch norm of rank 2, 3, 5, layer norm over 2 and 3 dims, group and
+# instance norm, reductions over dim sets (specs/norm.tdl, reduce.tdl).
+NORM_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "norm_ops.py")
 MODELS = [
     f"{MLP}:MLP --input 4x1024 --classes 10",
     f"{MLP}:Scalar --input 8x16 --input 8x4 --optimizer adam "
@@ -58,6 +61,8 @@ MODELS = [
     f"{LIBRARY_OPS}:ZooOps --input 2x4x8x8 --loss output",
     f"{LIBRARY_OPS}:SwinOps --input 2x4x8x8 --loss output",
     f"{POOL_OPS}:PoolOps --input 2x4x6x6 --loss output",
+    f"{NORM_OPS}:NormOps --input 2x3x4x5 --loss output",
+    f"{NORM_OPS}:ReduceOps --input 2x3x4x5 --loss output",
 ]
 # Slow to export and replay (tens of seconds each), and no op types beyond
 # the default models' but bernoulli.

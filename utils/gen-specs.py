@@ -31,6 +31,8 @@ import sys
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from specgen import norm  # noqa: E402
+from specgen import reduce  # noqa: E402
 from specgen import pool  # noqa: E402
 from specgen import loss  # noqa: E402
 CAT_MAX = 64  # DenseNet-201: 49 (its third block: the input and 48 layers)
@@ -328,6 +330,8 @@ FILES = {
     "split.tdl": split_specs,
     "permute.tdl": permute_specs,
     "view.tdl": view_specs,
+    "norm.tdl": norm.norm_specs,
+    "reduce.tdl": reduce.reduce_specs,
     "pool.tdl": pool.pool_specs,
     "loss_pointwise.tdl": loss.loss_pointwise_specs,
 }
