@@ -1,15 +1,16 @@
 //===- ONNXOps.cpp - Lower ONNX nodes to tofu operator types --------------===//
 //
-// This file implements the lowering of each supported ONNX operator to the
-// operator types of the standard library (the mapping table is in
-// docs/GraphFormat.md): Gemm -> t + addmm, MatMul -> mm / bmm (with views
-// for batched operands), Conv -> convolution, Transpose -> a sequence of
-// transpose_int swaps, Reshape/Flatten/Squeeze/Unsqueeze -> view, ...
+// This file implements the dispatch of each supported ONNX operator to its
+// lowering (the mapping table is in docs/GraphFormat.md), the Lowering
+// context, and the lowerings of arithmetic and shape operators: Gemm -> t +
+// addmm, MatMul -> mm / bmm (with views for batched operands), Transpose ->
+// a sequence of transpose_int swaps, Reshape/Flatten/Squeeze/Unsqueeze ->
+// view, ... The other families are in ONNXSpatial.cpp,
+// ONNXNormalization.cpp and ONNXActivations.cpp.
 //
 //===----------------------------------------------------------------------===//
 
-#include "ONNXConstant.h"
-#include "ONNXLowering.h"
+#include "ONNXNodeLowering.h"
 
 #include "llvm/ADT/StringSwitch.h"
 
@@ -24,13 +25,7 @@ using namespace tofu;
 using namespace tofu::graph;
 using namespace tofu::graph::onnximport;
 
-using Params = std::vector<std::pair<std::string, ParamValue>>;
-
-namespace {
-/// The double whose shortest spelling is the shortest spelling of float
-/// `f`: ONNX keeps reals as floats, and eps = 1e-5 should stay 1e-05 rather
-/// than become 9.999999747378752e-06.
-double widen(float f) {
+double onnximport::widen(float f) {
   char buf[32];
   for (int precision = 1; precision <= 9; ++precision) {
     snprintf(buf, sizeof(buf), "%.*g", precision, double(f));
@@ -39,8 +34,6 @@ double widen(float f) {
   }
   return std::strtod(buf, nullptr);
 }
-
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // Lowering
@@ -125,106 +118,30 @@ void Lowering::emit(StringRef type, ArrayRef<std::string> inputs,
 // Node lowerings
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-int64_t attrInt(const onnx::NodeProto &node, StringRef name, int64_t dflt) {
+int64_t onnximport::attrInt(const onnx::NodeProto &node, StringRef name,
+                            int64_t dflt) {
   const auto *attr = findAttr(node, name);
   return attr ? attr->i() : dflt;
 }
 
-double attrReal(const onnx::NodeProto &node, StringRef name, double dflt) {
+double onnximport::attrReal(const onnx::NodeProto &node, StringRef name,
+                            double dflt) {
   const auto *attr = findAttr(node, name);
   return attr ? widen(attr->f()) : dflt;
 }
 
-std::vector<int64_t> attrInts(const onnx::NodeProto &node, StringRef name,
-                              std::vector<int64_t> dflt) {
+std::vector<int64_t> onnximport::attrInts(const onnx::NodeProto &node,
+                                          StringRef name,
+                                          std::vector<int64_t> dflt) {
   const auto *attr = findAttr(node, name);
   return attr ? std::vector<int64_t>(attr->ints().begin(), attr->ints().end())
               : dflt;
 }
 
-ParamValue I(int64_t v) { return ParamValue::ofInt(v); }
-ParamValue R(double v) { return ParamValue::ofReal(v); }
-
-/// The per-node state: the node, its inputs' and output's infos.
-struct NodeLowering {
-  const onnx::NodeProto &node;
-  Lowering &l;
-  std::string &why;
-
-  std::string in(int i) const { return l.use(node.input(i)); }
-  bool hasInput(int i) const {
-    return node.input_size() > i && !node.input(i).empty();
-  }
-  const ValueInfo &info(int i) const { return *l.getInfo(node.input(i)); }
-  const ValueInfo &out() const { return *l.getInfo(node.output(0)); }
-  std::string outName() const { return node.output(0); }
-  bool fail(const Twine &reason) {
-    why = reason.str();
-    return false;
-  }
-
-  /// `view` of tensor `x` (shape `from`) to `to`, as `name`; the input if
-  /// the shapes are equal.
-  std::string view(const std::string &x, const Shape &from, const Shape &to,
-                   DType dtype, const std::string &name) {
-    if (from == to)
-      return x;
-    Params params;
-    for (unsigned i = 0; i != to.size(); ++i)
-      params.emplace_back("size_" + std::to_string(i), I(to[i]));
-    l.emit("view", {x}, params, name, to, dtype);
-    return name;
-  }
-  void finishView(const std::string &x, const Shape &from) {
-    if (from == out().shape)
-      l.alias(outName(), x);
-    else
-      view(x, from, out().shape, out().dtype, outName());
-  }
-
-  bool unary(StringRef type) {
-    l.emit(type, {in(0)}, {}, outName(), out().shape, out().dtype);
-    return true;
-  }
-  bool binary(StringRef kind);
-  bool gemm();
-  bool matmul();
-  bool conv();
-  bool poolParams(Params &params);
-  bool maxPool();
-  bool avgPool();
-  bool concat();
-  std::string sliceAxis(const std::string &x, Shape &shape, int64_t axis,
-                        int64_t start, int64_t end, int64_t step,
-                        const std::string &name);
-  bool slice();
-  bool gather();
-  bool pad();
-  bool clip();
-  bool expand();
-  bool constantOfShape();
-  bool layerNorm();
-  bool softmax(StringRef type);
-  bool transpose();
-  bool batchNorm();
-  bool reduceMean();
-  bool pow();
-};
-
-bool NodeLowering::reduceMean() {
-  int64_t rank = info(0).shape.size();
-  auto axes = attrInts(node, "axes", {});
-  if (axes.empty() || axes.size() > 2)
-    return fail("only one or two explicit axes are supported");
-  Params params;
-  for (size_t i = 0; i != axes.size(); ++i)
-    params.emplace_back("dim_" + std::to_string(i),
-                        I(axes[i] < 0 ? axes[i] + rank : axes[i]));
-  params.emplace_back("keepdim", I(attrInt(node, "keepdims", 1)));
-  l.emit("mean_dim", {in(0)}, params, outName(), out().shape, out().dtype);
-  return true;
+std::string onnximport::attrString(const onnx::NodeProto &node,
+                                   StringRef name, StringRef dflt) {
+  const auto *attr = findAttr(node, name);
+  return attr ? attr->s() : dflt.str();
 }
 
 bool NodeLowering::pow() {
@@ -331,79 +248,6 @@ bool NodeLowering::matmul() {
   }
   return fail("operands of ranks " + Twine(as.size()) + " and " +
               Twine(bs.size()) + " are not supported");
-}
-
-bool NodeLowering::conv() {
-  const Shape &xs = info(0).shape;
-  if (xs.size() != 4)
-    return fail("only 2-d convolutions (rank-4 input) are supported");
-  auto autoPad = findAttr(node, "auto_pad");
-  if (autoPad && autoPad->s() != "NOTSET" && autoPad->s() != "VALID")
-    return fail("auto_pad " + autoPad->s() + " is not supported");
-  auto strides = attrInts(node, "strides", {1, 1});
-  auto pads = attrInts(node, "pads", {0, 0, 0, 0});
-  auto dilations = attrInts(node, "dilations", {1, 1});
-  if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
-    return fail("strides, dilations and pads must be 2-d");
-  if (pads[0] != pads[2] || pads[1] != pads[3])
-    return fail("asymmetric padding is not supported");
-  Params params = {{"stride_0", I(strides[0])},   {"stride_1", I(strides[1])},
-                   {"padding_0", I(pads[0])},     {"padding_1", I(pads[1])},
-                   {"dilation_0", I(dilations[0])}, {"dilation_1", I(dilations[1])},
-                   {"transposed", I(0)},          {"output_padding_0", I(0)},
-                   {"output_padding_1", I(0)},
-                   {"groups", I(attrInt(node, "group", 1))}};
-  std::vector<std::string> inputs = {in(0), in(1)};
-  if (hasInput(2))
-    inputs.push_back(in(2));
-  l.emit(hasInput(2) ? "convolution" : "convolution_nobias", inputs, params,
-         outName(), out().shape, out().dtype);
-  return true;
-}
-
-bool NodeLowering::poolParams(Params &params) {
-  auto kernel = attrInts(node, "kernel_shape", {});
-  auto strides = attrInts(node, "strides", {1, 1});
-  auto pads = attrInts(node, "pads", {0, 0, 0, 0});
-  auto autoPad = findAttr(node, "auto_pad");
-  if (autoPad && autoPad->s() != "NOTSET" && autoPad->s() != "VALID")
-    return fail("auto_pad " + autoPad->s() + " is not supported");
-  if (kernel.size() != 2 || strides.size() != 2 || pads.size() != 4)
-    return fail("only 2-d pooling is supported");
-  if (pads[0] != pads[2] || pads[1] != pads[3])
-    return fail("asymmetric padding is not supported");
-  params = {{"kernel_size_0", I(kernel[0])}, {"kernel_size_1", I(kernel[1])},
-            {"stride_0", I(strides[0])},     {"stride_1", I(strides[1])},
-            {"padding_0", I(pads[0])},       {"padding_1", I(pads[1])}};
-  return true;
-}
-
-bool NodeLowering::maxPool() {
-  if (node.output_size() > 1 && !node.output(1).empty())
-    return fail("the Indices output is not supported");
-  auto dilations = attrInts(node, "dilations", {1, 1});
-  Params params;
-  if (!poolParams(params))
-    return false;
-  if (dilations.size() != 2)
-    return fail("only 2-d pooling is supported");
-  params.emplace_back("dilation_0", I(dilations[0]));
-  params.emplace_back("dilation_1", I(dilations[1]));
-  params.emplace_back("ceil_mode", I(attrInt(node, "ceil_mode", 0)));
-  l.emit("max_pool2d_with_indices__0", {in(0)}, params, outName(),
-         out().shape, out().dtype);
-  return true;
-}
-
-bool NodeLowering::avgPool() {
-  Params params;
-  if (!poolParams(params))
-    return false;
-  params.emplace_back("ceil_mode", I(attrInt(node, "ceil_mode", 0)));
-  params.emplace_back("count_include_pad",
-                      I(attrInt(node, "count_include_pad", 0)));
-  l.emit("avg_pool2d", {in(0)}, params, outName(), out().shape, out().dtype);
-  return true;
 }
 
 bool NodeLowering::concat() {
@@ -602,25 +446,6 @@ bool NodeLowering::expand() {
   return true;
 }
 
-bool NodeLowering::layerNorm() {
-  int64_t rank = info(0).shape.size();
-  int64_t axis = attrInt(node, "axis", -1);
-  if (axis < 0)
-    axis += rank;
-  if (axis != rank - 1)
-    return fail("only normalization over the last axis is supported");
-  if (!hasInput(1) || !hasInput(2))
-    return fail("only a layer norm with scale and bias is supported");
-  for (int i = 1; i < node.output_size(); ++i)
-    if (!node.output(i).empty())
-      return fail("the Mean and InvStdDev outputs are not supported");
-  l.emit("native_layer_norm__0", {in(0), in(1), in(2)},
-         {{"normalized_shape_0", I(info(0).shape.back())},
-          {"eps", R(attrReal(node, "epsilon", 1e-5))}},
-         outName(), out().shape, out().dtype);
-  return true;
-}
-
 bool NodeLowering::constantOfShape() {
   ConstValue value;
   value.reals = {0.0};
@@ -681,26 +506,14 @@ bool NodeLowering::transpose() {
   return true;
 }
 
-bool NodeLowering::batchNorm() {
-  if (node.output_size() > 1)
-    return fail("training mode (running statistics outputs) is not supported");
-  // PyTorch's momentum weighs the new statistics; ONNX's the old ones.
-  Params params = {{"eps", R(attrReal(node, "epsilon", 1e-5))},
-                   {"momentum", R(widen(float(1 - attrReal(node, "momentum", 0.9))))},
-                   {"training", I(0)}};
-  l.emit("native_batch_norm__0", {in(0), in(1), in(2), in(3), in(4)}, params,
-         outName(), out().shape, out().dtype);
-  return true;
-}
-
-} // namespace
-
 bool onnximport::lowerNode(const onnx::NodeProto &node, Lowering &l,
                            std::string &why) {
   NodeLowering n{node, l, why};
   int minInputs = llvm::StringSwitch<int>(node.op_type())
                       .Cases("Add", "Sub", "Mul", "Div", 2)
                       .Cases("Gemm", "MatMul", "Conv", "Gather", "Expand", 2)
+                      .Cases("ConvTranspose", "PRelu", 2)
+                      .Case("InstanceNormalization", 3)
                       .Case("LSTM", 3)
                       .Case("BatchNormalization", 5)
                       .Default(1);
@@ -724,6 +537,13 @@ bool onnximport::lowerNode(const onnx::NodeProto &node, Lowering &l,
                         .Case("Tanh", "tanh")
                         .Case("Neg", "neg")
                         .Case("Sqrt", "sqrt")
+                        .Case("Exp", "exp")
+                        .Case("Log", "log")
+                        .Case("Abs", "abs")
+                        .Case("Erf", "erf")
+                        .Case("Reciprocal", "reciprocal")
+                        .Case("HardSwish", "hardswish")
+                        .Case("Mish", "mish")
                         .Default("");
   if (!unary.empty())
     return n.unary(unary);
@@ -746,16 +566,17 @@ bool onnximport::lowerNode(const onnx::NodeProto &node, Lowering &l,
     n.finishView(n.in(0), n.info(0).shape);
     return true;
   }
-  if (type == "GlobalAveragePool") {
-    if (n.info(0).shape.size() != 4)
-      return n.fail("only rank-4 inputs are supported");
-    l.emit("mean_dim", {n.in(0)},
-           {{"dim_0", I(2)}, {"dim_1", I(3)}, {"keepdim", I(1)}}, n.outName(),
-           n.out().shape, n.out().dtype);
-    return true;
-  }
-  if (type == "ReduceMean")
-    return n.reduceMean();
+  if (type == "GlobalAveragePool")
+    return n.globalAveragePool();
+  StringRef reduction = llvm::StringSwitch<StringRef>(type)
+                            .Case("ReduceMean", "mean_dim")
+                            .Case("ReduceSum", "sum_dim_IntList")
+                            .Case("ReduceMax", "amax")
+                            .Case("ReduceMin", "amin")
+                            .Case("ReduceLogSumExp", "logsumexp")
+                            .Default("");
+  if (!reduction.empty())
+    return n.reduce(reduction);
   if (type == "Pow")
     return n.pow();
   if (type == "Gemm")
@@ -764,6 +585,28 @@ bool onnximport::lowerNode(const onnx::NodeProto &node, Lowering &l,
     return n.matmul();
   if (type == "Conv")
     return n.conv();
+  if (type == "ConvTranspose")
+    return n.convTranspose();
+  if (type == "InstanceNormalization")
+    return n.instanceNorm();
+  if (type == "Elu")
+    return n.elu(attrReal(node, "alpha", 1), 1);
+  if (type == "Selu")
+    return n.elu(attrReal(node, "alpha", 1.67326319217681884765625),
+                 attrReal(node, "gamma", 1.05070102214813232421875));
+  if (type == "Celu") {
+    l.emit("celu", {n.in(0)}, {{"alpha", R(attrReal(node, "alpha", 1))}},
+           n.outName(), n.out().shape, n.out().dtype);
+    return true;
+  }
+  if (type == "LeakyRelu")
+    return n.leakyRelu();
+  if (type == "PRelu")
+    return n.prelu();
+  if (type == "Softplus")
+    return n.softplus();
+  if (type == "HardSigmoid")
+    return n.hardSigmoid();
   if (type == "MaxPool")
     return n.maxPool();
   if (type == "Softmax")

@@ -229,9 +229,9 @@ def badlstm():
 
 def unsupported():
     nodes = [
-        helper.make_node("Erf", ["x"], ["a"], name="erf1"),
+        helper.make_node("Sin", ["x"], ["a"], name="sin1"),
         helper.make_node("Relu", ["a"], ["r"], name="relu"),
-        helper.make_node("Erf", ["r"], ["b"], name="erf2"),
+        helper.make_node("Sin", ["r"], ["b"], name="sin2"),
         helper.make_node("LRN", ["b"], ["c"], name="lrn", size=3),
         # A supported type used in an unsupported way.
         helper.make_node("Pad", ["c", "pads"], ["y"], name="reflect",

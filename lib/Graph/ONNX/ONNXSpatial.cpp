@@ -1,0 +1,199 @@
+//===- ONNXSpatial.cpp - Lower ONNX convolutions, poolings, resampling ----===//
+//
+// This file implements the lowerings of ONNX's operators over spatial axes:
+// Conv and ConvTranspose (1-3 spatial axes) -> convolution /
+// convolution_nobias, MaxPool / AveragePool (2-3 axes directly, 1 axis as a
+// 2-d pooling of a view with a unit row) -> max_pool{2,3}d_with_indices__0 /
+// avg_pool{2,3}d, GlobalAveragePool -> mean_dim over the spatial axes,
+// DepthToSpace (CRD) -> pixel_shuffle, and Resize by integer scales ->
+// upsample_nearest / upsample_bilinear2d.
+//
+// Per-axis attributes become the params ATen's list arguments do in an
+// exported graph: `strides` [2, 2] -> stride_0 = 2, stride_1 = 2.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ONNXNodeLowering.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace tofu;
+using namespace tofu::graph;
+using namespace tofu::graph::onnximport;
+
+namespace {
+
+/// Appends `name_0`, `name_1`, ... = `values`.
+void addAxes(Params &params, StringRef name, ArrayRef<int64_t> values) {
+  for (size_t i = 0; i != values.size(); ++i)
+    params.emplace_back((name + "_" + Twine(i)).str(), I(values[i]));
+}
+
+/// The spatial attributes of a convolution or pooling node, with ONNX's
+/// defaults, checked against the number of spatial axes.
+struct Window {
+  std::vector<int64_t> kernel, strides, pads, dilations;
+};
+
+} // namespace
+
+/// Reads kernel_shape (when `needKernel`), strides, pads (symmetric only)
+/// and dilations for `spatial` axes into `w`.
+static bool readWindow(NodeLowering &n, unsigned spatial, bool needKernel,
+                       Window &w) {
+  const auto *autoPad = findAttr(n.node, "auto_pad");
+  if (autoPad && autoPad->s() != "NOTSET" && autoPad->s() != "VALID")
+    return n.fail("auto_pad " + autoPad->s() + " is not supported");
+  w.kernel = attrInts(n.node, "kernel_shape", {});
+  w.strides = attrInts(n.node, "strides", std::vector<int64_t>(spatial, 1));
+  w.dilations = attrInts(n.node, "dilations", std::vector<int64_t>(spatial, 1));
+  std::vector<int64_t> pads =
+      attrInts(n.node, "pads", std::vector<int64_t>(2 * spatial, 0));
+  if ((needKernel && w.kernel.size() != spatial) ||
+      w.strides.size() != spatial || w.dilations.size() != spatial ||
+      pads.size() != 2 * spatial)
+    return n.fail("kernel_shape, strides, dilations and pads must have " +
+                  Twine(spatial) + " spatial axes");
+  for (unsigned i = 0; i != spatial; ++i)
+    if (pads[i] != pads[i + spatial])
+      return n.fail("asymmetric padding is not supported");
+  w.pads.assign(pads.begin(), pads.begin() + spatial);
+  return true;
+}
+
+bool NodeLowering::conv() {
+  size_t rank = info(0).shape.size();
+  if (rank < 3 || rank > 5)
+    return fail("only 1-, 2- and 3-d convolutions are supported");
+  unsigned spatial = rank - 2;
+  Window w;
+  if (!readWindow(*this, spatial, /*needKernel=*/false, w))
+    return false;
+  Params params;
+  addAxes(params, "stride", w.strides);
+  addAxes(params, "padding", w.pads);
+  addAxes(params, "dilation", w.dilations);
+  params.emplace_back("transposed", I(0));
+  addAxes(params, "output_padding", std::vector<int64_t>(spatial, 0));
+  params.emplace_back("groups", I(attrInt(node, "group", 1)));
+  std::vector<std::string> inputs = {in(0), in(1)};
+  if (hasInput(2))
+    inputs.push_back(in(2));
+  l.emit(hasInput(2) ? "convolution" : "convolution_nobias", inputs, params,
+         outName(), out().shape, out().dtype);
+  return true;
+}
+
+bool NodeLowering::convTranspose() {
+  size_t rank = info(0).shape.size();
+  if (rank < 3 || rank > 5)
+    return fail("only 1-, 2- and 3-d transposed convolutions are supported");
+  if (findAttr(node, "output_shape"))
+    return fail("the output_shape attribute is not supported (give pads and "
+                "output_padding)");
+  unsigned spatial = rank - 2;
+  Window w;
+  if (!readWindow(*this, spatial, /*needKernel=*/false, w))
+    return false;
+  std::vector<int64_t> outputPadding = attrInts(
+      node, "output_padding", std::vector<int64_t>(spatial, 0));
+  if (outputPadding.size() != spatial)
+    return fail("output_padding must have " + Twine(spatial) +
+                " spatial axes");
+  Params params;
+  addAxes(params, "stride", w.strides);
+  addAxes(params, "padding", w.pads);
+  addAxes(params, "dilation", w.dilations);
+  params.emplace_back("transposed", I(1));
+  addAxes(params, "output_padding", outputPadding);
+  params.emplace_back("groups", I(attrInt(node, "group", 1)));
+  std::vector<std::string> inputs = {in(0), in(1)};
+  if (hasInput(2))
+    inputs.push_back(in(2));
+  l.emit(hasInput(2) ? "convolution" : "convolution_nobias", inputs, params,
+         outName(), out().shape, out().dtype);
+  return true;
+}
+
+/// Lowers a pooling node through `emitPool(input, inputShape, window,
+/// outputName, outputShape)`: 2- and 3-d directly, 1-d as a 2-d pooling of
+/// the input viewed to [N, C, 1, L] with a unit window row.
+template <typename EmitFn>
+static bool lowerPooling(NodeLowering &n, EmitFn emitPool) {
+  const Shape &xs = n.info(0).shape;
+  if (xs.size() < 3 || xs.size() > 5)
+    return n.fail("only 1-, 2- and 3-d pooling is supported");
+  unsigned spatial = xs.size() - 2;
+  Window w;
+  if (!readWindow(n, spatial, /*needKernel=*/true, w))
+    return false;
+  if (spatial != 1)
+    return emitPool(n.in(0), xs, w, n.outName(), n.out().shape);
+  auto unitRow = [](std::vector<int64_t> v, int64_t first) {
+    v.insert(v.begin(), first);
+    return v;
+  };
+  Window w2 = {unitRow(w.kernel, 1), unitRow(w.strides, 1),
+               unitRow(w.pads, 0), unitRow(w.dilations, 1)};
+  Shape xs2 = {xs[0], xs[1], 1, xs[2]};
+  const Shape &os = n.out().shape;
+  Shape os2 = {os[0], os[1], 1, os[2]};
+  std::string x = n.view(n.in(0), xs, xs2, n.info(0).dtype, n.l.temp("rows"));
+  std::string pooled = n.l.temp("pool");
+  if (!emitPool(x, xs2, w2, pooled, os2))
+    return false;
+  n.view(pooled, os2, os, n.out().dtype, n.outName());
+  return true;
+}
+
+bool NodeLowering::maxPool() {
+  if (node.output_size() > 1 && !node.output(1).empty())
+    return fail("the Indices output is not supported");
+  int64_t ceilMode = attrInt(node, "ceil_mode", 0);
+  return lowerPooling(*this, [&](const std::string &x, const Shape &xs,
+                                 const Window &w, const std::string &name,
+                                 const Shape &shape) {
+    Params params;
+    addAxes(params, "kernel_size", w.kernel);
+    addAxes(params, "stride", w.strides);
+    addAxes(params, "padding", w.pads);
+    addAxes(params, "dilation", w.dilations);
+    params.emplace_back("ceil_mode", I(ceilMode));
+    std::string type = "max_pool" + std::to_string(xs.size() - 2) +
+                       "d_with_indices__0";
+    l.emit(type, {x}, params, name, shape, out().dtype);
+    return true;
+  });
+}
+
+bool NodeLowering::avgPool() {
+  int64_t ceilMode = attrInt(node, "ceil_mode", 0);
+  int64_t countIncludePad = attrInt(node, "count_include_pad", 0);
+  return lowerPooling(*this, [&](const std::string &x, const Shape &xs,
+                                 const Window &w, const std::string &name,
+                                 const Shape &shape) {
+    if (llvm::any_of(w.dilations, [](int64_t d) { return d != 1; }))
+      return fail("dilated average pooling is not supported");
+    Params params;
+    addAxes(params, "kernel_size", w.kernel);
+    addAxes(params, "stride", w.strides);
+    addAxes(params, "padding", w.pads);
+    params.emplace_back("ceil_mode", I(ceilMode));
+    params.emplace_back("count_include_pad", I(countIncludePad));
+    l.emit("avg_pool" + std::to_string(xs.size() - 2) + "d", {x}, params,
+           name, shape, out().dtype);
+    return true;
+  });
+}
+
+bool NodeLowering::globalAveragePool() {
+  size_t rank = info(0).shape.size();
+  if (rank < 3 || rank > 6)
+    return fail("only inputs with 1 to 4 spatial axes are supported");
+  Params params;
+  for (size_t d = 2; d != rank; ++d)
+    params.emplace_back("dim_" + std::to_string(d - 2), I(d));
+  params.emplace_back("keepdim", I(1));
+  l.emit("mean_dim", {in(0)}, params, outName(), out().shape, out().dtype);
+  return true;
+}
