@@ -53,3 +53,35 @@ class Bilinear(nn.Module):
     def forward(self, x, y):
         out = self.bil(self.a(x), self.b(y))
         return (out * out).mean()
+
+
+class ClassLosses(nn.Module):
+    """Losses over class scores: cross-entropy with class weights and with
+    probability targets, NLL over [N, C, H, W]
+    (nll_loss2d), multi-class margin (p 1 and 2), multi-label margin
+    (targets listed up to the first -1: c - 1 makes some -1), multi-label
+    soft margin and KL divergence. Inputs x [4, 6], c [4] i64,
+    m [4, 5] i64, img [2, 3, 4, 4], pix [2, 4, 4] i64 (--classes 5)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 5)
+        self.conv = nn.Conv2d(3, 5, 1)
+        self.register_buffer("weight", torch.linspace(0.5, 1.5, 5))
+
+    def forward(self, x, c, m, img, pix):
+        h = self.lin(x)
+        logp = F.log_softmax(self.conv(img), 1)
+        return (nn.CrossEntropyLoss(weight=self.weight)(h, c) +
+                nn.CrossEntropyLoss(weight=self.weight, reduction="sum")(h, c) +
+                nn.CrossEntropyLoss()(h, F.softmax(h.detach() * 2.0, 1)) +
+                nn.NLLLoss()(logp, pix) +
+                nn.NLLLoss(reduction="sum")(logp, pix) +
+                nn.MultiMarginLoss()(h, c) +
+                nn.MultiMarginLoss(p=2, margin=0.5, reduction="sum")(h, c) +
+                nn.MultiLabelMarginLoss()(h, m - 1) +
+                nn.MultiLabelSoftMarginLoss()(h, (m > 2).float()) +
+                nn.KLDivLoss(reduction="batchmean")(
+                    F.log_softmax(h, 1), F.softmax(x[:, :5], 1)) +
+                nn.KLDivLoss(reduction="batchmean", log_target=True)(
+                    F.log_softmax(h, 1), F.log_softmax(x[:, 1:], 1)))

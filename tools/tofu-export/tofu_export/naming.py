@@ -67,6 +67,10 @@ READS = {
         outputs=[("self", "target", "weight"), ("target", "weight")]),
     ("nll_loss_backward", "default"): dict(
         outputs=[("grad_output", "target", "weight", "total_weight")]),
+    ("nll_loss2d_forward", "default"): dict(
+        outputs=[("self", "target", "weight"), ("target", "weight")]),
+    ("nll_loss2d_backward", "default"): dict(
+        outputs=[("grad_output", "target", "weight", "total_weight")]),
     ("native_dropout_backward", "default"): dict(
         outputs=[("grad_output", "mask")]),
 }

@@ -125,11 +125,16 @@ def run_op(op, values, shape_of):
     if op["type"] in ("view", "expand"):
         x = values[op["inputs"][0]]
         return x.reshape(shape) if op["type"] == "view" else x.expand(shape)
-    if op["type"].startswith("nll_loss_forward_noweight__1"):
-        # total_weight: the count of targets that are not ignored (its
-        # unread `self` has no shape to rebuild it from).
+    if re.fullmatch(r"nll_loss(2d)?_forward(_noweight)?__1", op["type"]):
+        # total_weight: the count (or the summed class weights) of the
+        # targets that are not ignored (its unread `self` has no shape to
+        # rebuild it from).
         target = values[op["inputs"][0]]
-        return (target != op["params"]["ignore_index"]).sum().to(dtype)
+        kept = target != op["params"]["ignore_index"]
+        if len(op["inputs"]) == 1:
+            return kept.sum().to(dtype)
+        weight = values[op["inputs"][1]]
+        return weight[target[kept]].sum().to(dtype)
     if op["type"] in ("mm_transposed", "addmm_transposed"):
         return run_transposed_product(op, values)
     packet, overload = op["aten"].split(".")
