@@ -63,6 +63,7 @@ class ReduceOps(nn.Module):
         r = (y.amax((1, 3)).sum() + y.amin(2, keepdim=True).sum() +
              y.amax((0, 2, 3), keepdim=True).sum() +
              y.max(1)[0].sum() + y.min(3, keepdim=True)[0].sum() +
+             y.max(2)[1].float().sum() + y.min(0, keepdim=True)[1].float().sum() +
              y.logsumexp((2, 3)).sum() + y.logsumexp(1, keepdim=True).sum() +
              y.prod(2).sum())
         w = x.reshape(2, 3, 2, 2, 5)
