@@ -61,6 +61,7 @@ MODELS = [
     f"{LIBRARY_OPS}:ZooOps --input 2x4x8x8 --loss output",
     f"{LIBRARY_OPS}:SwinOps --input 2x4x8x8 --loss output",
     f"{POOL_OPS}:PoolOps --input 2x4x6x6 --loss output",
+    f"{POOL_OPS}:ResampleOps --input 2x4x4x4 --loss output",
     f"{NORM_OPS}:NormOps --input 2x3x4x5 --loss output",
     f"{NORM_OPS}:ReduceOps --input 2x3x4x5 --loss output",
 ]

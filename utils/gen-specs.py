@@ -34,6 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from specgen import norm  # noqa: E402
 from specgen import reduce  # noqa: E402
 from specgen import pool  # noqa: E402
+from specgen import resample  # noqa: E402
 from specgen import loss  # noqa: E402
 CAT_MAX = 64  # DenseNet-201: 49 (its third block: the input and 48 layers)
 CAT_ALL_DIMS_MAX = 8  # beyond it, the DenseNet form only (see cat_equal_tail)
@@ -333,6 +334,7 @@ FILES = {
     "norm.tdl": norm.norm_specs,
     "reduce.tdl": reduce.reduce_specs,
     "pool.tdl": pool.pool_specs,
+    "resample.tdl": resample.resample_specs,
     "loss_pointwise.tdl": loss.loss_pointwise_specs,
 }
 

@@ -103,6 +103,20 @@ def _max_pool3d_with_indices(self, kernel_size, stride=(), padding=0,
 
 
 
+def _upsample_nearest3d_vec(input, output_size, scale_factors):
+    """[N, C, D, H, W] -> the given output size, or each extent times its
+    scale factor, rounded down (ATen's compute_output_size)."""
+    if output_size is None:
+        output_size = [int(s * f) for s, f in zip(input.shape[2:],
+                                                  scale_factors)]
+    return input.new_empty(list(input.shape[:2]) + list(output_size))
+
+
+def _upsample_nearest3d_backward_vec(grad_output, output_size, input_size,
+                                     scale_factors):
+    return grad_output.new_empty(list(input_size))
+
+
 def _needs_meta_kernel(name: str) -> bool:
     """Whether aten::`name` has no Meta kernel in this PyTorch build."""
     return not torch._C._dispatch_has_kernel_for_dispatch_key(
@@ -122,6 +136,12 @@ def register_meta_kernels() -> None:
         _LIBRARY.impl("convolution_backward", _convolution_backward)
     if _needs_meta_kernel("max_pool3d_with_indices"):
         _LIBRARY.impl("max_pool3d_with_indices", _max_pool3d_with_indices)
+    for name, kernel in (
+            ("upsample_nearest3d.vec", _upsample_nearest3d_vec),
+            ("upsample_nearest3d_backward.vec",
+             _upsample_nearest3d_backward_vec)):
+        if _needs_meta_kernel(name):
+            _LIBRARY.impl(name, kernel)
     for name in _LIKE_SELF:
         if _needs_meta_kernel(name):
             _LIBRARY.impl(name, _like_self)
