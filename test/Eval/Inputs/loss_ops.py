@@ -85,3 +85,21 @@ class ClassLosses(nn.Module):
                     F.log_softmax(h, 1), F.softmax(x[:, :5], 1)) +
                 nn.KLDivLoss(reduction="batchmean", log_target=True)(
                     F.log_softmax(h, 1), F.log_softmax(x[:, 1:], 1)))
+
+
+class Bags(nn.Module):
+    """nn.EmbeddingBag in modes sum (with and without per_sample_weights),
+    mean and max on a 2-d input (bags of 3 indices). Inputs idx [4, 3] i64,
+    x [4, 3] (--classes 10: indices in [0, 10))."""
+
+    def __init__(self):
+        super().__init__()
+        self.sum = nn.EmbeddingBag(10, 3, mode="sum")
+        self.mean = nn.EmbeddingBag(10, 3, mode="mean")
+        self.max = nn.EmbeddingBag(10, 3, mode="max")
+        self.psw = nn.Linear(3, 3)
+
+    def forward(self, idx, x):
+        a = self.sum(idx, per_sample_weights=self.psw(x))
+        b = self.sum(idx) + self.mean(idx) * 2.0 + self.max(idx) * 3.0
+        return (a * b).mean()

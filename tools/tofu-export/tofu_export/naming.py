@@ -73,6 +73,23 @@ READS = {
         outputs=[("grad_output", "target", "weight", "total_weight")]),
     ("native_dropout_backward", "default"): dict(
         outputs=[("grad_output", "mask")]),
+    # nn.EmbeddingBag (specs/embedding.tdl): the bag of each index
+    # (offset2bag) and the bag sizes depend only on indices and offsets;
+    # each mode's backward reads what its math needs (sum: the rows' bags,
+    # mean: also the sizes, max: the sizes and the argmax rows).
+    ("_embedding_bag", "default"): dict(
+        outputs=[("weight", "indices", "offsets", "per_sample_weights"),
+                 ("indices", "offsets"), ("indices", "offsets"),
+                 ("weight", "indices", "offsets")]),
+    ("_embedding_bag_dense_backward", "default"): [
+        dict(when=("mode", 0), outputs=[
+            ("grad", "indices", "offset2bag", "per_sample_weights")]),
+        dict(when=("mode", 1), outputs=[
+            ("grad", "indices", "offset2bag", "bag_size")]),
+        dict(when=("mode", 2), outputs=[
+            ("grad", "bag_size", "maximum_indices")])],
+    ("_embedding_bag_per_sample_weights_backward", "default"): dict(
+        outputs=[("grad", "weight", "indices", "offset2bag")]),
 }
 
 
@@ -411,12 +428,22 @@ def _clamp_slice(packet, params, bound) -> None:
         params[key] = min(max(v + extent if v < 0 else v, 0), extent)
 
 
-def _reads_for(packet, overload, params, n_out):
-    entry = READS.get((packet, overload))
-    if entry is None:
+def reads_entry(packet, overload, params):
+    """The READS entry for a call with these params (an entry may be a list
+    of alternatives, the first whose `when` holds applies), or None."""
+    entries = READS.get((packet, overload))
+    if entries is None:
         return None
-    when = entry.get("when")
-    if when is not None and params.get(when[0]) != int(when[1]):
+    for entry in entries if isinstance(entries, list) else [entries]:
+        when = entry.get("when")
+        if when is None or params.get(when[0]) == int(when[1]):
+            return entry
+    return None
+
+
+def _reads_for(packet, overload, params, n_out):
+    entry = reads_entry(packet, overload, params)
+    if entry is None:
         return None
     assert len(entry["outputs"]) == n_out, (packet, overload)
     return entry["outputs"]

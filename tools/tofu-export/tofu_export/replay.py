@@ -41,6 +41,14 @@ def unread_value(packet, arg, params, out, first):
     if packet.startswith("native_batch_norm") and arg in (
             "weight", "bias", "running_mean", "running_var"):
         return torch.ones(out.shape[1] if out.dim() > 1 else out.shape[0])
+    if packet.startswith("_embedding_bag"):
+        # nn.EmbeddingBag's index tensors that the mode does not use: i64
+        # stand-ins of the shapes its kernels check (first: grad [B, D])
+        if arg == "maximum_indices":
+            return torch.zeros(first.shape, dtype=torch.long)
+        if arg == "bag_size":
+            return torch.zeros(first.shape[0], dtype=torch.long)
+        return torch.zeros(0, dtype=torch.long)
     return torch.zeros_like(out)  # e.g. conv backward's input or weight
 
 
@@ -64,12 +72,8 @@ def build_args(op, schema, values, out):
     packet, overload = op["aten"].split(".")
     m = re.search(r"__(\d+)$", op["type"])
     k = int(m.group(1)) if m else 0
-    entry = naming.READS.get((packet, overload))
-    reads = None
-    if entry is not None:
-        when = entry.get("when")
-        if when is None or op["params"].get(when[0]) == int(when[1]):
-            reads = entry["outputs"][k]
+    entry = naming.reads_entry(packet, overload, op["params"])
+    reads = None if entry is None else entry["outputs"][k]
     inputs = iter(op["inputs"])
     params = op["params"]
     args = []
@@ -135,6 +139,9 @@ def run_op(op, values, shape_of):
             return kept.sum().to(dtype)
         weight = values[op["inputs"][1]]
         return weight[target[kept]].sum().to(dtype)
+    if re.fullmatch(r"_embedding_bag(_noper_sample_weights)?__[12]",
+                    op["type"]):
+        return embedding_bag_bags(op, values, dtype)
     if op["type"] in ("mm_transposed", "addmm_transposed"):
         return run_transposed_product(op, values)
     packet, overload = op["aten"].split(".")
@@ -145,6 +152,22 @@ def run_op(op, values, shape_of):
     except (RuntimeError, IndexError) as e:
         raise RuntimeError(f"op {op['name']} ({op['type']}): {e}") from None
     return result[k] if isinstance(result, (tuple, list)) else result
+
+
+def embedding_bag_bags(op, values, dtype):
+    """_embedding_bag's offset2bag (output 1: the bag of each index) and
+    bag sizes (output 2), as the mean and max modes' kernels compute them;
+    the sum mode's kernel leaves them empty or zero, so the replay computes
+    them here for every mode (naming.READS: its backward reads them)."""
+    indices, offsets = (values[n] for n in op["inputs"])
+    count = indices.shape[0]
+    k = torch.arange(count).unsqueeze(1)
+    bags = (offsets.unsqueeze(0) <= k).sum(1) - 1
+    if op["type"].endswith("__1"):
+        return bags.to(dtype)
+    kept = indices != op["params"]["padding_idx"]
+    return torch.zeros(offsets.shape[0], dtype=dtype).index_add_(
+        0, bags, kept.to(dtype))
 
 
 def run_transposed_product(op, values):
