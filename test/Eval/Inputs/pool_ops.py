@@ -44,7 +44,10 @@ class PoolOps(nn.Module):
                   self.amp1(line), self.mp3(vol), self.mp3d(vol),
                   self.ap3(vol), self.ap3x(vol), self.ap3o(vol),
                   self.aap3(vol), self.aap3e(vol), self.amp3(vol),
-                  self.ap2o(x), self.amp2(x), self.amp2e(x), self.mp2u(x[0])]
+                  self.ap2o(x), self.amp2(x), self.amp2e(x), self.mp2u(x[0]),
+                  # unbatched: [C, D, H, W] and [C, H, W]
+                  self.mp3(vol[0]), self.ap3x(vol[0]), self.aap3(vol[0]),
+                  self.amp3(vol[0]), self.amp2(x[1]), self.aap1(line[0])]
         # each output squared and summed, as rank-2 views (sums over more
         # dims are another spec family's)
         return sum((p * p).reshape(p.shape[0], -1).sum() for p in pooled)
