@@ -49,6 +49,9 @@ POOL_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "pool_ops.py")
 # Batch norm of rank 2, 3, 5, layer norm over 2 and 3 dims, group and
 # instance norm, reductions over dim sets (specs/norm.tdl, reduce.tdl).
 NORM_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "norm_ops.py")
+# torch.nn's losses, nn.Bilinear, nn.EmbeddingBag, distances, dropouts and
+# padding (specs/loss.tdl, loss_pointwise.tdl, embedding.tdl, _trilinear).
+LOSS_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "loss_ops.py")
 MODELS = [
     f"{MLP}:MLP --input 4x1024 --classes 10",
     f"{MLP}:Scalar --input 8x16 --input 8x4 --optimizer adam "
@@ -64,6 +67,14 @@ MODELS = [
     f"{POOL_OPS}:ResampleOps --input 2x4x4x4 --loss output",
     f"{NORM_OPS}:NormOps --input 2x3x4x5 --loss output",
     f"{NORM_OPS}:ReduceOps --input 2x3x4x5 --loss output",
+    f"{LOSS_OPS}:PointwiseLosses --input 4x6 --input 4x5 --loss output",
+    f"{LOSS_OPS}:ClassLosses --input 4x6 --input 4:i64 --input 4x5:i64 "
+    "--input 2x3x4x4 --input 2x4x4:i64 --classes 5 --loss output",
+    f"{LOSS_OPS}:PairLosses --input 4x6 --input 4x5 --loss output",
+    f"{LOSS_OPS}:Bilinear --input 2x3x4 --input 2x3x5 --loss output",
+    f"{LOSS_OPS}:Bags --input 4x3:i64 --input 4x3 --classes 10 "
+    "--loss output",
+    f"{LOSS_OPS}:Layers --input 2x4x3x3 --loss output",
 ]
 # Slow to export and replay (tens of seconds each), and no op types beyond
 # the default models' but bernoulli.

@@ -103,3 +103,62 @@ class Bags(nn.Module):
         a = self.sum(idx, per_sample_weights=self.psw(x))
         b = self.sum(idx) + self.mean(idx) * 2.0 + self.max(idx) * 3.0
         return (a * b).mean()
+
+
+class PairLosses(nn.Module):
+    """Losses over pairs and triplets of embeddings and the distance layers
+    they use: nn.CosineSimilarity, nn.PairwiseDistance, margin ranking,
+    hinge embedding, cosine embedding, triplet margin (with the default and
+    with a cosine distance). Inputs x [4, 6], t [4, 5]."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(6, 5)
+        self.b = nn.Linear(6, 5)
+
+    def forward(self, x, t):
+        a, b = self.a(x), self.b(x)
+        s = torch.sign(t)
+        cos = nn.CosineSimilarity(dim=1)(a, b)
+        dist = nn.PairwiseDistance(p=2.0)(a, b)
+        return (cos.sum() + dist.mean() +
+                nn.MarginRankingLoss(margin=0.1)(a, b, s) +
+                nn.HingeEmbeddingLoss(margin=0.5)(a, s) +
+                nn.CosineEmbeddingLoss(margin=0.1)(a, b, s[:, 0]) +
+                nn.TripletMarginLoss(margin=1.0)(a, b, t) +
+                nn.TripletMarginWithDistanceLoss(
+                    distance_function=lambda u, v:
+                        1.0 - F.cosine_similarity(u, v))(a, b, t))
+
+
+class Layers(nn.Module):
+    """The small layers: channel dropouts (Dropout1d/2d/3d), AlphaDropout,
+    FeatureAlphaDropout, zero and constant padding of rank 3 to 5,
+    Identity, Flatten/Unflatten, softmax over a middle dim. Input
+    x [2, 4, 3, 3]."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.drop1 = nn.Dropout1d(0.3)
+        self.drop2 = nn.Dropout2d(0.3)
+        self.drop3 = nn.Dropout3d(0.3)
+        self.alpha = nn.AlphaDropout(0.2)
+        self.falpha = nn.FeatureAlphaDropout(0.2)
+        self.pad1 = nn.ConstantPad1d((1, 2), 0.5)
+        self.pad2 = nn.ZeroPad2d((1, 0, 2, 1))
+        self.pad3 = nn.ConstantPad3d(1, -1.0)
+        self.flat = nn.Flatten()
+        self.unflat = nn.Unflatten(1, (4, 9))
+        self.soft = nn.Softmax(dim=1)
+        self.ident = nn.Identity()
+
+    def forward(self, x):
+        h = self.ident(self.lin(x))                                # 2x4x3x3
+        d = (self.drop2(h) + self.alpha(h) + self.falpha(h) +
+             self.drop3(h.unsqueeze(2)).squeeze(2) +
+             self.drop1(h.flatten(2)).view(2, 4, 3, 3))
+        p = (self.pad1(d.flatten(2)).sum() + self.pad2(d).sum() +
+             self.pad3(d.unsqueeze(1)).sum())
+        u = self.unflat(self.flat(d))                              # 2x4x9
+        return p + (self.soft(u) * u).sum()
