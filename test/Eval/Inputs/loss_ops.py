@@ -162,3 +162,22 @@ class Layers(nn.Module):
              self.pad3(d.unsqueeze(1)).sum())
         u = self.unflat(self.flat(d))                              # 2x4x9
         return p + (self.soft(u) * u).sum()
+
+
+class Tiny(nn.Module):
+    """A small step through nn.EmbeddingBag (mean), nn.Bilinear and three
+    losses (cross-entropy, smooth L1, BCE with logits) for planning and
+    running partitioned (test/Runtime/loss-layers.test). Inputs idx [4, 3]
+    i64, x [4, 6], c [4] i64."""
+
+    def __init__(self):
+        super().__init__()
+        self.bag = nn.EmbeddingBag(10, 5, mode="mean")
+        self.lin = nn.Linear(6, 5)
+        self.bil = nn.Bilinear(5, 5, 5)
+
+    def forward(self, idx, x, c):
+        h = self.bil(self.bag(idx), self.lin(x))
+        return (F.cross_entropy(h, c) +
+                F.smooth_l1_loss(h, x[:, :5], beta=0.5) +
+                F.binary_cross_entropy_with_logits(h, torch.sigmoid(x[:, 1:])))
