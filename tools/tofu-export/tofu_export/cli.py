@@ -10,7 +10,7 @@ import sys
 import time
 from typing import List, Optional
 
-from . import options
+from . import library, options
 from .errors import ModelError, UsageError, describe
 
 DESCRIPTION = """\
@@ -91,9 +91,13 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--steps", type=_positive, default=20,
                    help="unrolled steps of rnn models (default: 20)")
     p.add_argument("--input", action="append", default=[], metavar="SHAPE",
-                   help="an input of a FILE.py model, DxDx...[:DTYPE] with "
-                        "DTYPE one of f32 (default), f16, bf16, f64, i64, "
-                        "i32, i8, bool; repeat for several inputs")
+                   help="an input of a FILE.py model, in the order of its "
+                        "forward's arguments: [NAME=]DxDx...[:DTYPE][=[V,...]]"
+                        " with DTYPE one of f32 (default), f16, bf16, f64, "
+                        "i64, i32, i8, bool; NAME names the graph tensor; "
+                        "=[V,...] gives its values (row-major), which makes "
+                        "it a constant the trace may read, e.g. "
+                        "lengths=2:i64=[5,3]; repeat for several inputs")
     p.add_argument("--model-kwargs", metavar="JSON", default="{}",
                    help="keyword arguments of the model constructor, as a "
                         "JSON object (FILE.py and torchvision models)")
@@ -118,8 +122,22 @@ def make_parser() -> argparse.ArgumentParser:
                    help="keep every aten.t as an op instead of folding "
                         "matrix transposes into the mm/addmm that read "
                         "them (mm_transposed, addmm_transposed)")
+    p.add_argument("--no-decompose", action="store_true",
+                   help="record ATen ops as PyTorch issues them, without "
+                        "decomposing those that have no spec")
+    p.add_argument("--allow-missing-specs", action="store_true",
+                   help="write the graph even if some ops have no spec in "
+                        "the operator library (they are listed as warnings)")
+    p.add_argument("--spec", action="append", default=[], metavar="FILE",
+                   help="a TDL file whose operators count as specs, besides "
+                        "the standard library (repeatable)")
+    p.add_argument("--no-default-specs", action="store_true",
+                   help="do not load the standard operator library "
+                        "(<prefix>/share/tofu/specs or the source tree's "
+                        "specs/): only --spec files count")
     p.add_argument("--stats", action="store_true",
-                   help="print op and tensor counts and times to stderr")
+                   help="print op and tensor counts, the ops decomposed and "
+                        "the times to stderr")
     return p
 
 
@@ -137,7 +155,11 @@ def _options(args) -> options.Options:
         inputs=[options.parse_input(s) for s in args.input])
 
 
-def _resolve_loss(setup, requested: str):
+class MissingSpecs(ModelError):
+    """Ops of the step have no spec (one message line per ATen op)."""
+
+
+def _resolve_loss(setup, requested: str, has_spec):
     """Pick the loss and build the target it needs (meta tensors)."""
     import torch
     kind = setup.loss if requested == "auto" else requested
@@ -145,11 +167,23 @@ def _resolve_loss(setup, requested: str):
         return kind, setup.target
     if kind in ("sum", "output"):
         return kind, None
+    from . import lowerings, trace, values
+    recorder = trace.Recorder()
+    recorder.watch_modules(setup.module)
+    known = values.KnownValues(recorder)
+    for name, t in setup.inputs:
+        if name in setup.constants:
+            known.set(t, setup.constants[name])
     try:
-        out = setup.module(*(t for _, t in setup.inputs))
+        with lowerings.LoweringMode(has_spec), values.ValueMode(known):
+            out = setup.module(*(t for _, t in setup.inputs))
+    except ModelError:
+        raise
     except Exception as e:
         raise ModelError(f"the model's forward failed on the given inputs: "
                          f"{describe(e)}")
+    finally:
+        recorder.unwatch_modules()
     if not isinstance(out, torch.Tensor):
         raise ModelError("the model's forward must return one tensor")
     if kind == "auto":
@@ -165,41 +199,80 @@ def _resolve_loss(setup, requested: str):
     return kind, None
 
 
-def export(args) -> dict:
-    """Build, trace and convert; returns the graph and timing stats."""
-    opts = _options(args)
-    t_import = time.perf_counter()
-    import torch
-    from . import fold, graph, meta, models, optim, step
+def _capture(args, setup, target, loss, cfg, decomposer, has_spec, times):
+    """Trace the step (with the decompositions and lowerings chosen so far)
+    and convert it: (captured step, graph, op name -> FX node); adds the
+    times taken to `times`."""
+    from . import fold, graph, lowerings, step
+    decomposer.start_trace()
     t0 = time.perf_counter()
-    meta.register_meta_kernels()
-    setup = models.resolve(args.model, opts)
-    loss, target = _resolve_loss(setup, args.loss)
-    cfg = optim.OptimizerConfig(name=args.optimizer, lr=args.lr,
-                                momentum=args.momentum)
-    t1 = time.perf_counter()
+    counts = {}
     try:
-        captured = step.capture(setup.module, setup.inputs, target, loss, cfg,
-                                functional=not args.no_functionalize,
-                                allow_unused=args.allow_unused_params)
+        with lowerings.LoweringMode(
+                has_spec if decomposer.enabled else (lambda _: True),
+                counts):
+            captured = step.capture(
+                setup.module, setup.inputs, target, loss, cfg,
+                functional=not args.no_functionalize,
+                allow_unused=args.allow_unused_params,
+                decompositions=decomposer.table,
+                constants=setup.constants)
     except (ModelError, UsageError):
         raise
     except Exception as e:
         raise ModelError(f"tracing the training step failed: {describe(e)}")
-    t2 = time.perf_counter()
+    decomposer.counts.update(counts)
+    t1 = time.perf_counter()
     try:
-        doc = graph.build_graph(captured)
+        doc, origins = graph.build_graph_with_origins(captured)
         if not args.no_fold_transposes:
             fold.fold_transposes(doc)
     except graph.ExportError as e:
         raise ModelError(str(e))
+    times["trace_s"] += t1 - t0
+    times["convert_s"] += time.perf_counter() - t1
+    return captured, doc, origins
+
+
+def export(args) -> dict:
+    """Build, trace and convert; returns the graph and timing stats."""
+    opts = _options(args)
+    lib = library.load(args.spec, args.no_default_specs)
+    has_spec = lib.has if lib is not None else (lambda _: True)
+    t_import = time.perf_counter()
+    import torch
+    from . import decompose, meta, missing, models, optim
+    t0 = time.perf_counter()
+    meta.register_meta_kernels()
+    setup = models.resolve(args.model, opts)
+    loss, target = _resolve_loss(setup, args.loss, has_spec)
+    cfg = optim.OptimizerConfig(name=args.optimizer, lr=args.lr,
+                                momentum=args.momentum)
+    t1 = time.perf_counter()
+    decomposer = decompose.Decomposer(
+        enabled=lib is not None and not args.no_decompose)
+    times = {"trace_s": 0.0, "convert_s": 0.0}
+    while True:
+        captured, doc, origins = _capture(args, setup, target, loss, cfg,
+                                          decomposer, has_spec, times)
+        without = missing.find(doc, origins, lib) if lib is not None else []
+        if not decomposer.update([n for m in without for n in m.nodes]):
+            break
+    if without:
+        lines = missing.report(without, captured.recorder, lib)
+        if not args.allow_missing_specs:
+            raise MissingSpecs("\n".join(lines))
+        for line in lines[:-1]:
+            print(f"tofu-export: warning: {line}", file=sys.stderr)
     t3 = time.perf_counter()
     doc["metadata"] = {"tool": "tofu-export", "model": args.model,
                        "batch": args.batch, "loss": loss,
                        "optimizer": args.optimizer,
                        "torch": torch.__version__}
-    stats = {"import_s": t0 - t_import, "build_s": t1 - t0,
-             "trace_s": t2 - t1, "convert_s": t3 - t2}
+    stats = {"import_s": t0 - t_import, "build_s": t1 - t0, **times,
+             "rounds": decomposer.rounds + 1,
+             "decomposed": decomposer.decomposed(),
+             "missing": [m.aten for m in without]}
     return doc, stats
 
 
@@ -217,7 +290,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"tofu-export: error: {e}", file=sys.stderr)
         return 2
     except ModelError as e:
-        print(f"tofu-export: error: {e}", file=sys.stderr)
+        for line in str(e).splitlines() or [""]:
+            print(f"tofu-export: error: {line}", file=sys.stderr)
         return 1
     except OSError as e:
         print(f"tofu-export: error: cannot write '{args.output}': "

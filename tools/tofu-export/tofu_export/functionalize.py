@@ -19,7 +19,8 @@ from torch.fx.experimental import proxy_tensor as pt
 
 from . import trace
 
-_TAGS = ("tofu_phase", "tofu_scope", "tofu_group", "tofu_source")
+_TAGS = ("tofu_phase", "tofu_scope", "tofu_group", "tofu_source",
+         "tofu_module", "tofu_decomposed_from")
 
 
 class _Retagger:

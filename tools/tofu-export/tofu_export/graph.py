@@ -81,6 +81,7 @@ class GraphBuilder:
         self.ops: List[dict] = []
         self.call_name: Dict[Any, str] = {}  # forward FX call -> group name
         self.alias_source: Dict[Any, Any] = {}  # elided FX call -> its input
+        self.origin: Dict[str, Any] = {}  # op name -> FX call it came from
 
     def build(self) -> dict:
         live = _live_nodes(self.fx)
@@ -102,7 +103,9 @@ class GraphBuilder:
         assert len(phs) == len(self.cap.inputs)
         for node, gi in zip(phs, self.cap.inputs):
             self.names.reserve(gi.name)
-            self._add_tensor(node, gi.name, gi.role)
+            t = self._add_tensor(node, gi.name, gi.role)
+            if gi.value is not None:
+                t["value"] = gi.value  # an input given as values
         for node in self.fx.nodes:
             if node.op == "get_attr" and node in live:
                 # A tensor constant of the step (e.g. `torch.tensor(2.0)`).
@@ -194,6 +197,7 @@ class GraphBuilder:
             op["group"] = group
         op["aten"] = call.aten
         self.ops.append(op)
+        self.origin[name] = node
 
     def _group(self, node, cname) -> Optional[str]:
         phase = node.meta.get("tofu_phase")
@@ -255,7 +259,8 @@ class GraphBuilder:
         them as a side effect), parameters the loss does not depend on."""
         read = {i for op in self.ops for i in op["inputs"]}
         droppable = {gi.name for gi in self.cap.inputs
-                     if gi.kind in ("buffer", "param", "optimizer")}
+                     if gi.kind in ("buffer", "param", "optimizer",
+                                    "constant")}
         self.tensors = [t for t in self.tensors
                         if t["name"] in read or t["name"] not in droppable]
 
@@ -287,6 +292,7 @@ class GraphBuilder:
         for op in self.ops:
             op["inputs"] = [renamed.get(i, i) for i in op["inputs"]]
             if op["name"] in renamed:
+                self.origin[renamed[op["name"]]] = self.origin.pop(op["name"])
                 op["name"] = renamed[op["name"]]
                 op["outputs"] = [op["name"]]
         for t in self.tensors:
@@ -301,3 +307,11 @@ def _returns_list(node) -> bool:
 def build_graph(captured: Captured) -> dict:
     """The tofu-graph JSON object of a captured step."""
     return GraphBuilder(captured).build()
+
+
+def build_graph_with_origins(captured: Captured):
+    """The graph and, for each op name, the FX node of the ATen call it
+    came from (for messages about ops: module, source line)."""
+    builder = GraphBuilder(captured)
+    doc = builder.build()
+    return doc, builder.origin

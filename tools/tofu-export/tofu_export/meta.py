@@ -2,12 +2,15 @@
 ever allocated for weights) and the Meta kernels that PyTorch 1.13 lacks for
 ATen ops a training step needs. The kernels are registered once, through
 `torch.library.Library("aten", "IMPL", "Meta")`; each only computes output
-shapes and dtypes.
+shapes and dtypes: convolution_backward, the adaptive average pooling and
+padding backwards, `_weight_norm_interface` (nn.utils.weight_norm, which
+computes a weight already while the model is built) and its backward.
 """
 
 import contextlib
 
 import torch
+import torch.utils._pytree as pytree
 from torch.overrides import TorchFunctionMode
 
 from tofu_export import meta_losses
@@ -31,7 +34,22 @@ class _MetaFactories(TorchFunctionMode):
         kwargs = dict(kwargs or {})
         if func in _FACTORIES:
             kwargs["device"] = "meta"
-        return func(*args, **kwargs)
+        try:
+            return func(*args, **kwargs)
+        except RuntimeError as e:
+            # A weight computed from a value factory's real result
+            # (HDemucs: `weight / torch.arange(1, n + 1).sqrt()`): the same
+            # op with the real tensors moved to meta.
+            if "same device" not in str(e):
+                raise
+            args, kwargs = pytree.tree_map(_to_meta_tensor, (args, kwargs))
+            return func(*args, **kwargs)
+
+
+def _to_meta_tensor(x):
+    if isinstance(x, torch.Tensor) and not x.is_meta:
+        return x.to("meta")
+    return x
 
 
 @contextlib.contextmanager
@@ -61,6 +79,17 @@ def _convolution_backward(grad_output, input, weight, bias_sizes, stride,
 def _like_self(grad_output, self, *rest):
     """Backward kernels whose only output has the shape of `self`."""
     return self.new_empty(self.shape)
+
+
+def _weight_norm_interface(v, g, dim=0):
+    """nn.utils.weight_norm's fused kernel: w = v * g / ||v|| (norms over
+    all dims but `dim`, shaped like g)."""
+    return v.new_empty(v.shape), g.new_empty(g.shape)
+
+
+def _weight_norm_interface_backward(grad_w, saved_v, saved_g, saved_norms,
+                                    dim):
+    return saved_v.new_empty(saved_v.shape), saved_g.new_empty(saved_g.shape)
 
 
 # Backward ops whose gradient has the shape of their second argument.
@@ -102,7 +131,6 @@ def _max_pool3d_with_indices(self, kernel_size, stride=(), padding=0,
             self.new_empty(shape, dtype=torch.int64))
 
 
-
 def _upsample_nearest3d_vec(input, output_size, scale_factors):
     """[N, C, D, H, W] -> the given output size, or each extent times its
     scale factor, rounded down (ATen's compute_output_size)."""
@@ -140,6 +168,12 @@ def register_meta_kernels() -> None:
             ("upsample_nearest3d.vec", _upsample_nearest3d_vec),
             ("upsample_nearest3d_backward.vec",
              _upsample_nearest3d_backward_vec)):
+        if _needs_meta_kernel(name):
+            _LIBRARY.impl(name, kernel)
+    for name, kernel in (
+            ("_weight_norm_interface", _weight_norm_interface),
+            ("_weight_norm_interface_backward",
+             _weight_norm_interface_backward)):
         if _needs_meta_kernel(name):
             _LIBRARY.impl(name, kernel)
     for name in _LIKE_SELF:

@@ -14,8 +14,8 @@ and the loss to apply:
 
 import importlib.util
 import os
-from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
 
 import torch
 
@@ -39,6 +39,8 @@ class ModelSetup:
     inputs: List[Tuple[str, torch.Tensor]]
     target: Optional[torch.Tensor]
     loss: str  # ce, mse, sum, output; "auto" resolved by the caller
+    # Inputs given as values (`--input NAME=SHAPE:DTYPE=[...]`), by name.
+    constants: Dict[str, torch.Tensor] = field(default_factory=dict)
 
 
 def _empty(shape, dtype=torch.float32):
@@ -155,10 +157,20 @@ def _from_file(spec: str, path: str, cls: str, opts: Options) -> ModelSetup:
         raise ModelError(f"cannot construct {cls}: {describe(e)}")
     if not isinstance(model, torch.nn.Module):
         raise ModelError(f"{cls}() is not a torch.nn.Module")
-    inputs = [(f"input{i}" if len(opts.inputs) > 1 else "input",
-               _empty(shape, DTYPE_NAMES[dtype])) for i, (shape, dtype) in
-              enumerate(opts.inputs)]
-    return ModelSetup(meta.to_meta(model), inputs, None, "auto")
+    inputs, constants = [], {}
+    for i, spec in enumerate(opts.inputs):
+        name = spec.name or (f"input{i}" if len(opts.inputs) > 1
+                             else "input")
+        if name in (n for n, _ in inputs) or name == "target":
+            raise UsageError(f"two inputs are named '{name}'" if
+                             name != "target" else
+                             "an input cannot be named 'target'")
+        inputs.append((name, _empty(spec.shape, DTYPE_NAMES[spec.dtype])))
+        if spec.values is not None:
+            constants[name] = torch.tensor(
+                spec.values, dtype=DTYPE_NAMES[spec.dtype]).reshape(
+                    spec.shape)
+    return ModelSetup(meta.to_meta(model), inputs, None, "auto", constants)
 
 
 def resolve(spec: str, opts: Options) -> ModelSetup:

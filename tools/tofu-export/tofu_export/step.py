@@ -6,11 +6,11 @@ over meta tensors, so nothing the size of the model is ever allocated.
 """
 
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
-from . import functionalize, optim, trace
+from . import functionalize, optim, trace, values
 from .errors import ModelError
 from .stateless import functional_call
 
@@ -22,7 +22,8 @@ class GraphInput:
     name: str
     role: str  # input, param, state
     tensor: torch.Tensor
-    kind: str = ""  # param, buffer, optimizer, input, target
+    kind: str = ""  # param, buffer, optimizer, input, target, constant
+    value: Optional[List] = None  # a constant input's values (row-major)
 
 
 @dataclass
@@ -36,6 +37,7 @@ class Captured:
     grads: List[str] = field(default_factory=list)  # param names
     new_params: List[str] = field(default_factory=list)
     new_state: List[str] = field(default_factory=list)
+    recorder: Optional[trace.Recorder] = None  # modules, for messages
 
 
 LossFn = Callable[[torch.Tensor, Optional[torch.Tensor]], torch.Tensor]
@@ -74,11 +76,14 @@ def make_loss(kind: str) -> LossFn:
 def capture(model: torch.nn.Module, inputs: List[Tuple[str, torch.Tensor]],
             target: Optional[torch.Tensor], loss_kind: str,
             cfg: optim.OptimizerConfig, functional: bool = True,
-            allow_unused: bool = False) -> Captured:
+            allow_unused: bool = False, decompositions=None,
+            constants: Optional[Dict[str, torch.Tensor]] = None) -> Captured:
     """Trace one training step of `model` (on the meta device). In-place
     updates of views are functionalized (an error if not `functional`); a
     trainable parameter that gets no gradient is an error unless
-    `allow_unused`."""
+    `allow_unused`. `decompositions` are applied while tracing
+    (decompose.py); `constants` maps the names of inputs given as values
+    to their values (values.py), which the trace may read."""
     params = {n: p.detach().requires_grad_(True)
               for n, p in model.named_parameters()}
     buffers = {n: b.detach() for n, b in model.named_buffers()}
@@ -94,7 +99,7 @@ def capture(model: torch.nn.Module, inputs: List[Tuple[str, torch.Tensor]],
         [GraphInput(n, "param", t, "param") for n, t in params.items()] +
         [GraphInput(n, "state", t, "buffer") for n, t in buffers.items()] +
         [GraphInput(n, "state", t, "optimizer") for n, t in state.items()] +
-        [GraphInput(n, "input", t, "input") for n, t in inputs])
+        [_graph_input(n, t, constants or {}) for n, t in inputs])
     if target is not None:
         graph_inputs.append(GraphInput("target", "input", target, "target"))
     counts = [len(params), len(buffers), len(state), len(inputs)]
@@ -124,7 +129,17 @@ def capture(model: torch.nn.Module, inputs: List[Tuple[str, torch.Tensor]],
         return [loss] + _updates(cfg, recorder, p, grads, s, result)
 
     args = tuple(i.tensor for i in graph_inputs)
-    result.graph = trace.trace(step, args, recorder)
+    known = values.KnownValues(recorder)
+    for gi in graph_inputs:
+        if gi.kind == "constant":
+            known.set(gi.tensor, constants[gi.name])
+    result.recorder = recorder
+    try:
+        result.graph = trace.trace(step, args, recorder,
+                                   decompositions=decompositions,
+                                   inner_mode=values.ValueMode(known))
+    finally:
+        recorder.unwatch_modules()
     if recorder.view_update is not None:
         try:
             result.graph = functionalize.functionalize(result.graph, args)
@@ -133,6 +148,14 @@ def capture(model: torch.nn.Module, inputs: List[Tuple[str, torch.Tensor]],
                 f"{recorder.view_update}, and functionalizing it failed: "
                 f"{type(e).__name__}: {str(e).strip().splitlines()[0]}")
     return result
+
+
+def _graph_input(name, tensor, constants) -> GraphInput:
+    """A model input; one given as values is a constant of the step."""
+    if name in constants:
+        return GraphInput(name, "state", tensor, "constant",
+                          constants[name].flatten().tolist())
+    return GraphInput(name, "input", tensor, "input")
 
 
 def _out_of_place(model: torch.nn.Module) -> None:

@@ -46,6 +46,8 @@ class Recorder:
         self.view_update: Optional[str] = None  # first in-place view update
         self.strict_views = False  # raise on it instead of functionalizing
         self.module_class = {}  # qualified module name -> class name
+        self.lowering: List[str] = []  # decompositions running (decompose.py)
+        self.module_hooks = []
 
     # A node's scope is the innermost running module's qualified name followed
     # by the explicit scopes (e.g. `layers.0.t3`).
@@ -63,8 +65,15 @@ class Recorder:
             self.module_class[name] = type(mod).__name__
             if not name:
                 continue
-            mod.register_forward_pre_hook(self._enter_module(name))
-            mod.register_forward_hook(self._exit_module())
+            self.module_hooks.append(
+                mod.register_forward_pre_hook(self._enter_module(name)))
+            self.module_hooks.append(
+                mod.register_forward_hook(self._exit_module()))
+
+    def unwatch_modules(self) -> None:
+        for h in self.module_hooks:
+            h.remove()
+        self.module_hooks = []
 
     def _enter_module(self, name):
         def hook(module, inputs):
@@ -99,6 +108,8 @@ class Recorder:
         """Attach the current context to a freshly created FX node."""
         node.meta["tofu_phase"] = self.phase
         node.meta["tofu_scope"] = self.scope_name()
+        if self.lowering:
+            node.meta["tofu_decomposed_from"] = self.lowering[-1]
         if self.phase == FORWARD:
             node.meta["tofu_source"] = user_line()
             node.meta["tofu_module"] = self.modules[-1] if self.modules \
@@ -273,20 +284,25 @@ class RecordingMode(OffsetMode):
 
 
 def trace(fn, args, recorder, tracer: Optional[TaggingTracer] = None,
-          recording: bool = True) -> torch.fx.GraphModule:
+          recording: bool = True, decompositions=None,
+          inner_mode=None) -> torch.fx.GraphModule:
     """Trace `fn(*args)` (args: pytrees of meta tensors) into an FX graph.
 
     This is make_fx(fn, tracing_mode="real") with our tracer and mode;
     `recording` adds the forward/backward pairing and the view-update
-    check (off when an already traced graph is replayed)."""
+    check (off when an already traced graph is replayed). `decompositions`
+    (OpOverload -> function) are applied below autograd (decompose.py);
+    `inner_mode`, a TorchDispatchMode, sees every op before the tracer
+    (values.py)."""
     phs = pytree.tree_map(lambda _: torch.fx._symbolic_trace.PH, args)
     tracer = tracer or TaggingTracer(recorder)
     mode = RecordingMode(tracer) if recording else OffsetMode(tracer)
     func = pt.fake_signature(fn, len(phs))
     ACTIVE.append(recorder)
     try:
-        with pt.decompose({}), mode.sym_mode, mode, \
-                pt.disable_autocast_cache():
+        with pt.decompose(decompositions or {}), mode.sym_mode, mode, \
+                pt.disable_autocast_cache(), \
+                inner_mode or contextlib.nullcontext():
             return pt.dispatch_trace(pt.wrap_key(func, args, tracer),
                                      tracer=tracer, concrete_args=tuple(phs))
     finally:

@@ -59,4 +59,16 @@ def summary(doc: dict, stats: dict) -> str:
             f"parameters: {params}, "
             f"time: import {stats['import_s']:.2f}s, "
             f"build {stats['build_s']:.2f}s, trace {stats['trace_s']:.2f}s, "
-            f"convert {stats['convert_s']:.2f}s, total {stats['total_s']:.2f}s")
+            f"convert {stats['convert_s']:.2f}s, total {stats['total_s']:.2f}s"
+            + _decomposed(stats))
+
+
+def _decomposed(stats: dict) -> str:
+    """The `--stats` line of the ops decomposed (decompose.py)."""
+    if "decomposed" not in stats:
+        return ""
+    done = stats["decomposed"]
+    rounds = stats.get("rounds", 1)
+    text = ", ".join(f"{op} x{n}" for op, n in done.items()) or "none"
+    return (f"\ndecomposed (ops without a spec, {rounds} trace"
+            f"{'s' if rounds != 1 else ''}): {text}")

@@ -1,0 +1,176 @@
+"""This file implements the values tofu-export knows while it traces over
+meta tensors, and the one error for a step that needs values it does not
+know (docs/Export.md, "Inputs given as values").
+
+The trace computes shapes only. A model may still read values that are
+fixed by the command line: an input given as values (`--input
+lengths=2:i64=[5,3]`, Conformer's lengths that only size a padding mask),
+a real (non-meta) tensor the model creates, and what small ops compute from
+those. `ValueMode` sits in front of the tracer: for every op whose tensor
+arguments all have known values, it computes the op on the values too (CPU,
+outputs of at most LIMIT elements) and remembers the result, so that
+`.item()` of `torch.max(lengths)` is a Python number and `arange(5) >=
+lengths.unsqueeze(1)` is traced with known values. `repeat_interleave` with
+known repeats gets its `output_size`, which its meta kernel needs.
+
+An op that needs values nobody knows (`.item()`, a branch on a tensor,
+`nonzero`, ...: ATen's `data_dependent_output` and `dynamic_output_shape`
+tags) is a DataDependentError naming the op, the module and the model's
+source line, instead of a traceback from deep in PyTorch.
+"""
+
+from typing import Optional
+
+import torch
+import torch.utils._pytree as pytree
+from torch.utils._mode_utils import no_dispatch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from . import trace
+from .errors import ModelError
+
+# Largest output (elements) computed on values.
+LIMIT = 1 << 16
+
+_DATA = torch.Tag.data_dependent_output
+_DYNAMIC = torch.Tag.dynamic_output_shape
+_RANDOM = torch.Tag.nondeterministic_seeded
+
+# What reading a value looks like in model code, by ATen op.
+_READS = {"_local_scalar_dense": "`.item()`, `int(t)`, `float(t)` or `if t:`",
+          "is_nonzero": "`if t:`", "equal": "`torch.equal`"}
+
+
+class DataDependentError(ModelError):
+    """The step reads tensor values that are not known while tracing."""
+
+
+class KnownValues:
+    """Values of meta tensors, by tensor identity (the tensors are kept
+    alive, so an id is never reused while it is recorded)."""
+
+    def __init__(self, recorder: Optional[trace.Recorder] = None):
+        self.recorder = recorder  # modules and lines for messages
+        self._values = {}
+
+    def set(self, t: torch.Tensor, value: torch.Tensor) -> None:
+        self._values[id(t)] = (t, value)
+
+    def get(self, t: torch.Tensor) -> Optional[torch.Tensor]:
+        """The value of `t`; a real tensor is its own value."""
+        if not t.is_meta:
+            return t
+        entry = self._values.get(id(t))
+        return entry[1] if entry is not None and entry[0] is t else None
+
+    def forget(self, t: torch.Tensor) -> None:
+        self._values.pop(id(t), None)
+        if t._base is not None:
+            self._values.pop(id(t._base), None)
+
+    def where(self) -> str:
+        """` in module 'path' (Class) at file:line` of the running code."""
+        text = ""
+        rec = self.recorder
+        if rec is not None:
+            text += " in module " + rec.module_label(
+                rec.modules[-1] if rec.modules else "")
+        line = trace.user_line()
+        return text + (f" at {line}" if line else "")
+
+
+def _real(x):
+    """A device argument for the computation on values."""
+    if isinstance(x, torch.device) and x.type == "meta":
+        return torch.device("cpu")
+    return x
+
+
+def _mutates(func) -> bool:
+    args = func._schema.arguments
+    return bool(args) and args[0].alias_info is not None and \
+        args[0].alias_info.is_write
+
+
+class ValueMode(TorchDispatchMode):
+    """Computes ops on known values beside the trace (see the module doc)."""
+
+    def __init__(self, known: KnownValues):
+        super().__init__()
+        self.known = known
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        flat, spec = pytree.tree_flatten((args, kwargs))
+        tensors = [x for x in flat if isinstance(x, torch.Tensor)]
+        values = {id(t): self.known.get(t) for t in tensors}
+        known = all(v is not None for v in values.values())
+        if _DATA in func.tags or _DYNAMIC in func.tags:
+            return self._value_dependent(func, args, kwargs, flat, spec,
+                                         values, known)
+        if known and tensors and func is torch.ops.aten._to_copy.default \
+                and kwargs.get("device") is not None and \
+                torch.device(kwargs["device"]).type != "meta":
+            # a known tensor copied to a real device (`lengths.cpu()`, as
+            # pack_padded_sequence does): its value, a constant from now on
+            return self._compute(func, flat, spec, values)
+        out = func(*args, **kwargs)
+        if _RANDOM in func.tags or not known:
+            if _mutates(func) and isinstance(args[0], torch.Tensor):
+                self.known.forget(args[0])
+            return out
+        self._record(func, flat, spec, values, out)
+        return out
+
+    def _compute(self, func, flat, spec, values):
+        real = [values[id(x)] if isinstance(x, torch.Tensor) else _real(x)
+                for x in flat]
+        r_args, r_kwargs = pytree.tree_unflatten(real, spec)
+        with no_dispatch():
+            return func(*r_args, **r_kwargs)
+
+    def _record(self, func, flat, spec, values, out) -> None:
+        outs = [t for t in pytree.tree_flatten(out)[0]
+                if isinstance(t, torch.Tensor)]
+        if not outs or any(not t.is_meta or t.numel() > LIMIT
+                           for t in outs):
+            return
+        try:
+            result = self._compute(func, flat, spec, values)
+        except Exception:  # no CPU kernel for it, say: the value is unknown
+            return
+        results = [t for t in pytree.tree_flatten(result)[0]
+                   if isinstance(t, torch.Tensor)]
+        if len(results) == len(outs):
+            for t, v in zip(outs, results):
+                if tuple(t.shape) == tuple(v.shape):
+                    self.known.set(t, v)
+
+    def _value_dependent(self, func, args, kwargs, flat, spec, values,
+                         known):
+        """An op whose output (a value, or its shape) depends on values:
+        computed on known values; else run as usual (an index with integer
+        indices is fine on meta), and if that fails, the error."""
+        name = func.overloadpacket.__name__
+        if known and _DATA in func.tags:
+            return self._compute(func, flat, spec, values)  # a number
+        if known and name == "repeat_interleave" and \
+                kwargs.get("output_size") is None:
+            result = self._compute(func, flat, spec, values)
+            out = func(*args, **kwargs, output_size=int(result.shape[0]))
+            self.known.set(out, result)
+            return out
+        try:
+            out = func(*args, **kwargs)
+        except Exception:
+            what = _READS.get(name, "an op whose output shape depends on "
+                                    "them")
+            raise DataDependentError(
+                f"the model reads tensor values (aten.{name}: {what})"
+                f"{self.known.where()}; tofu-export traces shapes, not "
+                "values: only inputs given as values "
+                "(--input NAME=SHAPE:DTYPE=[...]) and what is computed from "
+                "them can be read") from None
+        if known:
+            self._record(func, flat, spec, values, out)
+        return out
