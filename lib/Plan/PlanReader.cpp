@@ -134,6 +134,66 @@ llvm::Error readTensors(const json::Array &tensors, Plan &p) {
   return llvm::Error::success();
 }
 
+llvm::Expected<StringRef> getString(const json::Object &obj, StringRef key,
+                                    const Twine &path) {
+  if (auto text = obj.getString(key))
+    return *text;
+  return malformed(path + "." + key, "expected a string");
+}
+
+/// The optional "search" object (docs/PlanFormat.md).
+llvm::Error readSearch(const json::Value &value, Plan &p) {
+  const json::Object *obj = value.getAsObject();
+  if (!obj)
+    return malformed("search", "expected an object");
+  SearchRecord search;
+  auto kind = getString(*obj, "kind", "search");
+  if (!kind)
+    return kind.takeError();
+  search.kind = kind->str();
+  if (auto exact = obj->getBoolean("exact"))
+    search.exact = *exact;
+  else
+    return malformed("search.exact", "expected true or false");
+  auto factorings = getArray(*obj, "factorings", "search");
+  if (!factorings)
+    return factorings.takeError();
+  for (unsigned i = 0, e = (*factorings)->size(); i != e; ++i) {
+    std::string path = "search.factorings[" + std::to_string(i) + "]";
+    const json::Array *levels = (**factorings)[i].getAsArray();
+    if (!levels)
+      return malformed(path, "expected an array of integers");
+    SmallVector<unsigned, 4> factoring;
+    for (unsigned l = 0, n = levels->size(); l != n; ++l) {
+      auto f = getInteger((*levels)[l], path + "[" + Twine(l) + "]");
+      if (!f)
+        return f.takeError();
+      if (*f < 2 || *f > (1 << 20))
+        return malformed(path, "each factor must be at least 2");
+      factoring.push_back(*f);
+    }
+    search.factorings.push_back(std::move(factoring));
+  }
+  auto approximations = getArray(*obj, "approximations", "search");
+  if (!approximations)
+    return approximations.takeError();
+  for (unsigned i = 0, e = (*approximations)->size(); i != e; ++i) {
+    std::string path = "search.approximations[" + std::to_string(i) + "]";
+    const json::Object *a = (**approximations)[i].getAsObject();
+    if (!a)
+      return malformed(path, "expected an object");
+    auto aKind = getString(*a, "kind", path);
+    if (!aKind)
+      return aKind.takeError();
+    auto message = getString(*a, "message", path);
+    if (!message)
+      return message.takeError();
+    search.approximations.push_back({aKind->str(), message->str()});
+  }
+  p.search = std::move(search);
+  return llvm::Error::success();
+}
+
 } // namespace
 
 llvm::Expected<Plan> plan::readPlanJSON(StringRef text) {
@@ -169,6 +229,9 @@ llvm::Expected<Plan> plan::readPlanJSON(StringRef text) {
   if (llvm::Error err =
           readNumbers(*root, "peak_bytes_per_worker", p.peakBytesPerWorker))
     return err;
+  if (const json::Value *search = root->get("search"))
+    if (llvm::Error err = readSearch(*search, p))
+      return err;
   auto ops = getArray(*root, "ops", Twine());
   if (!ops)
     return ops.takeError();

@@ -64,6 +64,30 @@ static void writeEstimate(llvm::raw_ostream &os, const Topology &topology,
   });
 }
 
+/// What the search did (docs/PlanFormat.md, "search").
+static void writeSearch(llvm::raw_ostream &os, const SearchRecord &search) {
+  os << ",\n \"search\": ";
+  llvm::json::OStream j(os);
+  j.object([&] {
+    j.attribute("kind", search.kind);
+    j.attribute("exact", search.exact);
+    j.attributeArray("factorings", [&] {
+      for (const auto &levels : search.factorings)
+        j.array([&] {
+          for (unsigned f : levels)
+            j.value(int64_t(f));
+        });
+    });
+    j.attributeArray("approximations", [&] {
+      for (const SearchRecord::Approximation &a : search.approximations)
+        j.object([&] {
+          j.attribute("kind", a.kind);
+          j.attribute("message", a.message);
+        });
+    });
+  });
+}
+
 void plan::writePlanJSON(llvm::raw_ostream &os, const Plan &p,
                          StringRef graphPath) {
   os << "{\"format\": \"tofu-plan\", \"version\": 1, ";
@@ -88,6 +112,8 @@ void plan::writePlanJSON(llvm::raw_ostream &os, const Plan &p,
   }
   if (p.topology && p.estimate)
     writeEstimate(os, *p.topology, *p.estimate);
+  if (p.search)
+    writeSearch(os, *p.search);
   os << ",\n \"ops\": [";
   for (unsigned i = 0, e = p.ops.size(); i != e; ++i) {
     os << (i ? ",\n  " : "\n  ") << "{\"name\": ";

@@ -164,7 +164,8 @@ SmallVector<unsigned, 4> planner::getPrimeFactors(unsigned k) {
 }
 
 std::vector<SmallVector<unsigned, 4>>
-planner::getLevelCandidates(unsigned k, unsigned maxOrders) {
+planner::getLevelCandidates(unsigned k, unsigned maxOrders,
+                            unsigned maxSingleLevel) {
   std::vector<SmallVector<unsigned, 4>> candidates;
   if (k <= 1)
     return {SmallVector<unsigned, 4>()};
@@ -180,7 +181,7 @@ planner::getLevelCandidates(unsigned k, unsigned maxOrders) {
   for (unsigned i = 0, e = std::min<size_t>(orders.size(), maxOrders); i != e;
        ++i)
     candidates.push_back(orders[i]);
-  if (k <= 16 && candidates.front().size() > 1)
+  if (k <= maxSingleLevel && candidates.front().size() > 1)
     candidates.push_back({k});
   return candidates;
 }

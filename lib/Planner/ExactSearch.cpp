@@ -33,9 +33,12 @@ llvm::Expected<Assignment> planner::searchExact(const PlanningProblem &problem,
           solveFrame(problem, std::move(frame), exact, assignment, stats))
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
-        "the graph is too large for --search=exact at levels of " +
-            Twine(plan::getNumWorkers(levels)) + " workers (" +
-            llvm::toString(std::move(err)) +
-            "); use the default --search=recursive");
+        "--search=exact cannot solve levels " + plan::formatLevels(levels) +
+            " exactly (" + llvm::toString(std::move(err)) +
+            "), so it has no optimum over every factoring of " +
+            Twine(plan::getNumWorkers(levels)) +
+            " workers to give; use the default search "
+            "(--search=recursive), or --levels to ask for the optimum over "
+            "fewer factorings");
   return assignment;
 }

@@ -13,6 +13,7 @@
 #include "llvm/Support/Format.h"
 
 #include <chrono>
+#include <climits>
 
 using namespace tofu;
 using namespace tofu::planner;
@@ -40,6 +41,18 @@ public:
   llvm::Expected<plan::Plan> run();
 
 private:
+  /// The factorings to try, with an approximation recorded for each cap
+  /// that leaves some out.
+  std::vector<SmallVector<unsigned, 4>> chooseCandidates();
+  /// Records the approximations the search made besides the factorings
+  /// left out, once it is done.
+  void recordApproximations();
+  /// Records what the search did in `p.search`.
+  void recordSearch(plan::Plan &p);
+  void approximate(StringRef kind, const Twine &message) {
+    report.approximations.push_back({kind.str(), message.str()});
+  }
+  bool isExact() const { return options.search == SearchKind::Exact; }
   /// The best plan over every factoring at one byte price; None if a
   /// search failed (the error is kept in `failure`).
   llvm::Optional<plan::Plan> searchAtPrice(double price);
@@ -70,6 +83,9 @@ private:
   llvm::Optional<std::string> failure;
   /// Repeated structure's classes, when decisions are shared.
   llvm::Optional<Coarsening> coarse;
+  std::vector<SmallVector<unsigned, 4>> candidates;
+  /// The memory price was narrowed for fewer rounds than planned.
+  bool narrowingCut = false;
 };
 
 } // namespace
@@ -83,13 +99,18 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
   // A budgeted search runs this at several prices: report the last run.
   report.trials.clear();
   report.note.clear();
-  auto candidates = options.topology
-                        ? getTopologyLevelCandidates(*options.topology)
-                        : getLevelCandidates(options.workers);
   for (const auto &levels : candidates) {
     if (best && outOfTime()) {
-      report.note = "stopped after " + std::to_string(report.trials.size()) +
-                    " factorings: --time-limit reached";
+      std::string tried = std::to_string(report.trials.size()) + " of the " +
+                          std::to_string(candidates.size()) + " factorings";
+      if (isExact()) {
+        failure = "--search=exact reached --time-limit after " + tried +
+                  ": the optimum over the others is unknown; raise "
+                  "--time-limit, or use the default search "
+                  "(--search=recursive)";
+        return llvm::None;
+      }
+      report.note = "stopped after " + tried + ": --time-limit reached";
       break;
     }
     Clock::time_point trialStart = Clock::now();
@@ -104,15 +125,6 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
         options.search == SearchKind::Exact
             ? searchExact(problem, levels, settings, report.stats)
             : searchRecursive(problem, levels, settings, report.stats);
-    if (!assignment && options.search == SearchKind::Exact) {
-      // The optimum over the other factorings still stands; say which
-      // ones were out of reach.
-      failure = llvm::toString(assignment.takeError());
-      report.note += (report.note.empty() ? "" : "; ") +
-                     ("levels " + name + " skipped: too large for the exact "
-                                         "search");
-      continue;
-    }
     int64_t unrefinedBytes = 0;
     if (assignment && options.search == SearchKind::Recursive &&
         options.refine && levels.size() > 1) {
@@ -215,7 +227,11 @@ llvm::Expected<plan::Plan> Driver::searchWithinBudget(int64_t budget) {
             " per worker: the most frugal plan found needs " +
             formatBytes(leastResident));
   // Narrow the price: a lower one that still fits moves fewer bytes.
-  for (int i = 0; i != 10 && !outOfTime(); ++i) {
+  for (int i = 0; i != 10; ++i) {
+    if (outOfTime()) {
+      narrowingCut = true;
+      break;
+    }
     double mid = (lo + hi) / 2;
     llvm::Optional<plan::Plan> p = searchAtPrice(mid);
     if (!p)
@@ -235,9 +251,104 @@ llvm::Expected<plan::Plan> Driver::searchWithinBudget(int64_t budget) {
   return std::move(*feasible);
 }
 
+std::vector<SmallVector<unsigned, 4>> Driver::chooseCandidates() {
+  if (!options.levels.empty())
+    return {options.levels};
+  // The exact search tries every factoring its candidates could hold; the
+  // others are capped.
+  if (options.topology) {
+    auto all = getTopologyLevelCandidates(*options.topology, UINT_MAX,
+                                          UINT_MAX);
+    if (isExact())
+      return all;
+    auto tried = getTopologyLevelCandidates(*options.topology);
+    if (tried.size() < all.size())
+      approximate("factorings",
+                  "tried " + Twine(tried.size()) + " of the " +
+                      Twine(all.size()) +
+                      " factorings that nest in the topology (up to 3 "
+                      "orders of each topology level's prime factors, one "
+                      "level for a topology level only up to 16 workers)");
+    return tried;
+  }
+  auto all = getLevelCandidates(options.workers, UINT_MAX, UINT_MAX);
+  if (isExact())
+    return all;
+  auto tried = getLevelCandidates(options.workers);
+  // Beyond the orders of K's prime factors, `all` holds one K-way level
+  // when K is not prime.
+  unsigned k = options.workers;
+  bool composite = getPrimeFactors(k).size() > 1;
+  bool singleLevelLeftOut = composite && k > 16;
+  size_t allOrders = all.size() - (composite ? 1 : 0);
+  size_t triedOrders =
+      tried.size() - (composite && !singleLevelLeftOut ? 1 : 0);
+  if (triedOrders < allOrders)
+    approximate("factor-orders",
+                "tried " + Twine(triedOrders) + " of the " + Twine(allOrders) +
+                    " orders of the prime factors of " + Twine(k) +
+                    " (largest factors first)");
+  if (singleLevelLeftOut)
+    approximate("single-level",
+                "did not try one " + Twine(k) +
+                    "-way level (tried only up to 16 workers)");
+  return tried;
+}
+
+void Driver::recordApproximations() {
+  if (options.search == SearchKind::Recursive) {
+    bool severalLevels = llvm::any_of(
+        candidates, [](const SmallVector<unsigned, 4> &levels) {
+          return levels.size() > 1;
+        });
+    bool uniformLinks =
+        !options.topology ||
+        llvm::all_of(options.topology->bandwidths, [&](double bw) {
+          return bw == options.topology->bandwidths[0];
+        });
+    if (severalLevels && !options.refine)
+      approximate("refinement-off",
+                  "refinement off (--refine=false, the default above " +
+                      Twine(MaxWorkersRefinedByDefault) +
+                      " workers): each level was "
+                      "decided before the levels inside it, on the first "
+                      "group of workers");
+    else if (severalLevels && !uniformLinks)
+      approximate("refinement-off",
+                  "refinement skipped: the topology's links differ in "
+                  "speed, and refinement cannot weigh levels apart");
+  }
+  if (report.coarsened)
+    approximate("shared-decisions",
+                "repeated structure shares decisions (graphs above " +
+                    Twine(MaxOpsDecidedAlone) + " ops): " + Twine(report.ops) +
+                    " ops and " + Twine(report.tensors) +
+                    " tensors decided as " + Twine(report.opClasses) +
+                    " op and " + Twine(report.tensorClasses) +
+                    " tensor decisions");
+  if (report.stats.conditioned)
+    approximate("greedy-decisions",
+                Twine(report.stats.conditioned) +
+                    " decisions fixed greedily where exact elimination "
+                    "needed a table above 65536 entries");
+  if (!report.note.empty())
+    approximate("time-limit", report.note);
+  if (narrowingCut)
+    approximate("time-limit", "the memory price was narrowed for fewer "
+                              "rounds: --time-limit reached");
+}
+
 llvm::Expected<plan::Plan> Driver::run() {
   report.ops = problem.getOps().size();
   report.tensors = problem.getTensors().size();
+  if (isExact() && (options.memoryBytes || options.topology))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        Twine("--search=exact minimises comm_bytes without a budget: with ") +
+            (options.memoryBytes ? "--memory" : "--topology") +
+            " it could not call its plan the optimum; use the default "
+            "search (--search=recursive)");
+  candidates = chooseCandidates();
   // Large graphs share the decisions of repeated structure (the exact
   // search never does).
   if (options.search == SearchKind::Recursive &&
@@ -262,13 +373,27 @@ llvm::Expected<plan::Plan> Driver::run() {
               Twine(options.workers) + " workers");
     auto result = searchWithinBudget(*options.memoryBytes);
     report.searchSeconds = secondsSince(start);
+    if (result)
+      recordSearch(*result);
     return result;
   }
   llvm::Optional<plan::Plan> best = searchAtPrice(0);
   report.searchSeconds = secondsSince(start);
   if (!best)
     return llvm::createStringError(llvm::inconvertibleErrorCode(), *failure);
+  recordSearch(*best);
   return std::move(*best);
+}
+
+void Driver::recordSearch(plan::Plan &p) {
+  recordApproximations();
+  plan::SearchRecord search;
+  search.kind = isExact() ? "exact" : "recursive";
+  search.exact = isExact();
+  for (const LevelTrial &trial : report.trials)
+    search.factorings.push_back(trial.levels);
+  search.approximations = report.approximations;
+  p.search = std::move(search);
 }
 
 llvm::Expected<plan::Plan> planner::planGraph(const PlanningProblem &problem,

@@ -72,12 +72,15 @@ std::string planner::formatTopology(const Topology &topology) {
 }
 
 std::vector<SmallVector<unsigned, 4>>
-planner::getTopologyLevelCandidates(const Topology &topology) {
+planner::getTopologyLevelCandidates(const Topology &topology,
+                                    unsigned maxOrders,
+                                    unsigned maxSingleLevel) {
   std::vector<SmallVector<unsigned, 4>> candidates{{}};
   for (unsigned f : topology.factors) {
     std::vector<SmallVector<unsigned, 4>> longer;
     for (const auto &prefix : candidates)
-      for (const auto &inner : getLevelCandidates(f, /*maxOrders=*/3)) {
+      for (const auto &inner :
+           getLevelCandidates(f, maxOrders, maxSingleLevel)) {
         SmallVector<unsigned, 4> levels = prefix;
         levels.append(inner.begin(), inner.end());
         longer.push_back(std::move(levels));

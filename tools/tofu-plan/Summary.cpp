@@ -170,17 +170,14 @@ void SummaryPrinter::printSearch() {
   else
     os << "  coarsening: none needed (" << r.ops << " ops, " << r.tensors
        << " tensors, each its own decision)\n";
-  if (r.stats.conditioned)
-    os << "  " << r.stats.conditioned
-       << " decisions fixed greedily where exact elimination needed too "
-          "large a table\n";
-  else
+  // Decisions fixed greedily are an approximation, listed below.
+  if (!r.stats.conditioned)
     os << "  every level solved exactly\n";
   if (r.bytePrice > 0)
     os << "  memory budget met at a price of " << r.bytePrice
        << " moved bytes per stored byte\n";
-  if (!r.note.empty())
-    os << "  note: " << r.note << "\n";
+  for (const auto &approximation : r.approximations)
+    os << "  note: " << approximation.message << "\n";
 }
 
 void SummaryPrinter::printGroups() {

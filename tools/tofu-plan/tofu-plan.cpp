@@ -95,8 +95,9 @@ cl::opt<planner::SearchKind> searchKind(
     cl::values(clEnumValN(planner::SearchKind::Recursive, "recursive",
                           "Tofu's level-by-level search (default)"),
                clEnumValN(planner::SearchKind::Exact, "exact",
-                          "the true optimum of the cost model, for small "
-                          "graphs (every level at once)")),
+                          "the optimum of the cost model over every "
+                          "factoring of K (or --levels), or an error when "
+                          "one is too large for it: small graphs")),
     cl::cat(category));
 
 cl::opt<BaselineChoice> baseline(
@@ -138,6 +139,31 @@ cl::opt<cli::Flag<cli::NonNegativeNumber>> timeLimit(
     cl::desc("Stop trying further factorings of K after this many seconds "
              "(the best plan so far is kept)"),
     cl::value_desc("SECONDS"), cl::init(0.0), cl::cat(category));
+
+/// --levels F1xF2x...: one factoring of K, outermost level first.
+struct LevelsSpec {
+  using Type = SmallVector<unsigned, 4>;
+  static constexpr const char *valueName = "F1xF2x...";
+  static std::string parse(StringRef text, SmallVector<unsigned, 4> &levels) {
+    SmallVector<StringRef, 4> parts;
+    text.split(parts, 'x');
+    levels.clear();
+    for (StringRef part : parts) {
+      unsigned f = 0;
+      if (part.getAsInteger(10, f) || f < 2 || f > MaxWorkers)
+        return "expects factors of at least 2 joined by 'x' (2x4), got '" +
+               text.str() + "'";
+      levels.push_back(f);
+    }
+    return "";
+  }
+};
+
+cl::opt<cli::Flag<LevelsSpec>> levelsFlag(
+    "levels",
+    cl::desc("Search only this factoring of K into levels, outermost first "
+             "(default: the search's candidates, docs/Planner.md)"),
+    cl::cat(category));
 
 cl::opt<cl::boolOrDefault> refine(
     "refine",
@@ -329,6 +355,26 @@ int runPlan(DiagnosticEngine &diags) {
   options.workers = *workers;
   options.search = searchKind;
   options.timeLimitSeconds = timeLimit.value;
+  if (levelsFlag.getNumOccurrences()) {
+    options.levels = levelsFlag.value;
+    uint64_t product = 1;
+    for (unsigned f : options.levels)
+      product = std::min<uint64_t>(product * f, uint64_t(MaxWorkers) + 1);
+    if (product != *workers) {
+      error() << "--levels " << plan::formatLevels(options.levels)
+              << " has " << product << " workers, but --workers is "
+              << *workers << "\n";
+      return BadUsage;
+    }
+  }
+  if (searchKind == planner::SearchKind::Exact &&
+      (memoryFlag.getNumOccurrences() || !topologyFlag.empty())) {
+    error() << "--search=exact minimises comm_bytes without a budget: with "
+            << (memoryFlag.getNumOccurrences() ? "--memory" : "--topology")
+            << " it could not call its plan the optimum; use the default "
+               "search (--search=recursive)\n";
+    return BadUsage;
+  }
   if (refine != cl::BOU_UNSET)
     options.refine = refine == cl::BOU_TRUE;
   else
@@ -408,6 +454,11 @@ int runPlan(DiagnosticEngine &diags) {
     error() << llvm::toString(p.takeError()) << "\n";
     return BadInput;
   }
+  // Every approximation the search made, one line each (also in the
+  // plan's "search" object).
+  for (const auto &approximation : report.approximations)
+    llvm::WithColor::note(llvm::errs(), "tofu-plan")
+        << approximation.message << "\n";
   summary.what = searchKind == planner::SearchKind::Exact
                      ? "the exact optimum"
                      : "the recursive search's plan";

@@ -94,6 +94,25 @@ struct StepEstimate {
   double totalSeconds() const { return communicationSeconds + computeSeconds; }
 };
 
+/// What the search that made a plan did (docs/PlanFormat.md, "search"):
+/// which factorings of K it tried and every approximation it made.
+struct SearchRecord {
+  /// One approximation: a stable identifier (`refinement-off`, ...) and a
+  /// sentence for people.
+  struct Approximation {
+    std::string kind;
+    std::string message;
+  };
+  /// "recursive" or "exact".
+  std::string kind;
+  /// True when the plan is the cost model's optimum over `factorings`
+  /// (only the exact search, which then made no approximation).
+  bool exact = false;
+  /// The factorings of K tried, in order, outermost level first.
+  std::vector<SmallVector<unsigned, 4>> factorings;
+  std::vector<Approximation> approximations;
+};
+
 /// A whole plan.
 struct Plan {
   unsigned workers = 1;
@@ -111,6 +130,8 @@ struct Plan {
   /// The topology the plan was made for, and its estimated step there.
   llvm::Optional<Topology> topology;
   llvm::Optional<StepEstimate> estimate;
+  /// What the search did; None for plans no search made (baselines).
+  llvm::Optional<SearchRecord> search;
 };
 
 /// "2x2x2"; "1" for no levels (one worker).

@@ -40,7 +40,11 @@ struct PlannerOptions {
   /// Refine the recursive search's plans level by level (refineLevels).
   bool refine = true;
   /// Stop trying further factorings after this many seconds (0: no limit).
+  /// The exact search fails instead of stopping early.
   double timeLimitSeconds = 0;
+  /// The one factoring of K to search (empty: the searches' candidates,
+  /// getLevelCandidates or getTopologyLevelCandidates).
+  SmallVector<unsigned, 4> levels;
   /// Where progress lines go for searches over a second (null: nowhere).
   llvm::raw_ostream *progress = nullptr;
 };
@@ -66,12 +70,18 @@ struct PlannerReport {
   /// decisions (Coarsening.h).
   unsigned ops = 0, tensors = 0, opClasses = 0, tensorClasses = 0;
   bool coarsened = false;
-  /// Why the search stopped early, if it did.
+  /// Why the search stopped early, if it did (part of `approximations`).
   std::string note;
+  /// Every approximation the search made, as the plan's "search" object
+  /// records them (docs/PlanFormat.md); empty for the exact search.
+  std::vector<plan::SearchRecord::Approximation> approximations;
 };
 
-/// Finds the plan. Errors: the budget cannot be met, or the exact search
-/// cannot handle the graph.
+/// Finds the plan and records in its `search` what the search did (the same
+/// as `report.approximations`). Errors: the budget cannot be met; the exact
+/// search cannot solve every factoring exactly, runs out of --time-limit,
+/// or is asked for with a memory budget or a topology (whose plans it
+/// cannot call optimal).
 llvm::Expected<plan::Plan> planGraph(const PlanningProblem &problem,
                                      const PlannerOptions &options,
                                      PlannerReport &report);

@@ -91,9 +91,11 @@ Assignment makeReplicated(const PlanningProblem &problem, unsigned k);
 /// The prime factors of `k`, largest first.
 SmallVector<unsigned, 4> getPrimeFactors(unsigned k);
 /// The factorings of `k` the searches try: the distinct orders of its prime
-/// factors (at most `maxOrders`) and, for k <= 16, one k-way level.
-std::vector<SmallVector<unsigned, 4>> getLevelCandidates(unsigned k,
-                                                         unsigned maxOrders = 6);
+/// factors, largest first (at most `maxOrders`), and, for k up to
+/// `maxSingleLevel`, one k-way level. The exact search lifts both caps.
+std::vector<SmallVector<unsigned, 4>>
+getLevelCandidates(unsigned k, unsigned maxOrders = 6,
+                   unsigned maxSingleLevel = 16);
 
 } // namespace planner
 } // namespace tofu

@@ -34,9 +34,11 @@ std::string formatNumber(double value);
 std::string formatTopology(const Topology &topology);
 
 /// The factorings of the workers that nest in the topology: each topology
-/// level factored into the orders getLevelCandidates gives it.
+/// level factored into the orders getLevelCandidates gives it (with these
+/// caps).
 std::vector<SmallVector<unsigned, 4>>
-getTopologyLevelCandidates(const Topology &topology);
+getTopologyLevelCandidates(const Topology &topology, unsigned maxOrders = 3,
+                           unsigned maxSingleLevel = 16);
 
 /// For each plan level, the topology level of the slowest link it crosses
 /// (a plan level that splits machines moves its bytes between machines).
