@@ -31,6 +31,7 @@ import sys
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from specgen import conv  # noqa: E402
 from specgen import norm  # noqa: E402
 from specgen import reduce  # noqa: E402
 from specgen import pool  # noqa: E402
@@ -331,6 +332,7 @@ FILES = {
     "split.tdl": split_specs,
     "permute.tdl": permute_specs,
     "view.tdl": view_specs,
+    "conv.tdl": conv.conv_specs,
     "norm.tdl": norm.norm_specs,
     "reduce.tdl": reduce.reduce_specs,
     "pool.tdl": pool.pool_specs,
