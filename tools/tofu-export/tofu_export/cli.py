@@ -125,6 +125,10 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-decompose", action="store_true",
                    help="record ATen ops as PyTorch issues them, without "
                         "decomposing those that have no spec")
+    p.add_argument("--decompose", action="append", default=[], metavar="OP",
+                   help="also decompose ATen op OP (`_softmax` or "
+                        "`_softmax.default`) where it has a spec, to measure "
+                        "what the spec saves (repeatable)")
     p.add_argument("--allow-missing-specs", action="store_true",
                    help="write the graph even if some ops have no spec in "
                         "the operator library (they are listed as warnings)")
@@ -251,6 +255,7 @@ def export(args) -> dict:
     t1 = time.perf_counter()
     decomposer = decompose.Decomposer(
         enabled=lib is not None and not args.no_decompose)
+    decomposer.force(args.decompose)
     times = {"trace_s": 0.0, "convert_s": 0.0}
     while True:
         captured, doc, origins = _capture(args, setup, target, loss, cfg,

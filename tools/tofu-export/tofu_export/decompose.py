@@ -18,6 +18,7 @@ without a decomposition of its own (for instance one written with
 from collections import Counter
 from typing import Dict, List
 
+from .errors import UsageError
 from .scopes import ACTIVE
 
 # Rounds of trace-and-decompose before giving up (each round decomposes all
@@ -57,6 +58,21 @@ class Decomposer:
             finally:
                 recorder.lowering.pop()
         return run
+
+    def force(self, names: List[str]) -> None:
+        """Decompose these ATen ops (`packet` or `packet.overload`) even
+        where they have a spec (--decompose, for measurements)."""
+        table = _table()
+        for name in names:
+            packet, _, overload = name.partition(".")
+            ops = [op for op in table
+                   if op.overloadpacket.__name__ == packet and
+                   (not overload or op._overloadname == overload)]
+            if not ops:
+                raise UsageError(f"--decompose {name}: PyTorch has no "
+                                 "decomposition of that ATen op")
+            for op in ops:
+                self.table[op] = self._wrap(op, table[op])
 
     def start_trace(self) -> None:
         self.counts = Counter()

@@ -70,5 +70,5 @@ def _decomposed(stats: dict) -> str:
     done = stats["decomposed"]
     rounds = stats.get("rounds", 1)
     text = ", ".join(f"{op} x{n}" for op, n in done.items()) or "none"
-    return (f"\ndecomposed (ops without a spec, {rounds} trace"
+    return (f"\ndecomposed ({rounds} trace"
             f"{'s' if rounds != 1 else ''}): {text}")
