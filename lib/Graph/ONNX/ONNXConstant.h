@@ -51,7 +51,7 @@ onnx::TensorProto writeConstant(const ConstValue &c, StringRef name);
 
 /// Folds every node that computes from constants and static shapes only
 /// (Shape, Gather, Unsqueeze, Concat, Equal, Where, ConstantOfShape, Cast,
-/// Range, integer arithmetic, ...) into a Constant node, re-running ONNX
+/// Range, Transpose, integer arithmetic, ...) into a Constant node, re-running ONNX
 /// shape inference (with data propagation) until no more folds, so that
 /// Reshape/Expand targets and the shapes behind them become static.
 /// Returns false with `error` set if shape inference fails.

@@ -101,6 +101,8 @@ private:
   bool concat(const onnx::NodeProto &node, ConstValue &out);
   bool slice(const onnx::NodeProto &node, ConstValue &out);
   bool reshape(const ConstValue &data, Shape shape, ConstValue &out);
+  bool transpose(const onnx::NodeProto &node, const ConstValue &x,
+                 ConstValue &out);
   bool axesOf(const onnx::NodeProto &node, std::vector<int64_t> &axes);
 
   onnx::GraphProto &graph;
@@ -297,14 +299,19 @@ bool Folder::slice(const onnx::NodeProto &node, ConstValue &out) {
   out.shape = data->shape;
   for (size_t k = 0; k != axes.size(); ++k) {
     int64_t axis = normalizeAxis(axes[k], rank);
-    if (axis < 0 || axis >= rank || steps[k] <= 0)
+    if (axis < 0 || axis >= rank || steps[k] == 0)
       return false;
     int64_t extent = data->shape[axis];
-    int64_t s = std::clamp(normalizeAxis(starts[k], extent), int64_t(0), extent);
-    int64_t e = std::clamp(normalizeAxis(ends[k], extent), int64_t(0), extent);
+    // ONNX clamps to [0, extent] going forward and to [-1, extent - 1]
+    // going backward (torch.onnx reverses a list with step -1).
+    bool forward = steps[k] > 0;
+    int64_t lo = forward ? 0 : -1, hi = forward ? extent : extent - 1;
+    int64_t s = std::clamp(normalizeAxis(starts[k], extent), int64_t(0), hi);
+    int64_t e = std::clamp(normalizeAxis(ends[k], extent), lo, hi);
+    int64_t span = forward ? e - s : s - e, stride = std::abs(steps[k]);
     first[axis] = s;
     step[axis] = steps[k];
-    out.shape[axis] = e > s ? (e - s + steps[k] - 1) / steps[k] : 0;
+    out.shape[axis] = span > 0 ? (span + stride - 1) / stride : 0;
   }
   int64_t count = getNumElements(out.shape);
   out.resize(count);
@@ -340,6 +347,45 @@ bool Folder::reshape(const ConstValue &data, Shape shape, ConstValue &out) {
     return false;
   out = data;
   out.shape = shape;
+  return true;
+}
+
+/// Transposes constant `x` by the node's `perm` (default: reversed axes).
+/// torch.onnx computes the pads of a reflect / replicate F.pad this way.
+bool Folder::transpose(const onnx::NodeProto &node, const ConstValue &x,
+                       ConstValue &out) {
+  size_t rank = x.shape.size();
+  std::vector<int64_t> perm;
+  if (const auto *attr = findAttr(node, "perm"))
+    perm.assign(attr->ints().begin(), attr->ints().end());
+  else
+    for (size_t d = rank; d-- > 0;)
+      perm.push_back(d);
+  if (perm.size() != rank)
+    return false;
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= int64_t(rank) || seen[p])
+      return false;
+    seen[p] = true;
+  }
+  out.elemType = x.elemType;
+  out.shape.clear();
+  for (int64_t p : perm)
+    out.shape.push_back(x.shape[p]);
+  out.resize(x.size());
+  // Row-major strides of the input, permuted to the output's axes.
+  std::vector<size_t> inStride(rank, 1);
+  for (size_t d = rank; d-- > 1;)
+    inStride[d - 1] = inStride[d] * x.shape[d];
+  for (size_t i = 0; i != out.size(); ++i) {
+    size_t rest = i, j = 0;
+    for (size_t d = rank; d-- > 0;) {
+      j += (rest % out.shape[d]) * inStride[perm[d]];
+      rest /= out.shape[d];
+    }
+    copyElement(out, i, x, j);
+  }
   return true;
 }
 
@@ -436,6 +482,8 @@ bool Folder::fold(const onnx::NodeProto &node, ConstValue &out) {
               toBool ? int64_t(x->getReal(i) != 0) : x->getInt(i));
     return true;
   }
+  if (type == "Transpose")
+    return transpose(node, *x, out);
   if (type == "Gather") {
     const ConstValue *indices = get(node, 1);
     const auto *axis = findAttr(node, "axis");

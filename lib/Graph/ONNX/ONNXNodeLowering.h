@@ -105,6 +105,9 @@ struct NodeLowering {
   bool maxPool();
   bool avgPool();
   bool globalAveragePool();
+  bool resize();
+  bool depthToSpace();
+  bool spatialPad(StringRef mode, ArrayRef<int64_t> pads);
 
   // ONNXNormalization.cpp
   bool batchNorm();

@@ -373,9 +373,9 @@ bool NodeLowering::gather() {
 }
 
 bool NodeLowering::pad() {
-  const auto *mode = findAttr(node, "mode");
-  if (mode && mode->s() != "constant")
-    return fail("mode '" + mode->s() + "' is not supported");
+  std::string mode = attrString(node, "mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    return fail("mode '" + mode + "' is not supported");
   std::vector<int64_t> pads = attrInts(node, "pads", {});
   if (hasInput(1) && !l.getInts(node.input(1), pads))
     return fail("only constant pads are supported");
@@ -390,6 +390,11 @@ bool NodeLowering::pad() {
   if (llvm::all_of(pads, [](int64_t p) { return p == 0; })) {
     l.alias(outName(), node.input(0));
     return true;
+  }
+  if (mode != "constant") {
+    if (llvm::any_of(pads, [](int64_t p) { return p < 0; }))
+      return fail("negative pads are only supported in mode 'constant'");
+    return spatialPad(mode, pads);
   }
   // aten's pad lists (begin, end) pairs from the last dimension on.
   int64_t first = 0;
@@ -587,6 +592,10 @@ bool onnximport::lowerNode(const onnx::NodeProto &node, Lowering &l,
     return n.conv();
   if (type == "ConvTranspose")
     return n.convTranspose();
+  if (type == "Resize")
+    return n.resize();
+  if (type == "DepthToSpace")
+    return n.depthToSpace();
   if (type == "InstanceNormalization")
     return n.instanceNorm();
   if (type == "Elu")

@@ -5,8 +5,9 @@
 // convolution_nobias, MaxPool / AveragePool (2-3 axes directly, 1 axis as a
 // 2-d pooling of a view with a unit row) -> max_pool{2,3}d_with_indices__0 /
 // avg_pool{2,3}d, GlobalAveragePool -> mean_dim over the spatial axes,
-// DepthToSpace (CRD) -> pixel_shuffle, and Resize by integer scales ->
-// upsample_nearest / upsample_bilinear2d.
+// DepthToSpace (CRD) -> pixel_shuffle, Resize -> upsample_nearest{1,2,3}d /
+// upsample_{linear1d,bilinear2d,trilinear3d} (.vec, by output size), and
+// reflect / edge Pad -> reflection_pad{1,2,3}d / replication_pad{1,2,3}d.
 //
 // Per-axis attributes become the params ATen's list arguments do in an
 // exported graph: `strides` [2, 2] -> stride_0 = 2, stride_1 = 2.
@@ -195,5 +196,73 @@ bool NodeLowering::globalAveragePool() {
     params.emplace_back("dim_" + std::to_string(d - 2), I(d));
   params.emplace_back("keepdim", I(1));
   l.emit("mean_dim", {in(0)}, params, outName(), out().shape, out().dtype);
+  return true;
+}
+
+bool NodeLowering::resize() {
+  const Shape &xs = info(0).shape, &os = out().shape;
+  if (xs.size() < 3 || xs.size() > 5)
+    return fail("only 1-, 2- and 3-d resizing is supported");
+  if (xs[0] != os[0] || xs[1] != os[1])
+    return fail("only the spatial axes may be resized");
+  unsigned spatial = xs.size() - 2;
+  std::string mode = attrString(node, "mode", "nearest");
+  std::string coords =
+      attrString(node, "coordinate_transformation_mode", "half_pixel");
+  Params params;
+  addAxes(params, "output_size", ArrayRef<int64_t>(os).drop_front(2));
+  std::string type;
+  if (mode == "nearest") {
+    // PyTorch's nearest: source index floor(dst * in / out).
+    if (coords != "asymmetric" ||
+        attrString(node, "nearest_mode", "round_prefer_floor") != "floor")
+      return fail("nearest mode needs coordinate_transformation_mode "
+                  "'asymmetric' and nearest_mode 'floor' (PyTorch's)");
+    type = "upsample_nearest" + std::to_string(spatial) + "d_vec";
+  } else if (mode == "linear") {
+    if (coords != "half_pixel" && coords != "pytorch_half_pixel" &&
+        coords != "align_corners")
+      return fail("coordinate_transformation_mode '" + coords +
+                  "' is not supported");
+    params.emplace_back("align_corners", I(coords == "align_corners"));
+    static const char *const names[] = {"upsample_linear1d_vec",
+                                        "upsample_bilinear2d_vec",
+                                        "upsample_trilinear3d_vec"};
+    type = names[spatial - 1];
+  } else {
+    return fail("mode '" + mode + "' is not supported");
+  }
+  l.emit(type, {in(0)}, params, outName(), os, out().dtype);
+  return true;
+}
+
+bool NodeLowering::depthToSpace() {
+  // CRD is pixel_shuffle's channel order (and what torch.onnx writes);
+  // DCR, ONNX's default, orders the channels block-first.
+  if (attrString(node, "mode", "DCR") != "CRD")
+    return fail("only mode 'CRD' (PyTorch's pixel_shuffle) is supported");
+  l.emit("pixel_shuffle", {in(0)},
+         {{"upscale_factor", I(attrInt(node, "blocksize", 1))}}, outName(),
+         out().shape, out().dtype);
+  return true;
+}
+
+bool NodeLowering::spatialPad(StringRef mode, ArrayRef<int64_t> pads) {
+  int64_t rank = info(0).shape.size();
+  // ONNX lists the begins then the ends of every axis; ATen's padding
+  // lists (begin, end) of every spatial axis from the last one on.
+  bool batchOrChannel = pads[0] || pads[1] || pads[rank] || pads[rank + 1];
+  if (rank < 3 || rank > 5 || batchOrChannel)
+    return fail("only the spatial axes of an [N, C, 1-3 spatial axes] input "
+                "may be padded in mode '" + mode + "'");
+  Params params;
+  unsigned k = 0;
+  for (int64_t d = rank - 1; d >= 2; --d) {
+    params.emplace_back("padding_" + std::to_string(k++), I(pads[d]));
+    params.emplace_back("padding_" + std::to_string(k++), I(pads[d + rank]));
+  }
+  std::string type = (mode == "reflect" ? "reflection_pad" : "replication_pad") +
+                     std::to_string(rank - 2) + "d";
+  l.emit(type, {in(0)}, params, outName(), out().shape, out().dtype);
   return true;
 }

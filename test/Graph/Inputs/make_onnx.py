@@ -234,8 +234,8 @@ def unsupported():
         helper.make_node("Sin", ["r"], ["b"], name="sin2"),
         helper.make_node("LRN", ["b"], ["c"], name="lrn", size=3),
         # A supported type used in an unsupported way.
-        helper.make_node("Pad", ["c", "pads"], ["y"], name="reflect",
-                         mode="reflect"),
+        helper.make_node("Pad", ["c", "pads"], ["y"], name="wrap",
+                         mode="wrap"),
     ]
     pads = numpy_helper.from_array(
         np.array([0, 0, 1, 1, 0, 0, 1, 1], dtype=np.int64), name="pads")
