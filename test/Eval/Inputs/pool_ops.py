@@ -3,7 +3,8 @@ spatial resampling specs (specs/pool.tdl, specs/resample.tdl) beyond what
 library_ops.py covers: 1-d and 3-d poolings (PyTorch 1.13 records the 1-d
 ones as the 2-d ops on an input of height 1), unbatched inputs, ceil_mode,
 padding, dilation, divisor_override, adaptive bins that do not divide the
-input, adaptive max pooling; nearest and bilinear upsampling, pixel
+input, adaptive max pooling, LPPool2d (an average pooling with the default
+stride); nearest and bilinear upsampling, pixel
 shuffle, unfold / fold and reflection / replication padding."""
 
 import torch
@@ -34,6 +35,9 @@ class PoolOps(nn.Module):
         self.amp2e = nn.AdaptiveMaxPool2d((3, 2))
         self.amp3 = nn.AdaptiveMaxPool3d((3, 2, 4))
         self.mp2u = nn.MaxPool2d(3, stride=2, padding=1, dilation=1)
+        # records avg_pool2d(x ** 2, [2, 2], []): tofu-export writes the
+        # empty stride out as the kernel size
+        self.lp2 = nn.LPPool2d(2, 2)
 
     def forward(self, x):
         h = self.mix(x)                                   # [2, 12, 6, 6]
@@ -47,7 +51,8 @@ class PoolOps(nn.Module):
                   self.ap2o(x), self.amp2(x), self.amp2e(x), self.mp2u(x[0]),
                   # unbatched: [C, D, H, W] and [C, H, W]
                   self.mp3(vol[0]), self.ap3x(vol[0]), self.aap3(vol[0]),
-                  self.amp3(vol[0]), self.amp2(x[1]), self.aap1(line[0])]
+                  self.amp3(vol[0]), self.amp2(x[1]), self.aap1(line[0]),
+                  self.lp2(x)]
         # each output squared and summed, as rank-2 views (sums over more
         # dims are another spec family's)
         return sum((p * p).reshape(p.shape[0], -1).sum() for p in pooled)

@@ -402,10 +402,30 @@ def _generic(op, bound) -> OpCall:
             _add_param(params, a.name, v, rank)
     base += "".join(f"_no{name}" for name in missing)
     _clamp_slice(packet, params, bound)
+    _default_stride(packet, params)
     n_out = len(op._schema.returns)
     return OpCall(base=base, tensors=tensors, params=params,
                   num_outputs=n_out,
                   reads=_reads_for(packet, overload, params, n_out))
+
+
+# Pooling ops whose empty `stride` list means ATen's default, the kernel
+# size (LPPool records avg_pool2d(x, kernel_size, [])).
+_POOLS_WITH_STRIDE = {
+    f"{kind}{s}d{suffix}" for s in (2, 3) for kind, suffixes in (
+        ("avg_pool", ("", "_backward")),
+        ("max_pool", ("_with_indices", "_with_indices_backward")))
+    for suffix in suffixes}
+
+
+def _default_stride(packet, params) -> None:
+    """A pooling's empty stride becomes the kernel size, as ATen reads it,
+    so its spec sees one param set."""
+    if packet in _POOLS_WITH_STRIDE and "stride_0" not in params:
+        i = 0
+        while f"kernel_size_{i}" in params:
+            params[f"stride_{i}"] = params[f"kernel_size_{i}"]
+            i += 1
 
 
 def _clamp_slice(packet, params, bound) -> None:
