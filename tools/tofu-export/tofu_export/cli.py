@@ -58,7 +58,19 @@ examples:
   tofu-export rnn:10:8192 --batch 128 -o rnn-10-8k.json
   tofu-export path/model.py:MLP --input 8x1024 --optimizer adam -o mlp.json
 
-exit status: 0 success, 1 bad model, 2 bad usage.
+ops without a spec: every op of the step must have a spec in the operator
+library (the standard one, unless --no-default-specs, and each --spec file).
+An op without one is decomposed with PyTorch's decompositions into ops that
+have one where possible (--no-decompose turns this off; an op with a spec is
+never decomposed); the rest are errors, all listed in one run with module
+and source line (--allow-missing-specs writes the graph anyway).
+
+inputs given as values (--input NAME=SHAPE:DTYPE=[V,...]) are constants the
+trace may read, e.g. lengths that size a padding mask:
+  tofu-export model.py:Conformer --input 2x10x16 --input 'lengths=2:i64=[10,7]'
+
+exit status: 0 success, 1 bad model (including ops without a spec and reads
+of unknown tensor values), 2 bad usage.
 """
 
 

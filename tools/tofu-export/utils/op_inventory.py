@@ -23,7 +23,9 @@ def collect(specs):
     by_type = {}
     for spec in specs:
         argv = shlex.split(spec)
-        doc, _ = cli.export(cli.make_parser().parse_args(argv))
+        # the inventory lists every type, with a spec or not
+        doc, _ = cli.export(cli.make_parser().parse_args(
+            argv + ["--allow-missing-specs"]))
         shape = {t["name"]: t["shape"] for t in doc["tensors"]}
         dtype = {t["name"]: t["dtype"] for t in doc["tensors"]}
         for op in doc["ops"]:
