@@ -52,6 +52,9 @@ NORM_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "norm_ops.py")
 # torch.nn's losses, nn.Bilinear, nn.EmbeddingBag, distances, dropouts and
 # padding (specs/loss.tdl, loss_pointwise.tdl, embedding.tdl, _trilinear).
 LOSS_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "loss_ops.py")
+# Every activation layer of torch.nn that trains, pow and the unary math ops.
+ACTIVATION_OPS = os.path.join(SRC, "test", "Eval", "Inputs",
+                              "activation_ops.py")
 MODELS = [
     f"{MLP}:MLP --input 4x1024 --classes 10",
     f"{MLP}:Scalar --input 8x16 --input 8x4 --optimizer adam "
@@ -75,6 +78,8 @@ MODELS = [
     f"{LOSS_OPS}:Bags --input 4x3:i64 --input 4x3 --classes 10 "
     "--loss output",
     f"{LOSS_OPS}:Layers --input 2x4x3x3 --loss output",
+    f"{ACTIVATION_OPS}:ActivationOps --input 2x4x6 --loss output",
+    f"{ACTIVATION_OPS}:PowOps --input 2x4x6 --loss output",
 ]
 # Slow to export and replay (tens of seconds each), and no op types beyond
 # the default models' but bernoulli.

@@ -71,3 +71,26 @@ class PowOps(nn.Module):
                 torch.log1p(p), torch.expm1(h), torch.reciprocal(p),
                 torch.rsqrt(p), torch.erf(h), torch.sign(h) * h, torch.abs(h)]
         return sum((y * y).sum() for y in outs)
+
+
+class ActivationMLP(nn.Module):
+    """A small network of the parametrised activations, for planning and
+    running (test/Runtime/activations.test): Linear, PReLU with C weights,
+    ELU, GLU, Linear, PReLU with one weight, Softplus, Mish, a square and a
+    square root. Input [8, 16]."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.prelu = nn.PReLU(32)
+        self.elu = nn.ELU(alpha=0.5)
+        self.glu = nn.GLU()
+        self.fc2 = nn.Linear(16, 8)
+        self.prelu1 = nn.PReLU()
+        self.softplus = nn.Softplus(beta=2.0, threshold=1.0)
+        self.mish = nn.Mish()
+
+    def forward(self, x):
+        h = self.glu(self.elu(self.prelu(self.fc1(x))))            # 8x16
+        y = self.mish(self.softplus(self.prelu1(self.fc2(h))))     # 8x8
+        return (y ** 2).mean() + (y * y + 1.0).pow(0.5).mean()
