@@ -29,6 +29,7 @@
 #include "tofu/Lowering/PlanLowering.h"
 #include "tofu/Plan/PlanJSON.h"
 #include "tofu/Planner/CostModel.h"
+#include "tofu/Planner/PlanVerifier.h"
 #include "tofu/Runtime/CudaDevice.h"
 #include "tofu/Runtime/Error.h"
 #include "tofu/Support/CommandLine.h"
@@ -218,7 +219,24 @@ bool load(DiagnosticEngine &diags, Loaded &out) {
       !graph::verifyGraph(*out.graph, out.specs, diags))
     return false;
   out.problem = planner::PlanningProblem::build(*out.graph, out.specs, diags);
-  return out.problem != nullptr;
+  if (!out.problem)
+    return false;
+  // A plan whose numbers are not the cost model's, recomputed from the plan
+  // and the graph, is refused (docs/Runtime.md): its comm_bytes and peaks
+  // are what this run is measured against.
+  planner::CostReport costs;
+  if (!planner::verifyPlan(*out.problem, out.plan,
+                           isRootProcess() ? llvm::errs() : llvm::nulls(),
+                           costs, "tofu-run", /*exactPeaks=*/true)) {
+    llvm::WithColor::note(isRootProcess() ? llvm::errs() : llvm::nulls(),
+                          "tofu-run")
+        << "refusing " << planFile
+            << ": a plan's numbers must be the cost model's for its graph, "
+               "recomputed from the plan and "
+            << path << "\n";
+    return false;
+  }
+  return true;
 }
 
 /// The graph inputs' values: --input files, then seeded random data.
@@ -670,6 +688,9 @@ int main(int argc, char **argv) {
           "      --backend cuda-host runs the same on the host emulation)\n\n"
           "The generated kernels are compiled once per graph ($CXX, default "
           "c++, -O3; progress on\nstderr) and cached in --kernel-cache.\n\n"
+          "A plan whose numbers (comm_bytes, resident and peak bytes per "
+          "worker) are not the\ncost model's, recomputed from the plan and "
+          "the graph, is refused (exit 1).\n\n"
           "Exit status: 0 success, 1 bad input or failed run, 2 bad usage, 3 "
           "--check beyond tolerance.\n",
           &llvm::errs()))

@@ -4,7 +4,8 @@
 // the plan and the graph alone (no search), it checks that the plan lines
 // up with the graph (ops, steps, tensors, regions inside their tensors),
 // that every tensor's regions cover it, and that the plan's comm_bytes,
-// resident and peak bytes are what the cost model says.
+// resident and peak bytes are what the cost model says. tofu-run checks
+// every plan with it before running it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,10 +19,15 @@
 namespace tofu {
 namespace planner {
 
-/// Verifies `p`; prints each problem as `error: ...` to `errs` and returns
-/// false if there is any. On success `report` holds the recomputed costs.
+/// Verifies `p`; prints each problem as `TOOL: error: ...` to `errs` and
+/// returns false if there is any. On success `report` holds the
+/// recomputed costs. The peaks must lie within resident bytes plus the
+/// largest op buffers (the contract, which a plan from any tool can meet);
+/// with `exactPeaks` they must be the cost model's own estimate, which is
+/// what tofu-run measures a plan against.
 bool verifyPlan(const PlanningProblem &problem, const plan::Plan &p,
-                llvm::raw_ostream &errs, CostReport &report);
+                llvm::raw_ostream &errs, CostReport &report,
+                StringRef tool = "tofu-plan", bool exactPeaks = false);
 
 } // namespace planner
 } // namespace tofu
