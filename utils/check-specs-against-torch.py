@@ -52,6 +52,9 @@ NORM_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "norm_ops.py")
 # torch.nn's losses, nn.Bilinear, nn.EmbeddingBag, distances, dropouts and
 # padding (specs/loss.tdl, loss_pointwise.tdl, embedding.tdl, _trilinear).
 LOSS_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "loss_ops.py")
+# Convolutions of rank 1, 2 and 3: strided, dilated, grouped, depthwise,
+# transposed (specs/conv.tdl).
+CONV_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "conv_ops.py")
 # Every activation layer of torch.nn that trains, pow and the unary math ops.
 ACTIVATION_OPS = os.path.join(SRC, "test", "Eval", "Inputs",
                               "activation_ops.py")
@@ -68,6 +71,8 @@ MODELS = [
     f"{LIBRARY_OPS}:SwinOps --input 2x4x8x8 --loss output",
     f"{POOL_OPS}:PoolOps --input 2x4x6x6 --loss output",
     f"{POOL_OPS}:ResampleOps --input 2x4x4x4 --loss output",
+    f"{CONV_OPS}:ConvOps --input 2x4x9 --input 2x4x5x5 --input 1x4x4x4x4 "
+    "--loss output",
     f"{NORM_OPS}:NormOps --input 2x3x4x5 --loss output",
     f"{NORM_OPS}:ReduceOps --input 2x3x4x5 --loss output",
     f"{LOSS_OPS}:PointwiseLosses --input 4x6 --input 4x5 --loss output",

@@ -87,11 +87,15 @@ struct ExtentTolerance {
 /// absolute coefficient of another index variable, or a divisor), the s - 1
 /// extents below it read the same elements except the last partial stride
 /// (PyTorch's floor in a strided convolution's weight gradient,
-/// output_padding in its input gradient): `below` is s. Reads through
-/// `/` or `%` are analysed conservatively, so with a divisor d the d - 1
-/// extents above are accepted too (a strided pooling backward whose reads
-/// hull the window): `above` is d. Affine reads without division are
-/// exact above: `above` is 1.
+/// output_padding in its input gradient): `below` is s. Through a divisor
+/// d the padding inference measures (in the divided units) is rounded up
+/// to a multiple of d, up to d - 1 more rows: `below` is 2d - 1 (an input
+/// gradient of a stride-2, kernel-3, padding-1 convolution of an odd
+/// extent reads 2 rows past it). Reads through `/` or `%` are analysed
+/// conservatively, so with a divisor d the d - 1 extents above are
+/// accepted too (a strided pooling backward whose reads hull the window):
+/// `above` is d. Affine reads without division are exact above: `above`
+/// is 1.
 ExtentTolerance getExtentTolerance(const Binding &binding, unsigned var) {
   const OperatorAnalysis &analysis = binding.getAnalysis();
   ExtentTolerance tolerance;
@@ -105,7 +109,7 @@ ExtentTolerance getExtentTolerance(const Binding &binding, unsigned var) {
       for (const IndexInst &inst : prog.insts) {
         if (inst.op == IndexInst::Op::Div || inst.op == IndexInst::Op::Rem) {
           int64_t d = magnitude(binding.getCoefficient(inst.operand));
-          tolerance.below = std::max(tolerance.below, d);
+          tolerance.below = std::max(tolerance.below, 2 * d - 1);
           tolerance.above = std::max(tolerance.above, d);
         } else if (inst.op == IndexInst::Op::MulConst) {
           tolerance.below = std::max(
