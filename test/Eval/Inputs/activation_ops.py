@@ -94,3 +94,20 @@ class ActivationMLP(nn.Module):
         h = self.glu(self.elu(self.prelu(self.fc1(x))))            # 8x16
         y = self.mish(self.softplus(self.prelu1(self.fc2(h))))     # 8x8
         return (y ** 2).mean() + (y * y + 1.0).pow(0.5).mean()
+
+
+class RReLUOps(nn.Module):
+    """nn.RReLU in training, out of place and in place: tofu-export lowers
+    its random slopes to uniform, le_Scalar, where_self and mul_Tensor
+    (tofu_export/activation_lowerings.py). Input [2, 3, 6]."""
+
+    def __init__(self):
+        super().__init__()
+        self.gain = nn.Parameter(torch.randn(6))
+        self.rrelu = nn.RReLU()
+        self.rrelu_ = nn.RReLU(0.1, 0.3, inplace=True)
+
+    def forward(self, x):
+        h = x * self.gain
+        y = self.rrelu(h) + self.rrelu_(h * 2.0)
+        return (y * y).sum()

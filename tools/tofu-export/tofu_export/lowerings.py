@@ -25,6 +25,8 @@ from typing import Callable, Dict, Optional
 import torch
 from torch.overrides import TorchFunctionMode
 
+from tofu_export import activation_lowerings
+
 
 def _weight_norm(v, g, dim=0):
     return v * (g / torch.norm_except_dim(v, 2, dim))
@@ -53,6 +55,10 @@ LOWERINGS: Dict[Callable, tuple] = {
                                      "repeat_interleave_Tensor",
                                      _repeat_interleave),
 }
+
+
+# nn.RReLU's random slopes.
+LOWERINGS.update(activation_lowerings.LOWERINGS)
 
 
 class LoweringMode(TorchFunctionMode):

@@ -121,6 +121,9 @@ def run_op(op, values, shape_of):
         return torch.full(shape, op["params"]["value"], dtype=dtype)
     if op["type"] == "bernoulli":  # dropout's mask: random, no inputs
         return out.bernoulli_(value_of(op["params"]["p"]))
+    if op["type"] == "uniform":  # nn.RReLU's slopes: random, no inputs
+        return out.uniform_(value_of(op["params"]["from"]),
+                            value_of(op["params"]["to"]))
     if op["type"].startswith("convolution_backward__2"):
         # The bias gradient reads only grad_output, but the kernel insists
         # on a real weight; it is grad_output summed over all but dim 1.
