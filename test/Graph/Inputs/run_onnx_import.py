@@ -9,7 +9,11 @@ validate.
     run_onnx_import.py TOFU_EXPORT_DIR TOFU_GRAPH OUTDIR MODEL...
 
 MODEL: resnet50, densenet121, mobilenet_v2 (torchvision, 32x32 images),
-vit (a two-layer VisionTransformer), lstm (a two-layer nn.LSTM and a
+vit (a two-layer VisionTransformer), layers (torch.nn layers beyond the
+classifiers': 1-d/3-d convolution and pooling, ConvTranspose, instance and
+group norm, PReLU, ELU, SELU, CELU, Softplus, LeakyReLU, HardSigmoid,
+logsumexp, amax, nearest and bilinear upsampling, pixel shuffle,
+reflection and replication padding), lstm (a two-layer nn.LSTM and a
 linear head on the last step), bilstm (one bidirectional layer); exported
 at opset 13, or at N with MODEL@N (vit@17: LayerNormalization nodes).
 Prints `MODEL: N ops ran, output matches` per model, or the mismatch;
@@ -46,6 +50,49 @@ class LSTMNet(torch.nn.Module):
         return self.fc(y[:, -1])
 
 
+class Layers(torch.nn.Module):
+    """torch.nn layers beyond the classifiers' (1-d and 3-d convolution and
+    pooling, transposed convolution, instance and group norm, the
+    parameterised activations, reductions), on views of one image batch."""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+        self.conv1d = nn.Conv1d(4, 6, 3, padding=1)
+        self.pool1d = nn.MaxPool1d(2)
+        self.deconv = nn.ConvTranspose2d(4, 4, 3, stride=2, padding=1,
+                                         output_padding=1)
+        self.inorm = nn.InstanceNorm2d(4, affine=True)
+        self.gnorm = nn.GroupNorm(2, 4)
+        self.prelu = nn.PReLU(4)
+        self.avgpool = nn.AvgPool2d(2)
+        self.conv3d = nn.Conv3d(1, 2, 3, padding=1)
+        self.pool3d = nn.AvgPool3d(2)
+        self.head = nn.Linear(4, 4)
+
+    def forward(self, x):
+        n = x.shape[0]
+        a = self.pool1d(torch.nn.functional.elu(self.conv1d(x.flatten(2))))
+        b = self.deconv(x)
+        b = self.gnorm(self.inorm(b))
+        b = torch.nn.functional.leaky_relu(self.prelu(b), 0.1)
+        b = self.avgpool(torch.nn.functional.softplus(b))
+        b = torch.nn.functional.selu(b)
+        c = self.conv3d(x.unsqueeze(1))
+        c = self.pool3d(torch.nn.functional.celu(c, 0.5))
+        d = torch.logsumexp(x, dim=1) + torch.amax(x, dim=1)
+        f = torch.nn.functional.interpolate(x, scale_factor=2, mode="nearest")
+        f = torch.nn.functional.pixel_shuffle(f, 2)
+        g = torch.nn.functional.interpolate(x, scale_factor=2,
+                                            mode="bilinear")
+        g = torch.nn.functional.pad(g, (1, 2, 2, 1), mode="reflect")
+        g = torch.nn.functional.pad(g, (1, 1, 0, 0), mode="replicate")
+        e = torch.nn.functional.hardsigmoid(self.head(x.mean((2, 3))))
+        return torch.cat([a.reshape(n, -1), b.reshape(n, -1),
+                          c.reshape(n, -1), d.reshape(n, -1), e,
+                          f.reshape(n, -1), g.reshape(n, -1)], 1)
+
+
 def make(name):
     image = torch.randn(2, 3, 32, 32)
     if name == "vit":
@@ -54,6 +101,8 @@ def make(name):
                                  num_classes=10), image
     if name == "lstm":
         return LSTMNet(), torch.randn(2, 5, 16)
+    if name == "layers":
+        return Layers(), torch.randn(2, 4, 8, 8)
     if name == "bilstm":
         return LSTMNet(layers=1, bidirectional=True), torch.randn(2, 4, 16)
     return getattr(torchvision.models, name)(num_classes=10), image
