@@ -175,17 +175,31 @@ def avg_pool(shp):
     r = f"rank(self) == {shp.rank}"
     whole = conj([f"padding_{i} == 0" for i, _ in ax] + ["ceil_mode == 0", r])
     total = f"Sum(lambda {kvars}:\n        {shp.read('self', padded)})"
+    # padded or ceil_mode: ATen's output extents (the reads alone would
+    # bound a window that starts in the input and runs past its end one
+    # short), not where ceil_mode's last window would start in the right
+    # padding (ATen drops it)
+    span = [f"{shp.dim('self', i)} + 2 * padding_{i} - kernel_size_{i}"
+            for i, _ in ax]
+    ceil_ok = conj(f"({sp} + stride_{i} - 1) / stride_{i} * stride_{i} < "
+                   f"{shp.dim('self', i)} + padding_{i}"
+                   for i, sp in enumerate(span))
+    r_ceil = f"{r} && (ceil_mode == 0 ||\n        ({ceil_ok}))"
+    lam_ext = shp.lam(f"{a.out} < ({span[i]} + ceil_mode * (stride_{i} - 1))"
+                      f" / stride_{i} + 1" for i, a in ax)
     out = [
         f"op {name}<{prm}>(self)\n    where {whole} =\n"
         f"    {shp.lam(outs)}: Sum(lambda {kvars}:\n        "
         f"{shp.read('self', [f'{a.out} * stride_{i} + {a.k}' for i, a in ax])})"
         f" / ({size});\n",
-        f"op {name}<{prm}>(self)\n    where count_include_pad == 1 && {r} =\n"
-        f"    {shp.lam(outs)}: {total} /\n        ({prod(incl)});\n",
-        f"op {name}<{prm}>(self)\n    where count_include_pad == 0 && {r} =\n"
-        f"    {shp.lam(outs)}: {total} /\n        ({prod(excl)});\n",
-        f"op {name}<{prm_div}>(self)\n    where {r} =\n"
-        f"    {shp.lam(outs)}: {total} / divisor_override;\n",
+        f"op {name}<{prm}>(self)\n    where count_include_pad == 1 && "
+        f"{r_ceil} =\n"
+        f"    {lam_ext}:\n        {total} /\n        ({prod(incl)});\n",
+        f"op {name}<{prm}>(self)\n    where count_include_pad == 0 && "
+        f"{r_ceil} =\n"
+        f"    {lam_ext}:\n        {total} /\n        ({prod(excl)});\n",
+        f"op {name}<{prm_div}>(self)\n    where {r_ceil} =\n"
+        f"    {lam_ext}:\n        {total} / divisor_override;\n",
     ]
     # backward: the windows (o = (h + p - k) / s) that contain h
     rg = f"rank(grad_output) == {shp.rank}"
