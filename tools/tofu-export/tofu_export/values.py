@@ -86,6 +86,18 @@ def _real(x):
     return x
 
 
+def _tensors(args, kwargs):
+    """The tensor arguments of an ATen call (ATen nests them at most one
+    list deep); faster than a pytree flatten on every op."""
+    found = []
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, torch.Tensor):
+            found.append(a)
+        elif isinstance(a, (list, tuple)):
+            found.extend(x for x in a if isinstance(x, torch.Tensor))
+    return found
+
+
 def _mutates(func) -> bool:
     args = func._schema.arguments
     return bool(args) and args[0].alias_info is not None and \
@@ -101,42 +113,40 @@ class ValueMode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        flat, spec = pytree.tree_flatten((args, kwargs))
-        tensors = [x for x in flat if isinstance(x, torch.Tensor)]
+        tensors = _tensors(args, kwargs)
         values = {id(t): self.known.get(t) for t in tensors}
         known = all(v is not None for v in values.values())
         if _DATA in func.tags or _DYNAMIC in func.tags:
-            return self._value_dependent(func, args, kwargs, flat, spec,
-                                         values, known)
+            return self._value_dependent(func, args, kwargs, values, known)
         if known and tensors and func is torch.ops.aten._to_copy.default \
                 and kwargs.get("device") is not None and \
                 torch.device(kwargs["device"]).type != "meta":
             # a known tensor copied to a real device (`lengths.cpu()`, as
             # pack_padded_sequence does): its value, a constant from now on
-            return self._compute(func, flat, spec, values)
+            return self._compute(func, args, kwargs, values)
         out = func(*args, **kwargs)
         if _RANDOM in func.tags or not known:
             if _mutates(func) and isinstance(args[0], torch.Tensor):
                 self.known.forget(args[0])
             return out
-        self._record(func, flat, spec, values, out)
+        self._record(func, args, kwargs, values, out)
         return out
 
-    def _compute(self, func, flat, spec, values):
-        real = [values[id(x)] if isinstance(x, torch.Tensor) else _real(x)
-                for x in flat]
-        r_args, r_kwargs = pytree.tree_unflatten(real, spec)
+    def _compute(self, func, args, kwargs, values):
+        r_args, r_kwargs = pytree.tree_map(
+            lambda x: values[id(x)] if isinstance(x, torch.Tensor)
+            else _real(x), (args, kwargs))
         with no_dispatch():
             return func(*r_args, **r_kwargs)
 
-    def _record(self, func, flat, spec, values, out) -> None:
+    def _record(self, func, args, kwargs, values, out) -> None:
         outs = [t for t in pytree.tree_flatten(out)[0]
                 if isinstance(t, torch.Tensor)]
         if not outs or any(not t.is_meta or t.numel() > LIMIT
                            for t in outs):
             return
         try:
-            result = self._compute(func, flat, spec, values)
+            result = self._compute(func, args, kwargs, values)
         except Exception:  # no CPU kernel for it, say: the value is unknown
             return
         results = [t for t in pytree.tree_flatten(result)[0]
@@ -146,17 +156,16 @@ class ValueMode(TorchDispatchMode):
                 if tuple(t.shape) == tuple(v.shape):
                     self.known.set(t, v)
 
-    def _value_dependent(self, func, args, kwargs, flat, spec, values,
-                         known):
+    def _value_dependent(self, func, args, kwargs, values, known):
         """An op whose output (a value, or its shape) depends on values:
         computed on known values; else run as usual (an index with integer
         indices is fine on meta), and if that fails, the error."""
         name = func.overloadpacket.__name__
         if known and _DATA in func.tags:
-            return self._compute(func, flat, spec, values)  # a number
+            return self._compute(func, args, kwargs, values)  # a number
         if known and name == "repeat_interleave" and \
                 kwargs.get("output_size") is None:
-            result = self._compute(func, flat, spec, values)
+            result = self._compute(func, args, kwargs, values)
             out = func(*args, **kwargs, output_size=int(result.shape[0]))
             self.known.set(out, result)
             return out
@@ -172,5 +181,5 @@ class ValueMode(TorchDispatchMode):
                 "(--input NAME=SHAPE:DTYPE=[...]) and what is computed from "
                 "them can be read") from None
         if known:
-            self._record(func, flat, spec, values, out)
+            self._record(func, args, kwargs, values, out)
         return out
