@@ -9,6 +9,8 @@ validate.
     run_onnx_import.py TOFU_EXPORT_DIR TOFU_GRAPH OUTDIR MODEL...
 
 MODEL: resnet50, densenet121, mobilenet_v2 (torchvision, 32x32 images),
+lraspp, r2plus1d_18 (torchvision segmentation and video, small inputs),
+wav2letter, convtasnet (torchaudio, small configurations),
 vit (a two-layer VisionTransformer), layers (torch.nn layers beyond the
 classifiers': 1-d/3-d convolution and pooling, ConvTranspose, instance and
 group norm, PReLU, ELU, SELU, CELU, Softplus, LeakyReLU, HardSigmoid,
@@ -31,6 +33,7 @@ sys.path.insert(0, sys.argv[1])
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 import torch  # noqa: E402
+import torchaudio  # noqa: E402
 import torchvision  # noqa: E402
 from onnx import numpy_helper  # noqa: E402
 from torchvision.models.vision_transformer import VisionTransformer  # noqa: E402
@@ -103,6 +106,20 @@ def make(name):
         return LSTMNet(), torch.randn(2, 5, 16)
     if name == "layers":
         return Layers(), torch.randn(2, 4, 8, 8)
+    if name == "lraspp":
+        return torchvision.models.segmentation.lraspp_mobilenet_v3_large(
+            num_classes=3, weights_backbone=None), torch.randn(1, 3, 64, 64)
+    if name == "r2plus1d_18":
+        return torchvision.models.video.r2plus1d_18(num_classes=4), \
+            torch.randn(1, 3, 4, 16, 16)
+    if name == "wav2letter":
+        return torchaudio.models.Wav2Letter(num_classes=5, num_features=1), \
+            torch.randn(1, 1, 400)
+    if name == "convtasnet":
+        return torchaudio.models.ConvTasNet(
+            num_sources=2, enc_kernel_size=8, enc_num_feats=16,
+            msk_kernel_size=3, msk_num_feats=8, msk_num_hidden_feats=16,
+            msk_num_layers=2, msk_num_stacks=1), torch.randn(1, 1, 64)
     if name == "bilstm":
         return LSTMNet(layers=1, bidirectional=True), torch.randn(2, 4, 16)
     return getattr(torchvision.models, name)(num_classes=10), image
@@ -166,6 +183,8 @@ def run(spec, tofu_graph, outdir):
     out = [t["name"] for t in doc["tensors"] if t["role"] == "output"]
     with torch.no_grad():
         expected = module(x)
+    if isinstance(expected, dict):  # torchvision's segmentation models
+        expected = expected["out"]
     got = values[out[0]]
     if got.shape != expected.shape or not torch.allclose(
             got, expected, rtol=1e-4, atol=1e-5):
