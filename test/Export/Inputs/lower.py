@@ -84,3 +84,17 @@ class TwoMissing(torch.nn.Module):
         y = self.fc(x)
         s, _ = torch.sort(y, dim=1)
         return s + torch.cumprod(y, 1)
+
+
+class Cholesky(torch.nn.Module):
+    """torch.linalg.cholesky: its backward solves with
+    aten.linalg_solve_triangular, which has no Meta kernel in PyTorch 1.13
+    (traced through meta_fallback.py)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.fc(x)
+        return torch.linalg.cholesky(y.t() @ y + torch.eye(4, device=y.device))

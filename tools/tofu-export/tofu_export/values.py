@@ -26,7 +26,7 @@ import torch.utils._pytree as pytree
 from torch.utils._mode_utils import no_dispatch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from . import trace
+from . import meta_fallback, trace
 from .errors import ModelError
 
 # Largest output (elements) computed on values.
@@ -111,6 +111,10 @@ class ValueMode(TorchDispatchMode):
         super().__init__()
         self.known = known
 
+    def __enter__(self):
+        meta_fallback.value_of = self.known.get
+        return super().__enter__()
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         tensors = _tensors(args, kwargs)
@@ -124,7 +128,21 @@ class ValueMode(TorchDispatchMode):
             # a known tensor copied to a real device (`lengths.cpu()`, as
             # pack_padded_sequence does): its value, a constant from now on
             return self._compute(func, args, kwargs, values)
-        out = func(*args, **kwargs)
+        try:
+            out = func(*args, **kwargs)
+        except NotImplementedError as e:
+            if not meta_fallback.is_missing_meta_kernel(e) or \
+                    not meta_fallback.register(func):
+                raise
+            try:
+                out = func(*args, **kwargs)
+            except Exception as e2:
+                raise ModelError(
+                    f"{func} has no Meta kernel in PyTorch "
+                    f"{torch.__version__}, and running its CPU kernel for "
+                    f"the output shapes failed{self.known.where()}: "
+                    f"{type(e2).__name__}: "
+                    f"{str(e2).strip().splitlines()[0]}") from None
         if _RANDOM in func.tags or not known:
             if _mutates(func) and isinstance(args[0], torch.Tensor):
                 self.known.forget(args[0])
