@@ -98,3 +98,15 @@ class Cholesky(torch.nn.Module):
     def forward(self, x):
         y = self.fc(x)
         return torch.linalg.cholesky(y.t() @ y + torch.eye(4, device=y.device))
+
+
+class MaskSelect(torch.nn.Module):
+    """Boolean-mask indexing: the output's shape depends on values."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.fc(x)
+        return y[y > 0].sum()

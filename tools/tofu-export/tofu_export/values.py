@@ -122,12 +122,16 @@ class ValueMode(TorchDispatchMode):
         known = all(v is not None for v in values.values())
         if _DATA in func.tags or _DYNAMIC in func.tags:
             return self._value_dependent(func, args, kwargs, values, known)
-        if known and tensors and func is torch.ops.aten._to_copy.default \
+        if tensors and func is torch.ops.aten._to_copy.default \
                 and kwargs.get("device") is not None and \
                 torch.device(kwargs["device"]).type != "meta":
-            # a known tensor copied to a real device (`lengths.cpu()`, as
-            # pack_padded_sequence does): its value, a constant from now on
-            return self._compute(func, args, kwargs, values)
+            # a tensor copied to a real device (`lengths.cpu()`, as
+            # pack_padded_sequence does, `.tolist()`): a known one is its
+            # value, a constant from now on
+            if known:
+                return self._compute(func, args, kwargs, values)
+            raise self._error("_to_copy", "`.cpu()`, `.tolist()` or "
+                              "`.numpy()`")
         try:
             out = func(*args, **kwargs)
         except NotImplementedError as e:
@@ -149,6 +153,14 @@ class ValueMode(TorchDispatchMode):
             return out
         self._record(func, args, kwargs, values, out)
         return out
+
+    def _error(self, name: str, what: str) -> DataDependentError:
+        return DataDependentError(
+            f"the model reads tensor values (aten.{name}: {what})"
+            f"{self.known.where()}; tofu-export traces shapes, not "
+            "values: only inputs given as values "
+            "(--input NAME=SHAPE:DTYPE=[...]) and what is computed from "
+            "them can be read")
 
     def _compute(self, func, args, kwargs, values):
         r_args, r_kwargs = pytree.tree_map(
@@ -190,14 +202,8 @@ class ValueMode(TorchDispatchMode):
         try:
             out = func(*args, **kwargs)
         except Exception:
-            what = _READS.get(name, "an op whose output shape depends on "
-                                    "them")
-            raise DataDependentError(
-                f"the model reads tensor values (aten.{name}: {what})"
-                f"{self.known.where()}; tofu-export traces shapes, not "
-                "values: only inputs given as values "
-                "(--input NAME=SHAPE:DTYPE=[...]) and what is computed from "
-                "them can be read") from None
+            raise self._error(name, _READS.get(
+                name, "an op whose output shape depends on them")) from None
         if known:
             self._record(func, args, kwargs, values, out)
         return out
