@@ -43,21 +43,23 @@ MLP = os.path.join(SRC, "test", "Export", "Inputs", "mlp.py")
 # Uses the specs the models above do not (conv bias, uneven adaptive
 # pooling, tanh GELU, neg, sub_Scalar, sum, dropout).
 LIBRARY_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "library_ops.py")
+# Rank-5 and -6 view ops and cat / stack / unbind along dims 2 and 3.
+SHAPE_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "shape_ops.py")
 # 1-d, 3-d and unbatched poolings, upsampling, pixel shuffle, unfold / fold
 # and reflection / replication padding.
 POOL_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "pool_ops.py")
-# Batch norm of rank 2, 3, 5, layer norm over 2 and 3 dims, group and
-# instance norm, reductions over dim sets (specs/norm.tdl, reduce.tdl).
-NORM_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "norm_ops.py")
-# torch.nn's losses, nn.Bilinear, nn.EmbeddingBag, distances, dropouts and
-# padding (specs/loss.tdl, loss_pointwise.tdl, embedding.tdl, _trilinear).
-LOSS_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "loss_ops.py")
-# Convolutions of rank 1, 2 and 3: strided, dilated, grouped, depthwise,
-# transposed (specs/conv.tdl).
-CONV_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "conv_ops.py")
 # Every activation layer of torch.nn that trains, pow and the unary math ops.
 ACTIVATION_OPS = os.path.join(SRC, "test", "Eval", "Inputs",
                               "activation_ops.py")
+# Batch norm of rank 2, 3, 5, layer norm over 2 and 3 dims, group and
+# instance norm, reductions over dim sets (specs/norm.tdl, reduce.tdl).
+NORM_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "norm_ops.py")
+# Convolutions of rank 1, 2 and 3: strided, dilated, grouped, depthwise,
+# transposed (specs/conv.tdl).
+CONV_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "conv_ops.py")
+# torch.nn's losses, nn.Bilinear, nn.EmbeddingBag, distances, dropouts and
+# padding (specs/loss.tdl, loss_pointwise.tdl, embedding.tdl, _trilinear).
+LOSS_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "loss_ops.py")
 MODELS = [
     f"{MLP}:MLP --input 4x1024 --classes 10",
     f"{MLP}:Scalar --input 8x16 --input 8x4 --optimizer adam "
@@ -69,8 +71,11 @@ MODELS = [
     f"{LIBRARY_OPS}:ModelOps --input 2x4x8x8 --loss output",
     f"{LIBRARY_OPS}:ZooOps --input 2x4x8x8 --loss output",
     f"{LIBRARY_OPS}:SwinOps --input 2x4x8x8 --loss output",
+    f"{SHAPE_OPS}:ShapeOps --input 2x3x4x2x5 --loss output",
     f"{POOL_OPS}:PoolOps --input 2x4x6x6 --loss output",
     f"{POOL_OPS}:ResampleOps --input 2x4x4x4 --loss output",
+    f"{ACTIVATION_OPS}:ActivationOps --input 2x4x6 --loss output",
+    f"{ACTIVATION_OPS}:PowOps --input 2x4x6 --loss output",
     f"{CONV_OPS}:ConvOps --input 2x4x9 --input 2x4x5x5 --input 1x4x4x4x4 "
     "--loss output",
     f"{NORM_OPS}:NormOps --input 2x3x4x5 --loss output",
@@ -83,8 +88,6 @@ MODELS = [
     f"{LOSS_OPS}:Bags --input 4x3:i64 --input 4x3 --classes 10 "
     "--loss output",
     f"{LOSS_OPS}:Layers --input 2x4x3x3 --loss output",
-    f"{ACTIVATION_OPS}:ActivationOps --input 2x4x6 --loss output",
-    f"{ACTIVATION_OPS}:PowOps --input 2x4x6 --loss output",
 ]
 # Slow to export and replay (tens of seconds each), and no op types beyond
 # the default models' but bernoulli.

@@ -37,6 +37,7 @@ from specgen import reduce  # noqa: E402
 from specgen import pool  # noqa: E402
 from specgen import resample  # noqa: E402
 from specgen import loss  # noqa: E402
+from specgen import shape  # noqa: E402
 CAT_MAX = 64  # DenseNet-201: 49 (its third block: the input and 48 layers)
 CAT_ALL_DIMS_MAX = 8  # beyond it, the DenseNet form only (see cat_equal_tail)
 STACK_MAX = 16
@@ -64,6 +65,10 @@ POSITIONS = [
 
 # The same, with dim 2 of a rank >= 4 tensor (a slice of NCHW rows).
 POSITIONS_4 = POSITIONS + [("dim == 2 && rank({t}) > 3", ["a", "b"], ["...i"])]
+# And dim 3 of a rank >= 5 tensor (video models' [N, C, T, H, W], MViT's
+# attention heads).
+POSITIONS_5 = POSITIONS_4 + [("dim == 3 && rank({t}) > 4", ["a", "b", "e"],
+                              ["...i"])]
 
 # Ranks of slice_backward / select_backward: their output shape is the
 # `input_sizes_*` param list, so each rank has its own param set.
@@ -117,12 +122,13 @@ def cat_specs():
            "# extents: every read but one is out of bounds and yields 0, and each\n"
            "# index is affine (a split of the output along `dim` reads a shifted\n"
            "# slice of each input). Up to 8 inputs: any extents along dim 0, the\n"
-           "# last dim or dim 1; more: dim 1 with equal extents after the first.\n",
+           "# last dim or dim 1, 2 or 3; more: dim 1 with equal extents after the\n"
+           "# first.\n",
            "op cat_n1<dim>(t0) = lambda ...i: t0[...i];\n"]
     for n in range(2, CAT_MAX + 1):
         ts = [f"t{k}" for k in range(n)]
         if n <= CAT_ALL_DIMS_MAX:
-            for guard, before, after in POSITIONS:
+            for guard, before, after in POSITIONS_5:
                 out.append(cat_general(ts, guard, before, after))
         else:
             out.append(cat_equal_tail(ts))
@@ -134,6 +140,8 @@ def cat_specs():
         ("dim == 0", [], ["...i"]),
         ("dim == rank(t0)", ["...i"], []),
         ("dim == 1 && rank(t0) > 1", ["a"], ["...i"]),
+        ("dim == 2 && rank(t0) > 2", ["a", "b"], ["...i"]),
+        ("dim == 3 && rank(t0) > 3", ["a", "b", "e"], ["...i"]),
     ]
     for n in range(1, STACK_MAX + 1):
         ts = [f"t{k}" for k in range(n)]
@@ -189,7 +197,7 @@ def split_specs():
         "\n# aten.slice.Tensor(self, dim, start, end, step) -> `slice_Tensor`\n"
         "# (tofu-export clamps `end` to the extent and elides whole-dim slices):\n"
         "# self[..., start + j*step, ...] along `dim`, j < ceil((end - start) / step).\n")
-    for guard, before, after in POSITIONS_4:
+    for guard, before, after in POSITIONS_5:
         g = guard.format(t="self")
         out.append(
             f"op slice_Tensor<dim, start, end, step>(self) where {g} && step == 1 =\n"
@@ -253,7 +261,7 @@ def split_specs():
     out.append("\n# aten.unbind.int(self, dim): output k (`unbind_int__k`) is "
                "self with `dim`\n# fixed at k, one rank less.\n")
     for k in range(UNBIND_MAX):
-        for guard, before, after in POSITIONS:
+        for guard, before, after in POSITIONS_5:
             vars_ = ", ".join(before + after)
             out.append(f"op unbind_int__{k}<dim>(self) where "
                        f"{guard.format(t='self')} = "
@@ -332,6 +340,7 @@ FILES = {
     "split.tdl": split_specs,
     "permute.tdl": permute_specs,
     "view.tdl": view_specs,
+    "shape_ranks.tdl": shape.shape_rank_specs,
     "conv.tdl": conv.conv_specs,
     "norm.tdl": norm.norm_specs,
     "reduce.tdl": reduce.reduce_specs,
