@@ -88,6 +88,8 @@ MODELS = [
     f"{LOSS_OPS}:Bags --input 4x3:i64 --input 4x3 --classes 10 "
     "--loss output",
     f"{LOSS_OPS}:Layers --input 2x4x3x3 --loss output",
+    f"{LOSS_OPS}:LoweredLosses --input 4x6 --input 4:i64 --input 4x5 "
+    "--classes 5 --loss output",
 ]
 # Slow to export and replay (tens of seconds each), and no op types beyond
 # the default models' but bernoulli.

@@ -181,3 +181,30 @@ class Tiny(nn.Module):
         return (F.cross_entropy(h, c) +
                 F.smooth_l1_loss(h, x[:, :5], beta=0.5) +
                 F.binary_cross_entropy_with_logits(h, torch.sigmoid(x[:, 1:])))
+
+
+class LoweredLosses(nn.Module):
+    """The losses tofu-export lowers (tofu_export/loss_lowerings.py):
+    cross-entropy with label smoothing and class-index targets (with and
+    without class weights; the targets equal to c[0] ignored) and Gaussian
+    NLL (var of the input's shape, and one value per sample with
+    full=True). Inputs x [4, 6], c [4] i64, t [4, 5] (--classes 5)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 5)
+        self.var = nn.Linear(6, 5)
+        self.register_buffer("weight", torch.linspace(0.5, 1.5, 5))
+
+    def forward(self, x, c, t):
+        h = self.lin(x)
+        v = F.softplus(self.var(x))
+        target = c.masked_fill(c == c[0], -100)  # c[0] and its repeats
+        return (nn.CrossEntropyLoss(label_smoothing=0.1)(h, target) +
+                nn.CrossEntropyLoss(weight=self.weight, label_smoothing=0.2,
+                                    reduction="sum")(h, c) +
+                nn.CrossEntropyLoss(weight=self.weight,
+                                    label_smoothing=0.3)(h, target) +
+                nn.GaussianNLLLoss()(h, t, v) +
+                nn.GaussianNLLLoss(full=True, reduction="sum")(
+                    h, t, v[:, 0]))

@@ -25,7 +25,7 @@ from typing import Callable, Dict, Optional
 import torch
 from torch.overrides import TorchFunctionMode
 
-from tofu_export import activation_lowerings
+from tofu_export import activation_lowerings, loss_lowerings
 
 
 def _weight_norm(v, g, dim=0):
@@ -57,6 +57,8 @@ LOWERINGS: Dict[Callable, tuple] = {
 }
 
 
+# torch.nn's losses that cannot be traced as PyTorch writes them.
+LOWERINGS.update(loss_lowerings.LOWERINGS)
 # nn.RReLU's random slopes.
 LOWERINGS.update(activation_lowerings.LOWERINGS)
 
