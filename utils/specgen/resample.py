@@ -33,11 +33,6 @@ def names(lst, s):
     return lst[3 - s:]
 
 
-def lead_dims(s, a):
-    """dim(T, K) index of spatial axis a of S for a batched [N, C, ...]."""
-    return 2 + a
-
-
 def prm(name, s, first=0):
     return ", ".join(f"{name}_{first + a}" for a in axes(s))
 
