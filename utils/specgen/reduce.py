@@ -9,11 +9,13 @@ needs a named reduction variable (and each reduced dim kept with keepdim=1
 an explicit `z < 1` output variable), so each set of reduced dims needs its
 own definition. The sets enumerated:
 
-- the last 1, 2 or 3 dims of any rank (`...i` before them; the guard
-  compares the dims with rank(self));
-- every set whose largest dim is below HEAD_MAX (5): the dims up to the
+- the last 1-4 dims of any rank (`...i` before them; the guard compares
+  the dims with rank(self));
+- every set whose largest dim is below HEAD_MAX (4): the dims up to the
   largest are named, those after it are `...i`, so a set covers every rank
-  above it too (31 sets instead of the 63 of rank 6 alone).
+  above it too (15 sets: every set of a rank <= 4 tensor).
+
+Each set costs one definition per op type and keepdim (14).
 
 `dim_0, dim_1, ...` arrive non-negative in the program's order, and ATen
 rejects a repeated dim, so the guard checks that each dim_j is in the set
@@ -167,7 +169,7 @@ def one_dim_specs(out):
         "# maximum along dim, `max_dim__1` the index of its first occurrence (i64);\n"
         "# min.dim likewise; aten.prod.dim_int(self, dim, keepdim) -> the product\n"
         "# (its backward is recorded decomposed). The last dim of any rank, then\n"
-        "# dim 0..4 with the dims after it as `...i`.\n")
+        f"# dim 0..{HEAD_MAX - 1} with the dims after it as `...i`.\n")
     forms = []  # (guard, out vars keep / no keep, read(v))
     forms.append(("dim == rank(self) - 1", ["...i", "z < 1"], ["...i"],
                   lambda v: f"self[...i, {v}]", "dim(self, -1)"))
@@ -192,6 +194,28 @@ def one_dim_specs(out):
             out.append(
                 f"op prod_dim_int<dim, keepdim>(self) where {guard} && keepdim == {keepdim} =\n"
                 f"    lambda {', '.join(vs)}: Prod(lambda k: {read('k')});\n")
+
+
+def scatter_specs(out):
+    """scatter.src, which max.dim's and min.dim's backward record (zeros with
+    the gradient scattered to the indices), along the forms' dims."""
+    out.append(
+        "\n# aten.scatter.src(self, dim, index, src) -> self with src[..., k, ...]\n"
+        "# written at index[..., k, ...] along dim (max.dim's and min.dim's\n"
+        "# backward: the gradient put at the indices of the maxima). index and\n"
+        "# src as large as self but along dim; where two k write one position\n"
+        "# (ATen leaves the order unspecified) this sums them.\n")
+    forms = [("dim == rank(self) - 1", ["...i"], [])]
+    forms += [(f"dim == {d}", list(KEPT[:d]), ["...i"]) for d in range(HEAD_MAX)]
+    for guard, before, after in forms:
+        at = lambda t, v: f"{t}[{', '.join(before + [v] + after)}]"
+        extent = "dim(self, -1)" if not after else f"dim(self, {len(before)})"
+        out.append(
+            f"op scatter_src<dim>(self, index, src) where {guard} =\n"
+            f"    lambda {', '.join(before + [f'j < {extent}'] + after)}:\n"
+            f"        select(Max(lambda k: select({at('index', 'k')} == j, 1.0, 0.0)) == 1.0,\n"
+            f"               Sum(lambda l: select({at('index', 'l')} == j, {at('src', 'l')}, 0.0)),\n"
+            f"               {at('self', 'j')});\n")
 
 
 def full_specs(out):
@@ -252,6 +276,7 @@ def reduce_specs():
            "# after the largest one are `...i`).\n"]
     dim_set_specs(out)
     one_dim_specs(out)
+    scatter_specs(out)
     full_specs(out)
     out.append(NORM)
     return "".join(out)
