@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.join(SRC, "tools", "tofu-export"))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from tofu_export import replay  # noqa: E402
+from tofu_export import library, replay  # noqa: E402
 
 MLP = os.path.join(SRC, "test", "Export", "Inputs", "mlp.py")
 # Uses the specs the models above do not (conv bias, uneven adaptive
@@ -219,10 +219,25 @@ def compare(inst, got):
                    f"{w[where]!r}")
 
 
+def files_by_op(spec_files):
+    """{op name: the spec files that define it, in library order}. TDL
+    operators do not call each other, so an op's overloads are all tdl-eval
+    needs; parsing the whole library for every instance would cost most of
+    the check's time."""
+    by_op = {}
+    for path in spec_files:
+        with open(path, encoding="utf-8") as f:
+            for name in library.op_names(f.read()):
+                by_op.setdefault(name, []).append(path)
+    return by_op
+
+
 def check(inst, index, tdl_eval, spec_files, workdir):
     d = os.path.join(workdir, f"{index:04d}-{inst.type}")
     os.makedirs(d, exist_ok=True)
-    cmd = [tdl_eval, *spec_files, "--op", inst.type]
+    # An op no file defines gets the whole library: tdl-eval says so.
+    files = spec_files.get(inst.type) or spec_files[None]
+    cmd = [tdl_eval, *files, "--op", inst.type]
     for i, x in enumerate(inst.inputs):
         path = os.path.join(d, f"in{i}.npy")
         np.save(path, x)
@@ -312,8 +327,10 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         workdir = args.keep or tmp
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            list(pool.map(lambda p: check(p[1], p[0], tdl_eval,
-                                          spec_files, workdir),
+            files = files_by_op(spec_files)
+            files[None] = spec_files
+            list(pool.map(lambda p: check(p[1], p[0], tdl_eval, files,
+                                          workdir),
                           enumerate(insts)))
     if args.report:
         write_report(args.report, by_type)
