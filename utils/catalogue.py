@@ -234,8 +234,9 @@ def run_entry(name, args, bindir, workdir):
                 "failed": "measuring"}
     lines = [ln for ln in stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
+        last = (stderr or stdout).strip().splitlines() or [""]
         return {"entry": name, "error": "the measuring process failed: " +
-                _first_line(stderr or stdout), "failed": "measuring"}
+                last[-1], "failed": "measuring"}
     return json.loads(lines[-1])
 
 
@@ -315,10 +316,11 @@ def missing_ops(rows):
 
 
 def report(rows, args, elapsed):
+    took = "" if elapsed is None else \
+        f", {elapsed:.0f} s with --jobs {args.jobs}"
     lines = [
         f"Measured {datetime.date.today().isoformat()} by "
-        f"`utils/catalogue.py` ({len(rows)} entries, {elapsed:.0f} s with "
-        f"--jobs {args.jobs}). *exported*: tofu-export captures the step "
+        f"`utils/catalogue.py` ({len(rows)} entries{took}). *exported*: tofu-export captures the step "
         "with every trainable parameter; *validated*: tofu-graph accepts "
         "it; *covered*: every distinct op instance resolves to a spec "
         "overload; *matched*: the graph replayed with PyTorch's kernels "
@@ -397,6 +399,9 @@ def missing_note(rows, total):
     now = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")
     out = [f"# Catalogue gaps ({now} UTC, utils/catalogue.py; {len(rows)} "
            f"of {total} entries measured)", "",
+           "Re-measure entries: utils/catalogue.py --entries "
+           "FAMILY.NAME,... --output - (utils/catalogue.py --list names "
+           "them).", "",
            "## Op types not covered (tdlc --coverage), by entries needing "
            "them", ""]
     for t, es in missing_ops(rows):
@@ -505,6 +510,9 @@ def main():
                         "measured now replace theirs), report the union "
                         "and save it back: re-measure a few entries of a "
                         "full run")
+    p.add_argument("--report-only", action="store_true",
+                   help="measure nothing: report the rows of --results "
+                        "(those of the selected entries)")
     p.add_argument("--keep", help="keep graphs and plans in this directory")
     p.add_argument("--bin", help="directory of tofu-graph, tdlc, "
                                  "tofu-plan, tofu-run (default: where tdlc "
@@ -533,6 +541,15 @@ def main():
     for tool in ("tofu-graph", "tdlc", "tofu-plan", "tofu-run"):
         if not os.path.exists(os.path.join(bindir, tool)):
             p.error(f"no {tool} in {bindir} (build first, or --bin DIR)")
+    if args.report_only:
+        if not args.results or not os.path.exists(args.results):
+            p.error("--report-only needs --results FILE.json of a run")
+        rows = merge_results(args.results, [])
+        wanted = set(names)
+        rows = [r for r in rows if r["entry"] in wanted]
+        args.plan = any("planned" in r for r in rows)
+        args.run = any("ran" in r for r in rows)
+        return finish(rows, args, None)
     workdir = args.keep or tempfile.mkdtemp(prefix="tofu-catalogue-")
     os.makedirs(workdir, exist_ok=True)
     t0 = time.perf_counter()
@@ -543,12 +560,23 @@ def main():
         for f in futures:
             rows.append(f.result())
             print(status_line(rows[-1], args), flush=True)
-            if args.missing:  # kept current during a long run
+            # kept current during a long run
+            if args.results:
+                merge_results(args.results, rows[-1:])
+            if args.missing:
                 with open(args.missing, "w") as out:
                     out.write(missing_note(rows, len(names)))
     elapsed = time.perf_counter() - t0
     if args.results:
         rows = merge_results(args.results, rows)
+    if not args.keep:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return finish(rows, args, elapsed)
+
+
+def finish(rows, args, elapsed):
+    """Prints the counts, writes the report and --missing; the exit
+    status."""
     missing_classes = uncatalogued()
     print("uncatalogued classes: " + (", ".join(missing_classes) or
                                       "none"))
@@ -568,8 +596,6 @@ def main():
     if args.missing:
         with open(args.missing, "w") as f:
             f.write(missing_note(rows, len(rows)))
-    if not args.keep:
-        shutil.rmtree(workdir, ignore_errors=True)
     ok = all(passed(r, args) for r in rows) and not missing_classes
     return 0 if ok else 1
 
