@@ -6,7 +6,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Graph/SpecLibrary.h"
+#include "tofu/Graph/Graph.h"
 #include "tofu/Support/Diagnostics.h"
+#include "tofu/TDL/OperatorFilter.h"
 #include "tofu/TDL/Parser.h"
 #include "tofu/TDL/Sema.h"
 
@@ -35,7 +37,31 @@ bool SpecLibrary::addSource(StringRef source, StringRef name,
   return tdl::parseBuffer(id, diags, *module);
 }
 
-bool SpecLibrary::addDirectory(StringRef dir, DiagnosticEngine &diags) {
+/// Parses the definitions of the operators `only` names in `path`; a file
+/// that defines none of them adds nothing.
+static bool addFileOperators(StringRef path, const llvm::StringSet<> &only,
+                             DiagnosticEngine &diags, tdl::Module &module,
+                             std::vector<std::string> &files) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (std::error_code ec = buffer.getError()) {
+    diags.error(SMLoc(), "cannot read '" + path + "': " + ec.message());
+    return false;
+  }
+  bool keptAny = false;
+  std::string kept = tdl::keepOperators(
+      (*buffer)->getBuffer(), [&](StringRef name) { return only.count(name); },
+      keptAny);
+  if (!keptAny)
+    return true;
+  files.push_back(path.str());
+  unsigned id = diags.getSourceMgr().AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(kept, path), SMLoc());
+  return tdl::parseBuffer(id, diags, module);
+}
+
+bool SpecLibrary::addDirectory(StringRef dir, DiagnosticEngine &diags,
+                               const llvm::StringSet<> *only) {
   std::error_code ec;
   std::vector<std::string> paths;
   for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
@@ -45,17 +71,27 @@ bool SpecLibrary::addDirectory(StringRef dir, DiagnosticEngine &diags) {
   std::sort(paths.begin(), paths.end());
   bool ok = true;
   for (const std::string &path : paths)
-    ok &= addFile(path, diags);
+    ok &= only ? addFileOperators(path, *only, diags, *module, files)
+               : addFile(path, diags);
   return ok;
 }
 
 bool SpecLibrary::load(StringRef standardDir, ArrayRef<std::string> files,
-                       DiagnosticEngine &diags) {
+                       DiagnosticEngine &diags, const llvm::StringSet<> *only) {
   if (!standardDir.empty())
-    addDirectory(standardDir, diags);
+    addDirectory(standardDir, diags, only);
   for (const std::string &file : files)
     addFile(file, diags);
   return !diags.hasErrors() && check(diags);
+}
+
+bool SpecLibrary::loadFor(const Graph &g, StringRef standardDir,
+                          ArrayRef<std::string> files,
+                          DiagnosticEngine &diags) {
+  llvm::StringSet<> used;
+  for (const Op &op : g.getOps())
+    used.insert(op.type);
+  return load(standardDir, files, diags, &used);
 }
 
 bool SpecLibrary::check(DiagnosticEngine &diags) {

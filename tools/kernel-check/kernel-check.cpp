@@ -441,7 +441,7 @@ int main(int argc, char **argv) {
   if (!g)
     return 1;
   graph::SpecLibrary specs;
-  if (!specs.load(TOFU_SPECS_DIR, specFiles, diags))
+  if (!specs.loadFor(*g, TOFU_SPECS_DIR, specFiles, diags))
     return 1;
   auto start = std::chrono::steady_clock::now();
   auto seconds = [&] {

@@ -97,7 +97,8 @@ int main(int argc, char **argv) {
   if (!g)
     return BadInput;
   SpecLibrary specs;
-  if (!specs.load(noDefaultSpecs ? "" : TOFU_SPECS_DIR, specFiles, diags))
+  if (!specs.loadFor(*g, noDefaultSpecs ? "" : TOFU_SPECS_DIR, specFiles,
+                     diags))
     return BadInput;
   if (!verifyStructure(*g, diags))
     return BadInput;

@@ -209,8 +209,8 @@ bool loadProblem(StringRef path, graph::SpecLibrary &specs,
                  DiagnosticEngine &diags, LoadedGraph &out) {
   out.graph = graph::readModelFile(path, diags);
   if (!out.graph ||
-      !specs.load(noDefaultSpecs ? "" : getDefaultSpecsDir(), specFiles,
-                  diags) ||
+      !specs.loadFor(*out.graph, noDefaultSpecs ? "" : getDefaultSpecsDir(),
+                     specFiles, diags) ||
       !graph::verifyGraph(*out.graph, specs, diags))
     return false;
   out.problem = planner::PlanningProblem::build(*out.graph, specs, diags);

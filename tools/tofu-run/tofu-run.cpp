@@ -215,7 +215,8 @@ bool load(DiagnosticEngine &diags, Loaded &out) {
     return false;
   }
   out.graph = graph::readModelFile(path, diags);
-  if (!out.graph || !out.specs.load(TOFU_SPECS_DIR, specFiles, diags) ||
+  if (!out.graph ||
+      !out.specs.loadFor(*out.graph, TOFU_SPECS_DIR, specFiles, diags) ||
       !graph::verifyGraph(*out.graph, out.specs, diags))
     return false;
   out.problem = planner::PlanningProblem::build(*out.graph, out.specs, diags);

@@ -17,6 +17,7 @@
 #include "tofu/TDL/Instantiate.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <memory>
 #include <string>
@@ -26,6 +27,7 @@ namespace tofu {
 class DiagnosticEngine;
 
 namespace graph {
+class Graph;
 
 class SpecLibrary {
 public:
@@ -38,12 +40,21 @@ public:
   /// `name` in diagnostics.
   bool addSource(StringRef source, StringRef name, DiagnosticEngine &diags);
   /// Parses every `*.tdl` file of `dir` in name order. A missing directory
-  /// adds nothing and is not an error.
-  bool addDirectory(StringRef dir, DiagnosticEngine &diags);
-  /// Parses the standard library in `standardDir` (skipped when empty) and
-  /// `files`, then checks them: what every tool that reads graphs loads.
+  /// adds nothing and is not an error. With `only`, just the definitions of
+  /// the operators it names are parsed (tdl::keepOperators), and files that
+  /// define none of them are skipped.
+  bool addDirectory(StringRef dir, DiagnosticEngine &diags,
+                    const llvm::StringSet<> *only = nullptr);
+  /// Parses the standard library in `standardDir` (skipped when empty; with
+  /// `only`, just the operators it names, as in addDirectory) and `files`
+  /// (whole), then checks them: what every tool that reads graphs loads.
   bool load(StringRef standardDir, ArrayRef<std::string> files,
-            DiagnosticEngine &diags);
+            DiagnosticEngine &diags, const llvm::StringSet<> *only = nullptr);
+  /// As load, with only the standard library's operators that `g`'s ops
+  /// use (a few dozen of its thousands of overloads: most of a tool's
+  /// start-up was parsing the rest); `files` are parsed whole.
+  bool loadFor(const Graph &g, StringRef standardDir,
+               ArrayRef<std::string> files, DiagnosticEngine &diags);
   /// Checks the parsed operators (Sema) as one module. Call once, after
   /// adding files and before lookups.
   bool check(DiagnosticEngine &diags);
