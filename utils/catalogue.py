@@ -127,14 +127,7 @@ def _match(argv, doc):
     with torch.no_grad():
         for op in doc["ops"]:
             values[op["outputs"][0]] = replay.run_op(op, values, shape_of)
-    got = {}
-    for t in doc["tensors"]:
-        if "updates" in t:
-            got[f"new:{t['updates']}"] = values[t["name"]]
-        elif "grad_of" in t:
-            got[f"grad:{t['grad_of']}"] = values[t["name"]]
-        elif t["role"] == "output":
-            got["loss"] = values[t["name"]]
+    got = replay.step_results(doc, values)
     bad = [k for k in expected if k not in got or not torch.allclose(
         got[k], expected[k].detach(), rtol=1e-4, atol=1e-5)]
     if bad:

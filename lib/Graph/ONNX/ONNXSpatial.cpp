@@ -62,6 +62,25 @@ static bool readWindow(NodeLowering &n, unsigned spatial, bool needKernel,
   return true;
 }
 
+/// Emits `convolution` / `convolution_nobias` for a Conv or ConvTranspose
+/// node with window `w` and `outputPadding` (zeros for Conv).
+static bool emitConvolution(NodeLowering &n, const Window &w, bool transposed,
+                            ArrayRef<int64_t> outputPadding) {
+  Params params;
+  addAxes(params, "stride", w.strides);
+  addAxes(params, "padding", w.pads);
+  addAxes(params, "dilation", w.dilations);
+  params.emplace_back("transposed", I(transposed));
+  addAxes(params, "output_padding", outputPadding);
+  params.emplace_back("groups", I(attrInt(n.node, "group", 1)));
+  std::vector<std::string> inputs = {n.in(0), n.in(1)};
+  if (n.hasInput(2))
+    inputs.push_back(n.in(2));
+  n.l.emit(n.hasInput(2) ? "convolution" : "convolution_nobias", inputs,
+           params, n.outName(), n.out().shape, n.out().dtype);
+  return true;
+}
+
 bool NodeLowering::conv() {
   size_t rank = info(0).shape.size();
   if (rank < 3 || rank > 5)
@@ -70,19 +89,8 @@ bool NodeLowering::conv() {
   Window w;
   if (!readWindow(*this, spatial, /*needKernel=*/false, w))
     return false;
-  Params params;
-  addAxes(params, "stride", w.strides);
-  addAxes(params, "padding", w.pads);
-  addAxes(params, "dilation", w.dilations);
-  params.emplace_back("transposed", I(0));
-  addAxes(params, "output_padding", std::vector<int64_t>(spatial, 0));
-  params.emplace_back("groups", I(attrInt(node, "group", 1)));
-  std::vector<std::string> inputs = {in(0), in(1)};
-  if (hasInput(2))
-    inputs.push_back(in(2));
-  l.emit(hasInput(2) ? "convolution" : "convolution_nobias", inputs, params,
-         outName(), out().shape, out().dtype);
-  return true;
+  return emitConvolution(*this, w, /*transposed=*/false,
+                         std::vector<int64_t>(spatial, 0));
 }
 
 bool NodeLowering::convTranspose() {
@@ -101,19 +109,7 @@ bool NodeLowering::convTranspose() {
   if (outputPadding.size() != spatial)
     return fail("output_padding must have " + Twine(spatial) +
                 " spatial axes");
-  Params params;
-  addAxes(params, "stride", w.strides);
-  addAxes(params, "padding", w.pads);
-  addAxes(params, "dilation", w.dilations);
-  params.emplace_back("transposed", I(1));
-  addAxes(params, "output_padding", outputPadding);
-  params.emplace_back("groups", I(attrInt(node, "group", 1)));
-  std::vector<std::string> inputs = {in(0), in(1)};
-  if (hasInput(2))
-    inputs.push_back(in(2));
-  l.emit(hasInput(2) ? "convolution" : "convolution_nobias", inputs, params,
-         outName(), out().shape, out().dtype);
-  return true;
+  return emitConvolution(*this, w, /*transposed=*/true, outputPadding);
 }
 
 /// Lowers a pooling node through `emitPool(input, inputShape, window,

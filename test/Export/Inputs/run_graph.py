@@ -23,14 +23,7 @@ from tofu_export import replay  # noqa: E402
 
 def run_model(argv):
     doc, values, expected = replay.replay(argv)
-    got = {}
-    for t in doc["tensors"]:
-        if "updates" in t:
-            got[f"new:{t['updates']}"] = values[t["name"]]
-        elif "grad_of" in t:
-            got[f"grad:{t['grad_of']}"] = values[t["name"]]
-        elif t["role"] == "output":
-            got["loss"] = values[t["name"]]
+    got = replay.step_results(doc, values)
     problems = [key for key in expected
                 if key not in got or not torch.allclose(
                     got[key], expected[key].detach(), rtol=1e-4, atol=1e-5)]

@@ -249,6 +249,20 @@ def eager_step(args, setup, doc):
     return values, expected
 
 
+def step_results(doc, values):
+    """The step's results by the keys eager_step uses: `new:PARAM` for an
+    update, `grad:PARAM` for a gradient, `loss` for the output."""
+    got = {}
+    for t in doc["tensors"]:
+        if "updates" in t:
+            got[f"new:{t['updates']}"] = values[t["name"]]
+        elif "grad_of" in t:
+            got[f"grad:{t['grad_of']}"] = values[t["name"]]
+        elif t["role"] == "output":
+            got["loss"] = values[t["name"]]
+    return got
+
+
 def replay(argv):
     """Exports the model of `argv` and replays its graph. Returns the graph
     document, every tensor's value by name, and the eager step's results
