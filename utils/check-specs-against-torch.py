@@ -43,6 +43,9 @@ MLP = os.path.join(SRC, "test", "Export", "Inputs", "mlp.py")
 # Uses the specs the models above do not (conv bias, uneven adaptive
 # pooling, tanh GELU, neg, sub_Scalar, sum, dropout).
 LIBRARY_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "library_ops.py")
+# A lengths padding mask and a key-padding-masked attention score (arange,
+# ge/gt/le/lt.Tensor, baddbmm): torchaudio's Conformer.
+MASK_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "mask_ops.py")
 # nn.MaxUnpool1d/2d/3d: max_unpool2d/3d and the gather of their backward.
 UNPOOL_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "unpool_ops.py")
 # Rank-5 and -6 view ops and cat / stack / unbind along dims 2 and 3.
@@ -75,6 +78,8 @@ MODELS = [
     f"{LIBRARY_OPS}:SwinOps --input 2x4x8x8 --loss output",
     f"{SHAPE_OPS}:ShapeOps --input 2x3x4x2x5 --loss output",
     f"{UNPOOL_OPS}:UnpoolOps --input 2x4x6x6 --loss output",
+    f"{MASK_OPS}:MaskOps --input 2x6x4 --input lengths=2:i64=[6,4] "
+    "--loss output",
     f"{POOL_OPS}:PoolOps --input 2x4x6x6 --loss output",
     f"{POOL_OPS}:ResampleOps --input 2x4x4x4 --loss output",
     f"{ACTIVATION_OPS}:ActivationOps --input 2x4x6 --loss output",

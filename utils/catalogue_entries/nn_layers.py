@@ -26,6 +26,9 @@ EXCLUDED = {
     "DataParallel": "multi-device wrapper of another module",
     "SyncBatchNorm": "BatchNorm across a process group (needs CUDA and "
                      "torch.distributed); its math is BatchNorm's",
+    "ChannelShuffle": "does not train in PyTorch 1.13: eager backward fails "
+                      "with 'derivative for channel_shuffle is not "
+                      "implemented'",
 }
 LAZY_REASON = "Lazy*: becomes the non-lazy class on its first call"
 
@@ -83,7 +86,6 @@ CASES = {
     "BatchNorm3d": _c(lambda: nn.BatchNorm3d(2), X5),
     "Bilinear": _c(lambda: nn.Bilinear(5, 6, 3), _seq(2, 5), _seq(2, 6)),
     "CELU": _c(lambda: nn.CELU(0.5), X2),
-    "ChannelShuffle": _c(lambda: nn.ChannelShuffle(2), X4),
     "ConstantPad1d": _c(lambda: nn.ConstantPad1d((1, 2), 0.5), X3),
     "ConstantPad2d": _c(lambda: nn.ConstantPad2d((1, 2, 0, 1), 0.5), X4),
     "ConstantPad3d": _c(lambda: nn.ConstantPad3d(1, 0.5), X5),
