@@ -263,6 +263,13 @@ op norm_ScalarOpt_dim<p: real, dim_0, keepdim>(self) where dim_0 == rank(self) -
     lambda ...i, z < 1: pow(Sum(lambda k: pow(abs(self[...i, k]), p)), 1.0 / p);
 op norm_ScalarOpt_dim<p: real, dim_0, keepdim>(self) where dim_0 == rank(self) - 1 && keepdim == 0 =
     lambda ...i: pow(Sum(lambda k: pow(abs(self[...i, k]), p)), 1.0 / p);
+# The p-norm over the first dim of rank >= 2 (nn.utils.weight_norm over the
+# last dim: norm_except_dim(v, p, dim) views v as [-1, dim(v, dim)] and
+# reduces dim 0; torchaudio's Wav2Vec2 positional convolution).
+op norm_ScalarOpt_dim<p: real, dim_0, keepdim>(self) where dim_0 == 0 && rank(self) >= 2 && keepdim == 1 =
+    lambda z < 1, ...i: pow(Sum(lambda k: pow(abs(self[k, ...i]), p)), 1.0 / p);
+op norm_ScalarOpt_dim<p: real, dim_0, keepdim>(self) where dim_0 == 0 && rank(self) >= 2 && keepdim == 0 =
+    lambda ...i: pow(Sum(lambda k: pow(abs(self[k, ...i]), p)), 1.0 / p);
 """
 
 

@@ -47,9 +47,9 @@ class NormOps(nn.Module):
 
 class ReduceOps(nn.Module):
     """Reductions over dim sets of a rank-4 tensor (and all dims of ranks 5
-    and 6), keepdim 0 and 1, with their backward as recorded (amax's
-    eq_Tensor, max.dim's scatter_src); prod reads a detached tensor
-    (tofu-export stops on its backward)."""
+    and 6), keepdim 0 and 1, p-norms over dim 0, with their backward as
+    recorded (amax's eq_Tensor, max.dim's scatter_src); prod reads a
+    detached tensor (tofu-export stops on its backward)."""
 
     def __init__(self):
         super().__init__()
@@ -70,7 +70,10 @@ class ReduceOps(nn.Module):
              y.prod(2).sum())
         w = x.reshape(2, 3, 2, 2, 5)
         big = x.reshape(2, 3, 2, 2, 5, 1)
-        return s + m + v + r + (w * w).mean() + (big * big).sum()
+        # p-norms over the first dim (weight_norm over the last dim)
+        n = x.norm(2, dim=0).sum() + x.norm(3, dim=0, keepdim=True).sum() + \
+            torch.norm_except_dim(x.reshape(6, 4, 5), 2, 2).sum()
+        return s + m + v + r + (w * w).mean() + (big * big).sum() + n
 
 
 class EvalNorm(nn.Module):
