@@ -95,4 +95,23 @@ class ChannelsLastPool(nn.Module):
         return self.pool(y).flatten(1)
 
 
+class TransposedSliceUpdate(nn.Module):
+    """Adds into a slice of an activation that is then read transposed (as
+    MViT v2 adds its relative-position and residual terms): the slice's
+    gradient is read by autograd with `as_strided` from a copy of the
+    transposed gradient in the activation's own (contiguous) strides."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 24)
+        self.extra = nn.Linear(8, 16)
+        self.out = nn.Linear(24, 4)
+
+    def forward(self, x):
+        b = x.shape[0]
+        h = self.fc(x).view(b, 2, 3, 4) * 2.0
+        h[:, :, 1:, :] += self.extra(x).view(b, 2, 2, 4)
+        return self.out(h.transpose(1, 2).reshape(b, 24))
+
+
 NOT_A_MODULE = 3

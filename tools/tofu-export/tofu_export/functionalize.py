@@ -86,11 +86,40 @@ class _Replay(torch.fx.Interpreter):
                     torch._is_functional_tensor(value):
                 torch._sync(value)
 
+    def call_function(self, target, args, kwargs):
+        if target is torch.ops.aten.copy_.default and len(args) == 2:
+            args = (args[0], _in_layout_of(args[1], args[0]))
+        return super().call_function(target, args, kwargs)
+
     def get_attr(self, target, args, kwargs):
         value = super().get_attr(target, args, kwargs)
         if isinstance(value, torch.Tensor):
             return torch._to_functional_tensor(value)
         return value
+
+
+def _in_layout_of(src, dst):
+    """`src` laid out as `dst` where that is contiguous or channels-last.
+    PyTorch 1.13 functionalizes `dst.copy_(src)` as `src` itself, without
+    `dst`'s strides (its note "functionalizating copy_() and not preserving
+    strides"); autograd's CopySlices copies a gradient into a fresh buffer
+    with its base's strides and reads it with `as_strided` in those
+    strides, so a transposed gradient would be read wrongly (MViT v2's
+    `attn[:, :, 1:, 1:] += rel_pos`). The copy is logically the identity
+    (a `clone`, elided in the graph)."""
+    if not isinstance(src, torch.Tensor) or not isinstance(dst, torch.Tensor) \
+            or src.shape != dst.shape:
+        return src
+    for fmt in (torch.contiguous_format, torch.channels_last,
+                torch.channels_last_3d):
+        try:
+            if dst.is_contiguous(memory_format=fmt):
+                if src.is_contiguous(memory_format=fmt):
+                    return src
+                return src.contiguous(memory_format=fmt)
+        except RuntimeError:  # channels-last of another rank
+            continue
+    return src
 
 
 def functionalize(gm: torch.fx.GraphModule, args) -> torch.fx.GraphModule:

@@ -152,6 +152,11 @@ def run_op(op, values, shape_of):
     if op["type"] in ("mm_transposed", "addmm_transposed"):
         return run_transposed_product(op, values)
     packet, overload = op["aten"].split(".")
+    if packet in ("as_strided", "as_strided_scatter") and op["inputs"]:
+        # A graph's tensors have no layout: its strides and offset index
+        # the contiguous form of the input (tofu_export.strided).
+        first = op["inputs"][0]
+        values = {**values, first: values[first].contiguous()}
     aten_op = getattr(getattr(torch.ops.aten, packet), overload)
     args, kwargs, k = build_args(op, aten_op._schema, values, out)
     try:
