@@ -383,8 +383,8 @@ def _generic(op, bound) -> OpCall:
                  for a, v, _ in bound
                  if (_is_tensor_type(a.type) and v is not None) or
                  (_is_tensor_list_type(a.type) and v)), None)
-    if packet == "unsqueeze" and rank is not None:
-        rank += 1  # its dim counts in the output
+    if packet in ("unsqueeze", "stack") and rank is not None:
+        rank += 1  # its dim counts in the output (stack(.., dim=-1))
     tensors, params, missing = [], {}, []
     for a, v, _ in bound:
         if _is_tensor_list_type(a.type):
