@@ -46,6 +46,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <climits>
 #include <cmath>
 
@@ -277,6 +278,9 @@ struct Run {
   std::vector<double> losses;
   int64_t movedBytes = 0;
   std::vector<int64_t> peaks;
+  /// Wall seconds of the fastest step after the first (of the only step
+  /// when there is one): the report's step_seconds.
+  double stepSeconds = 0;
 };
 
 /// Lowers `p` and starts its executor: on this run's processes, or on one
@@ -361,7 +365,13 @@ int findLoss(const graph::Graph &g) {
 void runSteps(Run &run, int loss, bool print) {
   run.peaks.assign(run.plan.workers, 0);
   for (unsigned s = 0; s != numSteps.value; ++s) {
+    auto start = std::chrono::steady_clock::now();
     runtime::StepResult result = run.executor->runStep();
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    if (s <= 1 || seconds < run.stepSeconds)
+      run.stepSeconds = seconds;
     run.movedBytes = result.movedBytes;
     for (unsigned w = 0; w != run.plan.workers; ++w)
       run.peaks[w] = std::max(run.peaks[w], result.peakBytesPerWorker[w]);
@@ -474,6 +484,7 @@ bool writeReport(const Run &run, const Errors &errors) {
       {"plan_peak_bytes_per_worker", std::move(planPeaks)},
       {"max_abs_error", errors.maxAbs},
       {"max_rel_error", errors.maxRel},
+      {"step_seconds", run.stepSeconds},
       {"losses", std::move(losses)}};
   std::error_code ec;
   llvm::raw_fd_ostream os(reportFile, ec);
