@@ -70,9 +70,10 @@ public:
 /// supported, with the reason in `why`.
 bool lowerNode(const onnx::NodeProto &node, Lowering &l, std::string &why);
 
-/// Lowers an LSTM node by unrolling it over its time steps
+/// Lowers an RNN, GRU or LSTM node by unrolling it over its time steps
 /// (ONNXRecurrent.cpp).
-bool lowerLSTM(const onnx::NodeProto &node, Lowering &l, std::string &why);
+bool lowerRecurrent(const onnx::NodeProto &node, Lowering &l,
+                    std::string &why);
 
 /// The tofu dtype of an ONNX element type, if it has one.
 bool mapElementType(int elemType, DType &out);

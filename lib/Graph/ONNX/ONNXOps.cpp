@@ -519,7 +519,7 @@ bool onnximport::lowerNode(const onnx::NodeProto &node, Lowering &l,
                       .Cases("Gemm", "MatMul", "Conv", "Gather", "Expand", 2)
                       .Cases("ConvTranspose", "PRelu", 2)
                       .Case("InstanceNormalization", 3)
-                      .Case("LSTM", 3)
+                      .Cases("RNN", "GRU", "LSTM", 3)
                       .Case("BatchNormalization", 5)
                       .Default(1);
   if (node.input_size() < minInputs)
@@ -531,8 +531,9 @@ bool onnximport::lowerNode(const onnx::NodeProto &node, Lowering &l,
   for (int i = 0; i != node.input_size(); ++i)
     if (!node.input(i).empty() && !l.getInfo(node.input(i)))
       return n.fail("the shape of input '" + node.input(i) + "' is unknown");
-  if (node.op_type() == "LSTM")
-    return lowerLSTM(node, l, why);
+  if (node.op_type() == "RNN" || node.op_type() == "GRU" ||
+      node.op_type() == "LSTM")
+    return lowerRecurrent(node, l, why);
   if (node.output_size() < 1 || !l.getInfo(node.output(0)))
     return n.fail("the shape of its output is unknown");
   StringRef type = node.op_type();

@@ -5,7 +5,7 @@
 // convolution_nobias, MaxPool / AveragePool (2-3 axes directly, 1 axis as a
 // 2-d pooling of a view with a unit row) -> max_pool{2,3}d_with_indices__0 /
 // avg_pool{2,3}d, GlobalAveragePool -> mean_dim over the spatial axes,
-// DepthToSpace (CRD) -> pixel_shuffle, Resize -> upsample_nearest{1,2,3}d /
+// DepthToSpace -> pixel_shuffle (DCR: of a channel-reordering transpose), Resize -> upsample_nearest{1,2,3}d /
 // upsample_{linear1d,bilinear2d,trilinear3d} (.vec, by output size), and
 // reflect / edge Pad -> reflection_pad{1,2,3}d / replication_pad{1,2,3}d.
 //
@@ -234,11 +234,28 @@ bool NodeLowering::resize() {
 
 bool NodeLowering::depthToSpace() {
   // CRD is pixel_shuffle's channel order (and what torch.onnx writes);
-  // DCR, ONNX's default, orders the channels block-first.
-  if (attrString(node, "mode", "DCR") != "CRD")
-    return fail("only mode 'CRD' (PyTorch's pixel_shuffle) is supported");
-  l.emit("pixel_shuffle", {in(0)},
-         {{"upscale_factor", I(attrInt(node, "blocksize", 1))}}, outName(),
+  // DCR, ONNX's default, orders the channels block-first: channel
+  // (b1 * b + b2) * C' + c. A [N, b*b, C', H, W] view transposed to
+  // [N, C', b*b, H, W] is the CRD order c * b*b + b1 * b + b2.
+  int64_t b = attrInt(node, "blocksize", 1);
+  std::string mode = attrString(node, "mode", "DCR");
+  const Shape &x = info(0).shape;
+  if (mode != "CRD" && mode != "DCR")
+    return fail("mode '" + mode + "' is unknown (DCR and CRD are)");
+  if (x.size() != 4 || b < 1 || x[1] % (b * b))
+    return fail("the input must be [N, C, H, W] with C a multiple of "
+                "blocksize^2");
+  std::string in0 = in(0);
+  if (mode == "DCR" && b > 1) {
+    Shape split{x[0], b * b, x[1] / (b * b), x[2], x[3]};
+    Shape swapped{x[0], x[1] / (b * b), b * b, x[2], x[3]};
+    std::string v = view(in0, x, split, info(0).dtype, l.temp("blocks"));
+    std::string t = l.temp("crd");
+    l.emit("transpose_int", {v}, {{"dim0", I(1)}, {"dim1", I(2)}}, t, swapped,
+           info(0).dtype);
+    in0 = view(t, swapped, x, info(0).dtype, l.temp("crd_channels"));
+  }
+  l.emit("pixel_shuffle", {in0}, {{"upscale_factor", I(b)}}, outName(),
          out().shape, out().dtype);
   return true;
 }

@@ -227,6 +227,16 @@ def badlstm():
                  [init("w", 1, 8, 4), init("r", 1, 8, 2), lens])
 
 
+def badgru():
+    # An activation the unrolling has no op for: an error naming it.
+    nodes = [helper.make_node("GRU", ["x", "w", "r"], ["y"], name="gru",
+                              hidden_size=2,
+                              activations=["Sigmoid", "Softsign"])]
+    return model("badgru", nodes, [f32("x", 3, 2, 4)],
+                 [f32("y", 3, 1, 2, 2)],
+                 [init("w", 1, 6, 4), init("r", 1, 6, 2)])
+
+
 def unsupported():
     nodes = [
         helper.make_node("Sin", ["x"], ["a"], name="sin1"),
@@ -311,7 +321,7 @@ if __name__ == "__main__":
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     for make in (mlp, convnet, attention, layernorm, shapechain, layers,
-                 clamps, lstm, badlstm, zerostride, noinput, badgelu,
+                 clamps, lstm, badlstm, badgru, zerostride, noinput, badgelu,
                  unsupported, malformed, symbolic,
                  strings):
         onnx.save(make(), os.path.join(out, make.__name__ + ".onnx"))

@@ -10,13 +10,15 @@ validate.
 
 MODEL: resnet50, densenet121, mobilenet_v2 (torchvision, 32x32 images),
 lraspp, r2plus1d_18 (torchvision segmentation and video, small inputs),
-wav2letter, convtasnet (torchaudio, small configurations),
+wav2letter, convtasnet, deepspeech (torchaudio, small configurations;
+DeepSpeech's bidirectional ReLU RNN is an RNN node),
 vit (a two-layer VisionTransformer), layers (torch.nn layers beyond the
 classifiers': 1-d/3-d convolution and pooling, ConvTranspose, instance and
 group norm, PReLU, ELU, SELU, CELU, Softplus, LeakyReLU, HardSigmoid,
 logsumexp, amax, nearest and bilinear upsampling, pixel shuffle,
 reflection and replication padding), lstm (a two-layer nn.LSTM and a
-linear head on the last step), bilstm (one bidirectional layer); exported
+linear head on the last step), bilstm (one bidirectional layer), gru (a
+two-layer bidirectional nn.GRU: GRU nodes); exported
 at opset 13, or at N with MODEL@N (vit@17: LayerNormalization nodes).
 Prints `MODEL: N ops ran, output matches` per model, or the mismatch;
 exits 1 on any mismatch.
@@ -50,6 +52,21 @@ class LSTMNet(torch.nn.Module):
 
     def forward(self, x):
         y, _ = self.lstm(x)
+        return self.fc(y[:, -1])
+
+
+class GRUNet(torch.nn.Module):
+    """A two-layer bidirectional nn.GRU (torch.onnx writes GRU nodes with
+    linear_before_reset=1) and a linear head on the last step."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = torch.nn.GRU(8, 12, num_layers=2, batch_first=True,
+                                bidirectional=True)
+        self.fc = torch.nn.Linear(24, 5)
+
+    def forward(self, x):
+        y, _ = self.gru(x)
         return self.fc(y[:, -1])
 
 
@@ -106,6 +123,12 @@ def make(name):
         return LSTMNet(), torch.randn(2, 5, 16)
     if name == "layers":
         return Layers(), torch.randn(2, 4, 8, 8)
+    if name == "gru":
+        return GRUNet(), torch.randn(2, 5, 8)
+    if name == "deepspeech":  # a bidirectional ReLU nn.RNN: an RNN node
+        return torchaudio.models.DeepSpeech(n_feature=8, n_hidden=16,
+                                            n_class=5), \
+            torch.randn(2, 1, 6, 8)
     if name == "lraspp":
         return torchvision.models.segmentation.lraspp_mobilenet_v3_large(
             num_classes=3, weights_backbone=None), torch.randn(1, 3, 64, 64)
