@@ -17,7 +17,7 @@
 #include "tofu/Graph/SpecLibrary.h"
 #include "tofu/Graph/Verifier.h"
 #include "tofu/Lowering/PlanLowering.h"
-#include "tofu/Plan/PlanEmitters.h"
+#include "tofu/PlanEmit/PlanEmitters.h"
 #include "tofu/Plan/PlanJSON.h"
 #include "tofu/Planner/PlanVerifier.h"
 #include "tofu/Planner/Planner.h"

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TOFU_PLAN_PLANEMITTERS_H
-#define TOFU_PLAN_PLANEMITTERS_H
+#ifndef TOFU_PLANEMIT_PLANEMITTERS_H
+#define TOFU_PLANEMIT_PLANEMITTERS_H
 
 #include "tofu/Graph/Graph.h"
 #include "tofu/Plan/Plan.h"
@@ -49,4 +49,4 @@ llvm::Error writePlanCpp(llvm::raw_ostream &os, const graph::Graph &g,
 } // namespace plan
 } // namespace tofu
 
-#endif // TOFU_PLAN_PLANEMITTERS_H
+#endif // TOFU_PLANEMIT_PLANEMITTERS_H

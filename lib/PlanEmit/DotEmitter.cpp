@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tofu/Plan/PlanEmitters.h"
+#include "tofu/PlanEmit/PlanEmitters.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Format.h"

@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/CodeGen/GraphKernels.h"
-#include "tofu/Plan/PlanEmitters.h"
+#include "tofu/PlanEmit/PlanEmitters.h"
 
 #include "llvm/ADT/StringMap.h"
 
