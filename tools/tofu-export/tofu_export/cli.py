@@ -219,7 +219,7 @@ def _capture(args, setup, target, loss, cfg, decomposer, has_spec, times):
     """Trace the step (with the decompositions and lowerings chosen so far)
     and convert it: (captured step, graph, op name -> FX node); adds the
     times taken to `times`."""
-    from . import fold, graph, lowerings, step
+    from . import empty, fold, graph, lowerings, step
     decomposer.start_trace()
     t0 = time.perf_counter()
     counts = {}
@@ -241,6 +241,7 @@ def _capture(args, setup, target, loss, cfg, decomposer, has_spec, times):
     t1 = time.perf_counter()
     try:
         doc, origins = graph.build_graph_with_origins(captured)
+        empty.drop_empty_tensors(doc)
         if not args.no_fold_transposes:
             fold.fold_transposes(doc)
     except graph.ExportError as e:

@@ -4,6 +4,9 @@ is removed, aliases are elided, multi-output calls become one op per used
 output, every tensor gets a unique readable name, a dtype, a shape and a
 role, and every op gets a group (forward ops their own name, backward ops
 the forward call they differentiate, update ops `update.<param>`).
+Integer results computed from inputs given as values (values.py marks their
+nodes `tofu_value`) are constants of the step, with their values, instead
+of ops.
 """
 
 import operator
@@ -82,6 +85,7 @@ class GraphBuilder:
         self.call_name: Dict[Any, str] = {}  # forward FX call -> group name
         self.alias_source: Dict[Any, Any] = {}  # elided FX call -> its input
         self.origin: Dict[str, Any] = {}  # op name -> FX call it came from
+        self.folded = set()  # constants folded from given values
 
     def build(self) -> dict:
         live = _live_nodes(self.fx)
@@ -184,6 +188,12 @@ class GraphBuilder:
         name = f"{cname}__{k}" if multi else cname
         self.names.reserve(name) if multi else None
         op_type = f"{call.base}__{k}" if multi else call.base
+        value = out_node.meta.get("tofu_value")
+        if value is not None:  # computed from inputs given as values
+            t = self._add_tensor(out_node, name, "state")
+            t["value"] = value.flatten().tolist()
+            self.folded.add(name)
+            return
         params = dict(call.params)
         inputs = [self._input_name(n) for n in call.output_inputs(k)]
         phase = node.meta.get("tofu_phase")
@@ -256,11 +266,13 @@ class GraphBuilder:
     def _drop_unread_inputs(self) -> None:
         """Buffers, parameters and optimizer state no op reads are not part
         of the dataflow: batch norm's running statistics (the kernel updates
-        them as a side effect), parameters the loss does not depend on."""
+        them as a side effect), parameters the loss does not depend on,
+        given values and constants folded from them that only folded
+        constants read."""
         read = {i for op in self.ops for i in op["inputs"]}
         droppable = {gi.name for gi in self.cap.inputs
                      if gi.kind in ("buffer", "param", "optimizer",
-                                    "constant")}
+                                    "constant")} | self.folded
         self.tensors = [t for t in self.tensors
                         if t["name"] in read or t["name"] not in droppable]
 

@@ -132,7 +132,7 @@ def capture(model: torch.nn.Module, inputs: List[Tuple[str, torch.Tensor]],
     known = values.KnownValues(recorder)
     for gi in graph_inputs:
         if gi.kind == "constant":
-            known.set(gi.tensor, constants[gi.name])
+            known.set(gi.tensor, constants[gi.name], given=True)
     result.recorder = recorder
     try:
         result.graph = trace.trace(step, args, recorder,

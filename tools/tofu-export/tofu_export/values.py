@@ -13,6 +13,12 @@ outputs of at most LIMIT elements) and remembers the result, so that
 lengths.unsqueeze(1)` is traced with known values. `repeat_interleave` with
 known repeats gets its `output_size`, which its meta kernel needs.
 
+Integer results computed from inputs given as values (`torch.max(lengths)`,
+`lengths // 2 + 1`, an i64 -> i32 copy) are written on their FX node
+(`tofu_value`): the graph builder folds them into constants of the step
+(graph.py), so that arithmetic on lengths known at trace time is no op of
+the graph.
+
 An op that needs values nobody knows (`.item()`, a branch on a tensor,
 `nonzero`, ...: ATen's `data_dependent_output` and `dynamic_output_shape`
 tags) is a DataDependentError naming the op, the module and the model's
@@ -25,12 +31,17 @@ import torch
 import torch.utils._pytree as pytree
 from torch.utils._mode_utils import no_dispatch
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.fx.experimental import proxy_tensor as pt
 
 from . import meta_fallback, trace
 from .errors import ModelError
 
 # Largest output (elements) computed on values.
 LIMIT = 1 << 16
+# Largest integer result from given values folded into a constant.
+FOLD_LIMIT = 4096
+_FOLDED_DTYPES = (torch.int64, torch.int32, torch.int16, torch.int8,
+                  torch.uint8)
 
 _DATA = torch.Tag.data_dependent_output
 _DYNAMIC = torch.Tag.dynamic_output_shape
@@ -52,9 +63,19 @@ class KnownValues:
     def __init__(self, recorder: Optional[trace.Recorder] = None):
         self.recorder = recorder  # modules and lines for messages
         self._values = {}
+        self._given = set()  # ids: given as values or computed from them
 
-    def set(self, t: torch.Tensor, value: torch.Tensor) -> None:
+    def set(self, t: torch.Tensor, value: torch.Tensor,
+            given: bool = False) -> None:
+        """`given`: an input given as values, or computed from one."""
         self._values[id(t)] = (t, value)
+        if given:
+            self._given.add(id(t))
+        else:
+            self._given.discard(id(t))
+
+    def is_given(self, t: torch.Tensor) -> bool:
+        return id(t) in self._given and self.get(t) is not None
 
     def get(self, t: torch.Tensor) -> Optional[torch.Tensor]:
         """The value of `t`; a real tensor is its own value."""
@@ -65,8 +86,10 @@ class KnownValues:
 
     def forget(self, t: torch.Tensor) -> None:
         self._values.pop(id(t), None)
+        self._given.discard(id(t))
         if t._base is not None:
             self._values.pop(id(t._base), None)
+            self._given.discard(id(t._base))
 
     def where(self) -> str:
         """` in module 'path' (Class) at file:line` of the running code."""
@@ -181,10 +204,14 @@ class ValueMode(TorchDispatchMode):
             return
         results = [t for t in pytree.tree_flatten(result)[0]
                    if isinstance(t, torch.Tensor)]
+        given = any(self.known.is_given(t) for t in _tensors(args, kwargs))
         if len(results) == len(outs):
             for t, v in zip(outs, results):
                 if tuple(t.shape) == tuple(v.shape):
-                    self.known.set(t, v)
+                    self.known.set(t, v, given)
+                    if given and v.dtype in _FOLDED_DTYPES and \
+                            v.numel() <= FOLD_LIMIT:
+                        _note_value(t, v)
 
     def _value_dependent(self, func, args, kwargs, values, known):
         """An op whose output (a value, or its shape) depends on values:
@@ -197,7 +224,8 @@ class ValueMode(TorchDispatchMode):
                 kwargs.get("output_size") is None:
             result = self._compute(func, args, kwargs, values)
             out = func(*args, **kwargs, output_size=int(result.shape[0]))
-            self.known.set(out, result)
+            self.known.set(out, result, any(
+                self.known.is_given(t) for t in _tensors(args, kwargs)))
             return out
         try:
             out = func(*args, **kwargs)
@@ -207,3 +235,11 @@ class ValueMode(TorchDispatchMode):
         if known:
             self._record(func, args, kwargs, values, out)
         return out
+
+
+def _note_value(t: torch.Tensor, value: torch.Tensor) -> None:
+    """Writes `value` on the FX node the tracer recorded for `t`
+    (`tofu_value`), when the op is being traced."""
+    slots = t.__dict__.get(pt.proxy_slot)
+    for tracked in (slots or {}).values():
+        tracked.proxy.node.meta["tofu_value"] = value
