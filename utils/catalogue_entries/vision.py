@@ -86,9 +86,13 @@ def _flows(m, a, b):
     return m(a, b, num_flow_updates=2)
 
 
+# RAFT's correlation pyramid has 4 levels, each half the last, over features
+# at 1/8 of the frame: 128x128 frames give 16, 8, 4 and 2 pixels (with 64x64
+# frames the last level is 1x1, where RAFT's normalization of the sampling
+# grid divides by width - 1 = 0 and the whole step is NaN).
 OPTICAL_FLOW = {
     name: _v(lambda name=name: getattr(tvm.optical_flow, name)(weights=None),
-             ["1x3x64x64", "1x3x64x64"], forward=_flows)
+             ["1x3x128x128", "1x3x128x128"], forward=_flows)
     for name in tvm.list_models(module=tvm.optical_flow)}
 
 

@@ -100,7 +100,7 @@ def build_args(op, schema, values, out):
         elif isinstance(inner, torch.StringType):
             args.append(string_arg(op, packet, overload, schema, a))
         elif a.name == "output_mask":
-            args.append([i == k for i in range(3)])
+            args.append([i == k for i in range(a.N or 3)])  # bool[N]
         elif a.name in ("dtype", "input_dtype"):
             args.append(out.dtype)
         elif a.name in params:
