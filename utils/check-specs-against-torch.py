@@ -48,7 +48,8 @@ LIBRARY_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "library_ops.py")
 MASK_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "mask_ops.py")
 # nn.MaxUnpool1d/2d/3d: max_unpool2d/3d and the gather of their backward.
 UNPOOL_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "unpool_ops.py")
-# F.grid_sample (bilinear, zero padding) and linspace: RAFT's lookups.
+# F.grid_sample (bilinear, zero padding) and linspace: RAFT's lookups;
+# RAFT's rank-7 convex upsampling (view, expand, sum over dims {3, 4}).
 SAMPLE_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "sample_ops.py")
 # Rank-5 and -6 view ops and cat / stack / unbind along dims 2 and 3.
 SHAPE_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "shape_ops.py")
@@ -81,6 +82,7 @@ MODELS = [
     f"{SHAPE_OPS}:ShapeOps --input 2x3x4x2x5 --loss output",
     f"{UNPOOL_OPS}:UnpoolOps --input 2x4x6x6 --loss output",
     f"{SAMPLE_OPS}:SampleOps --input 2x3x5x6 --loss output",
+    f"{SAMPLE_OPS}:ConvexUpsample --input 1x36x3x4 --loss output",
     f"{MASK_OPS}:MaskOps --input 2x6x4 --input lengths=2:i64=[6,4] "
     "--loss output",
     f"{POOL_OPS}:PoolOps --input 2x4x6x6 --loss output",
