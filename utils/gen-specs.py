@@ -38,6 +38,7 @@ from specgen import pool  # noqa: E402
 from specgen import resample  # noqa: E402
 from specgen import loss  # noqa: E402
 from specgen import shape  # noqa: E402
+from specgen import strided  # noqa: E402
 CAT_MAX = 64  # DenseNet-201: 49 (its third block: the input and 48 layers)
 CAT_ALL_DIMS_MAX = 8  # beyond it, the DenseNet form only (see cat_equal_tail)
 STACK_MAX = 16
@@ -210,7 +211,7 @@ def split_specs():
         "\n# aten.slice_scatter.default(self, src, dim, start, end, step): src\n"
         "# written to self[start:end:step] along `dim`, self elsewhere (bounds\n"
         "# resolved as Python slices by tofu-export).\n")
-    for guard, before, after in POSITIONS:
+    for guard, before, after in POSITIONS_5:
         g = guard.format(t="self")
         # self gives the extent (the src read alone would bound j by start
         # plus src's extent)
@@ -341,6 +342,7 @@ FILES = {
     "permute.tdl": permute_specs,
     "view.tdl": view_specs,
     "shape_ranks.tdl": shape.shape_rank_specs,
+    "strided.tdl": strided.strided_specs,
     "conv.tdl": conv.conv_specs,
     "norm.tdl": norm.norm_specs,
     "reduce.tdl": reduce.reduce_specs,
