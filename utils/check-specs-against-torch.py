@@ -52,7 +52,9 @@ UNPOOL_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "unpool_ops.py")
 # RAFT's rank-7 convex upsampling (view, expand, sum over dims {3, 4}).
 SAMPLE_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "sample_ops.py")
 # MViT v2's in-place slice updates and relative-position table: slice_scatter
-# along dims 2 and 3, as_strided(_scatter), index_put with a rank-2 index.
+# along dims 2 and 3, as_strided(_scatter), index_put with a rank-2 index;
+# its decomposed relative positions (permute, view, unsqueeze, squeeze_dim
+# and sums of rank 7 and 8).
 RELPOS_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "relpos_ops.py")
 # Rank-5 and -6 view ops and cat / stack / unbind along dims 2 and 3.
 SHAPE_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "shape_ops.py")
@@ -87,6 +89,7 @@ MODELS = [
     f"{SAMPLE_OPS}:SampleOps --input 2x3x5x6 --loss output",
     f"{SAMPLE_OPS}:ConvexUpsample --input 1x36x3x4 --loss output",
     f"{RELPOS_OPS}:RelPosOps --input 2x9x4 --loss output",
+    f"{RELPOS_OPS}:DecomposedRelPos --input 2x2x2x3x3x4 --loss output",
     f"{MASK_OPS}:MaskOps --input 2x6x4 --input lengths=2:i64=[6,4] "
     "--loss output",
     f"{POOL_OPS}:PoolOps --input 2x4x6x6 --loss output",

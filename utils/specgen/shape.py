@@ -23,6 +23,9 @@ MAX_RANK = 6
 # [N, 2, 9, 1, 1, H, W] flow to its [N, 1, 9, 8, 8, H, W] mask; the
 # backward expands the mask's gradient sum back)
 EXPAND_RANKS = (5, 6, 7)
+# unsqueeze and squeeze_dim at dims 3 up to this one (MViT v2's relative
+# positions broadcast over rank-8 tensors)
+SQUEEZE_MAX_DIM = 6
 VARS = ["a", "b", "c", "d", "e", "f", "g"]
 
 
@@ -42,9 +45,9 @@ def _transposes():
 
 
 def _unsqueezes():
-    out = ["\n# aten.unsqueeze(self, dim), dim 3 to 5 (shape.tdl: 0, 1, 2 and "
+    out = ["\n# aten.unsqueeze(self, dim), dim 3 to 6 (shape.tdl: 0, 1, 2 and "
            "the last): a new\n# dimension of extent 1.\n"]
-    for dim in range(3, MAX_RANK):
+    for dim in range(3, SQUEEZE_MAX_DIM + 1):
         before = VARS[:dim]
         out.append(
             f"op unsqueeze<dim>(self) where dim == {dim} && rank(self) >= {dim} =\n"
@@ -54,9 +57,9 @@ def _unsqueezes():
 
 
 def _squeezes():
-    out = ["\n# aten.squeeze.dim(self, dim), dim 3 and 4 of a tensor with more "
+    out = ["\n# aten.squeeze.dim(self, dim), dim 3 to 6 of a tensor with more "
            "dims after it\n# (shape.tdl: 0, 1, 2 and the last).\n"]
-    for dim in range(3, MAX_RANK - 1):
+    for dim in range(3, SQUEEZE_MAX_DIM + 1):
         before = VARS[:dim]
         out.append(
             f"op squeeze_dim<dim>(self) where dim == {dim} && rank(self) > {dim + 1} "
