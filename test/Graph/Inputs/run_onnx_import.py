@@ -9,7 +9,8 @@ validate.
     run_onnx_import.py TOFU_EXPORT_DIR TOFU_GRAPH OUTDIR MODEL...
 
 MODEL: resnet50, densenet121, mobilenet_v2 (torchvision, 32x32 images),
-lraspp, r2plus1d_18 (torchvision segmentation and video, small inputs),
+lraspp, deeplabv3 (MobileNetV3), r2plus1d_18 (torchvision segmentation and
+video, small inputs), fpn (the ResNet-18 FPN detection backbone),
 wav2letter, convtasnet, deepspeech (torchaudio, small configurations;
 DeepSpeech's bidirectional ReLU RNN is an RNN node),
 vit (a two-layer VisionTransformer), layers (torch.nn layers beyond the
@@ -38,6 +39,7 @@ import torch  # noqa: E402
 import torchaudio  # noqa: E402
 import torchvision  # noqa: E402
 from onnx import numpy_helper  # noqa: E402
+from torchvision.models.detection import backbone_utils  # noqa: E402
 from torchvision.models.vision_transformer import VisionTransformer  # noqa: E402
 
 from tofu_export import models, replay  # noqa: E402
@@ -68,6 +70,19 @@ class GRUNet(torch.nn.Module):
     def forward(self, x):
         y, _ = self.gru(x)
         return self.fc(y[:, -1])
+
+
+class FPNLevels(torch.nn.Module):
+    """torchvision's ResNet-18 FPN detection backbone, its pyramid levels
+    flattened into one output."""
+
+    def __init__(self):
+        super().__init__()
+        self.fpn = backbone_utils.resnet_fpn_backbone(
+            backbone_name="resnet18", weights=None, trainable_layers=5)
+
+    def forward(self, x):
+        return torch.cat([v.flatten(1) for v in self.fpn(x).values()], 1)
 
 
 class Layers(torch.nn.Module):
@@ -135,6 +150,11 @@ def make(name):
     if name == "r2plus1d_18":
         return torchvision.models.video.r2plus1d_18(num_classes=4), \
             torch.randn(1, 3, 4, 16, 16)
+    if name == "deeplabv3":
+        return torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(
+            num_classes=3, weights_backbone=None), torch.randn(1, 3, 32, 32)
+    if name == "fpn":
+        return FPNLevels(), torch.randn(1, 3, 64, 64)
     if name == "wav2letter":
         return torchaudio.models.Wav2Letter(num_classes=5, num_features=1), \
             torch.randn(1, 1, 400)
