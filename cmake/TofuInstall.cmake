@@ -9,7 +9,7 @@ set(TOFU_INSTALL_BINDIR bin)
 set(TOFU_INSTALL_SPECSDIR share/tofu/specs)
 set(TOFU_INSTALL_CMAKEDIR lib/cmake/Tofu)
 
-install(TARGETS tofu-plan tofu-graph tofu-run tdlc tdl-eval
+install(TARGETS tofu-plan tofu-graph tofu-run tofu-calibrate tdlc tdl-eval
         RUNTIME DESTINATION ${TOFU_INSTALL_BINDIR})
 install(TARGETS TofuRuntime EXPORT TofuTargets
         ARCHIVE DESTINATION lib

@@ -103,6 +103,8 @@ public:
   bool failed() const { return !errorMessage.empty(); }
   ArrayRef<int64_t> getVarExtents() const { return varExtents; }
   bool usesBlas() const { return contraction.hasValue(); }
+  /// How the kernel computes (after lowerBody).
+  KernelKind getKind() const;
 
   // ExprLowering.cpp
   /// A C++ expression of type double computing `e`; may add statements to

@@ -157,6 +157,35 @@ bool KernelBuilder::lowerBody(std::string &value) {
   return !failed();
 }
 
+KernelKind KernelBuilder::getKind() const {
+  if (contraction)
+    return contraction->transposeCopy ? KernelKind::Transpose
+           : contraction->im2col || contraction->weightGradient
+               ? KernelKind::Convolution
+               : KernelKind::Gemm;
+  bool reduces = false;
+  walkExpr(inst.op->getBody(), [&](const Expr &e) {
+    reduces |= isa<ReduceExpr>(e);
+  });
+  return reduces ? KernelKind::Reduction : KernelKind::Elementwise;
+}
+
+const char *codegen::getKernelKindName(KernelKind kind) {
+  switch (kind) {
+  case KernelKind::Gemm:
+    return "gemm";
+  case KernelKind::Convolution:
+    return "convolution";
+  case KernelKind::Transpose:
+    return "transpose";
+  case KernelKind::Elementwise:
+    return "elementwise";
+  case KernelKind::Reduction:
+    return "reduction";
+  }
+  llvm_unreachable("unknown kernel kind");
+}
+
 void KernelBuilder::declareBoxes(std::vector<std::string> &lines) {
   unsigned rank = op.getOutputRank();
   lines.push_back("const std::int64_t *lo = call.varLo, *hi = call.varHi;");
@@ -295,6 +324,7 @@ codegen::emitKernel(const KernelInstance &instance, StringRef name,
   kernel.varExtents.assign(builder.getVarExtents().begin(),
                            builder.getVarExtents().end());
   kernel.usesBlas = builder.usesBlas();
+  kernel.kind = builder.getKind();
   kernel.deviceGemm = builder.deviceGemm;
   kernel.gemm = builder.gemm;
   kernel.conv = builder.conv;

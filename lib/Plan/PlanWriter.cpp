@@ -33,6 +33,17 @@ static void writeRegion(llvm::raw_ostream &os,
   os << ']';
 }
 
+/// The estimated step's seconds.
+static void writeSeconds(llvm::raw_ostream &os, const StepEstimate &estimate) {
+  os << ",\n \"estimated_step_seconds\": ";
+  llvm::json::OStream j(os);
+  j.object([&] {
+    j.attribute("communication", estimate.communicationSeconds);
+    j.attribute("compute", estimate.computeSeconds);
+    j.attribute("total", estimate.totalSeconds());
+  });
+}
+
 /// The topology a plan was made for and its estimated step (fields beyond
 /// the contract, docs/PlanFormat.md).
 static void writeEstimate(llvm::raw_ostream &os, const Topology &topology,
@@ -54,14 +65,7 @@ static void writeEstimate(llvm::raw_ostream &os, const Topology &topology,
   os << ",\n \"level_bytes\": ";
   llvm::json::OStream bytes(os);
   writeNumbers(bytes, estimate.levelBytes);
-  os << ",\n \"estimated_step_seconds\": ";
-  llvm::json::OStream seconds(os);
-  seconds.object([&] {
-    auto &j = seconds;
-    j.attribute("communication", estimate.communicationSeconds);
-    j.attribute("compute", estimate.computeSeconds);
-    j.attribute("total", estimate.totalSeconds());
-  });
+  writeSeconds(os, estimate);
 }
 
 /// What the search did (docs/PlanFormat.md, "search").
@@ -112,6 +116,8 @@ void plan::writePlanJSON(llvm::raw_ostream &os, const Plan &p,
   }
   if (p.topology && p.estimate)
     writeEstimate(os, *p.topology, *p.estimate);
+  else if (p.estimate) // tofu-plan --machine
+    writeSeconds(os, *p.estimate);
   if (p.search)
     writeSearch(os, *p.search);
   os << ",\n \"ops\": [";

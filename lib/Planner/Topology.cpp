@@ -10,8 +10,7 @@
 #include "tofu/Planner/Assignment.h"
 #include "tofu/Planner/CostModel.h"
 #include "tofu/Planner/Search.h"
-#include "tofu/TDL/AST.h"
-#include "tofu/TDL/ExprWalk.h"
+#include "tofu/Planner/WorkModel.h"
 
 #include "llvm/Support/Format.h"
 
@@ -158,77 +157,6 @@ static plan::Plan cutPlan(const plan::Plan &p, unsigned n) {
     }
   }
   return cut;
-}
-
-namespace {
-
-/// How much work an op's kernel does over an iteration box: the body once
-/// per output element, and each reduction once per combination of the
-/// index variables it uses (a reduction that does not depend on an output
-/// variable is hoisted out of its loop, as a kernel generator does). A
-/// one-hot reduction, `Sum(lambda k: select(T[..] == v, e, 0))`, is how
-/// TDL writes gathers and scatter-adds (embedding and loss backwards): a
-/// kernel reads each element once instead, so such an op counts the
-/// elements it reads and writes.
-class WorkModel {
-public:
-  explicit WorkModel(const ProblemOp &op);
-  double getPoints(ArrayRef<analysis::Range> box) const;
-
-private:
-  const ProblemOp &op;
-  bool oneHot = false;
-  /// Per reduction, the index variables its body uses (its own included).
-  std::vector<SmallVector<unsigned, 4>> reductionVars;
-};
-
-} // namespace
-
-WorkModel::WorkModel(const ProblemOp &op) : op(op) {
-  const tdl::OpDecl &decl = op.analysis->getOp();
-  auto vars = decl.getIndexVars();
-  tdl::walkExpr(decl.getBody(), [&](const tdl::Expr &e) {
-    auto *reduce = dyn_cast<tdl::ReduceExpr>(&e);
-    if (!reduce)
-      return;
-    if (auto *call = dyn_cast<tdl::CallExpr>(&reduce->getBody()))
-      if (call->getBuiltin() == tdl::Builtin::Select)
-        if (auto *cond = dyn_cast<tdl::BinaryExpr>(&call->getArg(0)))
-          oneHot |= cond->getOp() == tdl::BinaryOp::Eq &&
-                    (isa<tdl::TensorReadExpr>(cond->getLHS()) ||
-                     isa<tdl::TensorReadExpr>(cond->getRHS()));
-    SmallVector<unsigned, 4> used;
-    tdl::walkExpr(reduce->getBody(), [&](const tdl::Expr &inner) {
-      auto *name = dyn_cast<tdl::NameExpr>(&inner);
-      if (!name || !name->getIndexVar())
-        return;
-      for (unsigned v = 0, n = vars.size(); v != n; ++v)
-        if (&*vars[v] == name->getIndexVar() && !llvm::is_contained(used, v))
-          used.push_back(v);
-    });
-    reductionVars.push_back(std::move(used));
-  });
-}
-
-double WorkModel::getPoints(ArrayRef<analysis::Range> box) const {
-  if (oneHot) {
-    analysis::WorkerRegions regions;
-    analysis::computeWorkerRegions(op.binding, box, regions);
-    double points = double(plan::getVolume(regions.output));
-    for (const auto &input : regions.inputs)
-      points += double(plan::getVolume(input));
-    return points;
-  }
-  double points = 1;
-  for (unsigned v = 0, e = op.analysis->getOutputRank(); v != e; ++v)
-    points *= double(box[v].size());
-  for (const auto &used : reductionVars) {
-    double n = 1;
-    for (unsigned v : used)
-      n *= double(box[v].size());
-    points += n;
-  }
-  return points;
 }
 
 llvm::Expected<StepEstimate> planner::estimateStep(const PlanningProblem &problem,

@@ -116,6 +116,15 @@ static std::string formatSeconds(double seconds) {
 }
 
 void SummaryPrinter::printTopology() {
+  if (!p.topology && p.estimate) { // --machine
+    const plan::StepEstimate &e = *p.estimate;
+    os << "\nestimate:   " << formatSeconds(e.totalSeconds())
+       << " per step on the measured machine: "
+       << formatSeconds(e.computeSeconds) << " compute (slowest worker), "
+       << formatSeconds(e.communicationSeconds)
+       << " communication (docs/StepTime.md)\n";
+    return;
+  }
   if (!p.topology || !p.estimate)
     return;
   const plan::Topology &topology = *p.topology;

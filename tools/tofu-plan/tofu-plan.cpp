@@ -21,6 +21,7 @@
 #include "tofu/Plan/PlanJSON.h"
 #include "tofu/Planner/PlanVerifier.h"
 #include "tofu/Planner/Planner.h"
+#include "tofu/Planner/StepTime.h"
 #include "tofu/Support/CommandLine.h"
 #include "tofu/Support/Diagnostics.h"
 #include "tofu/Support/Version.h"
@@ -127,6 +128,12 @@ cl::opt<std::string> topologyFlag(
              "one). The search charges each level's bytes by its link, and "
              "the plan gets an estimated step time"),
     cl::value_desc("F1xF2x...:BW1,BW2,..."), cl::cat(category));
+
+cl::opt<std::string> machineFlag(
+    "machine",
+    cl::desc("A machine file written by tofu-calibrate: the plan gets "
+             "estimated_step_seconds on that machine (docs/StepTime.md)"),
+    cl::value_desc("MACHINE.json"), cl::cat(category));
 
 cl::opt<cli::Flag<cli::PositiveNumber>> flopsFlag(
     "tflops",
@@ -281,6 +288,30 @@ std::string getGraphField() {
   return std::string(relative);
 }
 
+/// Sets `p`'s estimate on `machine`, the ops' kinds of kernel from the
+/// kernel generator (docs/StepTime.md).
+bool estimateOnMachine(const planner::PlanningProblem &problem,
+                       graph::SpecLibrary &specs,
+                       const planner::Machine &machine, plan::Plan &p) {
+  auto kernels = codegen::emitGraphKernels(problem.getGraph(), specs);
+  if (!kernels) {
+    error() << llvm::toString(kernels.takeError()) << "\n";
+    return false;
+  }
+  std::vector<std::string> kinds;
+  for (int k : kernels->opKernel)
+    kinds.push_back(k < 0 ? "" : codegen::getKernelKindName(
+                                     kernels->kernels[k].kind));
+  auto estimate = planner::estimateStepOnMachine(problem, p, machine, kinds);
+  if (!estimate) {
+    error() << "--machine " << machineFlag << ": "
+            << llvm::toString(estimate.takeError()) << "\n";
+    return false;
+  }
+  p.estimate = std::move(*estimate);
+  return true;
+}
+
 /// Writes the plan lowered for the runtime with the graph's kernels.
 bool writeCpp(llvm::raw_ostream &os, const planner::PlanningProblem &problem,
               graph::SpecLibrary &specs, const plan::Plan &p) {
@@ -397,6 +428,17 @@ int runPlan(DiagnosticEngine &diags) {
     topology->flops = flopsFlag.value * 1e12;
     options.topology = std::move(*topology);
   }
+  std::unique_ptr<planner::Machine> machine;
+  if (!machineFlag.empty()) {
+    if (!topologyFlag.empty()) {
+      error() << "--machine and --topology exclude each other (a machine "
+                 "file describes the machine the plan runs on)\n";
+      return BadUsage;
+    }
+    machine = planner::readMachineFile(machineFlag, diags);
+    if (!machine)
+      return BadInput;
+  }
   graph::SpecLibrary specs;
   LoadedGraph loaded;
   if (!loadProblem(positional[0], specs, diags, loaded))
@@ -446,6 +488,9 @@ int runPlan(DiagnosticEngine &diags) {
                                                           : 2;
     summary.what = names[b];
     summary.plan = &*baselines[b];
+    if (machine &&
+        !estimateOnMachine(problem, specs, *machine, *baselines[b]))
+      return BadInput;
     return writeOutput(*loaded.graph, *summary.plan, summary, specs);
   }
   planner::PlannerReport report;
@@ -464,6 +509,8 @@ int runPlan(DiagnosticEngine &diags) {
                      : "the recursive search's plan";
   summary.plan = &*p;
   summary.report = &report;
+  if (machine && !estimateOnMachine(problem, specs, *machine, *p))
+    return BadInput;
   return writeOutput(*loaded.graph, *p, summary, specs);
 }
 

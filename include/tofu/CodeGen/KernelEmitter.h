@@ -74,6 +74,24 @@ struct KernelOptions {
   KernelTarget target = KernelTarget::Cpp;
 };
 
+/// How a C++ kernel computes its op, which decides its speed (the step-time
+/// estimate's kinds of op, docs/StepTime.md).
+enum class KernelKind {
+  /// A contraction by BLAS (one GEMM per batch element of the box).
+  Gemm,
+  /// A convolution or one of its gradients through im2col and BLAS.
+  Convolution,
+  /// A 2-D transpose through OpenBLAS's transposed copy.
+  Transpose,
+  /// A loop nest without reductions.
+  Elementwise,
+  /// A loop nest with reductions.
+  Reduction,
+};
+
+/// "gemm", "convolution", "transpose", "elementwise", "reduction".
+const char *getKernelKindName(KernelKind kind);
+
 /// A generated kernel.
 struct GeneratedKernel {
   /// The function's name.
@@ -86,6 +104,8 @@ struct GeneratedKernel {
   std::vector<int64_t> varExtents;
   /// True if a contraction was routed to BLAS.
   bool usesBlas = false;
+  /// How the C++ kernel computes (the CUDA target: its host function).
+  KernelKind kind = KernelKind::Elementwise;
   /// CUDA target: the body has a contraction (the count tdlc and
   /// kernel-check print as "cuBLAS on the device"); only one that is the
   /// whole body (`gemm`) is handed to cuBLAS, the generated kernel being

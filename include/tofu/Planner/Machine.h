@@ -1,0 +1,74 @@
+//===- Machine.h - A measured machine for the step-time estimate -*- C++ -*-===//
+//
+// This file declares Machine, what `tofu-calibrate` measures on the machine
+// it runs on and `tofu-plan --machine` estimates a plan's step time with
+// (docs/StepTime.md): per kind of kernel, how long one call takes for a
+// number of work points (WorkModel.h), measured with as many workers
+// computing at once as the plan has; the bandwidth of a memory copy; and
+// the transport's bandwidth and per-message latency. The machine file is
+// JSON ("format": "tofu-machine"); the reader locates every error.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_PLANNER_MACHINE_H
+#define TOFU_PLANNER_MACHINE_H
+
+#include "tofu/Support/Diagnostics.h"
+#include "tofu/Support/LLVM.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tofu {
+namespace planner {
+
+/// The kinds of kernel a machine file times, in file order (the names of
+/// codegen::KernelKind).
+extern const char *const MachineKernelKinds[5];
+
+struct Machine {
+  /// One timed call: its work points and the seconds it took.
+  struct Sample {
+    double points = 0, seconds = 0;
+  };
+  /// "threads" or "mpi".
+  std::string transport = "threads";
+  /// How many workers computed at once while the kernels were timed (the
+  /// plans the machine estimates have this many).
+  unsigned workers = 1;
+  /// The processor threads the machine has (informational).
+  unsigned hardwareThreads = 1;
+  /// Per kind of kernel, samples in increasing order of points.
+  std::map<std::string, std::vector<Sample>> kernels;
+  /// Bytes per second of a large memory copy (one worker).
+  double memoryBandwidth = 0;
+  /// Bytes per second of one message through the transport, and seconds
+  /// per message.
+  double transportBandwidth = 0;
+  double transportLatency = 0;
+
+  /// Seconds of one call of a kernel of `kind` doing `points` work points:
+  /// the smallest sample's time below it, linear between samples, the
+  /// largest sample's rate above it; 0 for no work. An unknown kind is
+  /// timed as "elementwise".
+  double getKernelSeconds(StringRef kind, double points) const;
+};
+
+/// Reads a machine file (docs/StepTime.md); null after located
+/// diagnostics.
+std::unique_ptr<Machine> readMachineFile(StringRef path,
+                                         DiagnosticEngine &diags);
+
+/// Writes `machine` as a machine file.
+void writeMachineJSON(llvm::raw_ostream &os, const Machine &machine);
+
+} // namespace planner
+} // namespace tofu
+
+#endif // TOFU_PLANNER_MACHINE_H

@@ -1,0 +1,41 @@
+//===- WorkModel.h - How much work an op's share is -------------*- C++ -*-===//
+//
+// This file declares WorkModel, the count of "work points" of an op's
+// kernel over an iteration box, which both step-time estimates use (the
+// `--topology` one in Topology.h, the calibrated one in StepTime.h): the
+// body once per output element, and each reduction once per combination of
+// the index variables it uses (a reduction that does not depend on an
+// output variable is hoisted out of its loop, as a kernel generator does).
+// A one-hot reduction, `Sum(lambda k: select(T[..] == v, e, 0))`, is how TDL
+// writes gathers and scatter-adds (embedding and loss backwards): a kernel
+// reads each element once instead, so such an op counts the elements it
+// reads and writes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_PLANNER_WORKMODEL_H
+#define TOFU_PLANNER_WORKMODEL_H
+
+#include "tofu/Planner/PlanningProblem.h"
+
+namespace tofu {
+namespace planner {
+
+class WorkModel {
+public:
+  explicit WorkModel(const ProblemOp &op);
+  /// The work points of the op's kernel over `box` (one range per index
+  /// variable, output variables first).
+  double getPoints(ArrayRef<analysis::Range> box) const;
+
+private:
+  const ProblemOp &op;
+  bool oneHot = false;
+  /// Per reduction, the index variables its body uses (its own included).
+  std::vector<SmallVector<unsigned, 4>> reductionVars;
+};
+
+} // namespace planner
+} // namespace tofu
+
+#endif // TOFU_PLANNER_WORKMODEL_H

@@ -1,0 +1,67 @@
+//===- StepTime.cpp - A plan's step time on a measured machine ------------===//
+//
+// This file implements the calibrated step-time estimate (StepTime.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Planner/StepTime.h"
+#include "tofu/Planner/Assignment.h"
+#include "tofu/Planner/CostModel.h"
+#include "tofu/Planner/WorkModel.h"
+
+#include <algorithm>
+
+using namespace tofu;
+using namespace tofu::planner;
+
+llvm::Expected<plan::StepEstimate>
+planner::estimateStepOnMachine(const PlanningProblem &problem,
+                               const plan::Plan &p, const Machine &machine,
+                               ArrayRef<std::string> opKinds) {
+  if (p.workers != machine.workers)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "the machine file was measured with " + Twine(machine.workers) +
+            " workers computing at once, the plan has " + Twine(p.workers) +
+            " (run tofu-calibrate --workers " + Twine(p.workers) + ")");
+  auto costs = evaluatePlan(problem, p);
+  if (!costs)
+    return costs.takeError();
+  plan::StepEstimate estimate;
+  estimate.levelBytes.push_back(costs->commBytes);
+  // Communication: comm_bytes over the workers' links, each byte also
+  // packed and unpacked, and one latency per op that moves bytes.
+  unsigned messages = 0;
+  for (const plan::OpCost &cost : costs->ops)
+    messages += cost.total() > 0;
+  int64_t nextStep = 0;
+  for (int64_t bytes : costs->nextStepBytes)
+    nextStep += bytes;
+  messages += nextStep > 0;
+  double perWorker = double(costs->commBytes) / p.workers;
+  estimate.communicationSeconds =
+      perWorker / machine.transportBandwidth +
+      2 * perWorker / machine.memoryBandwidth +
+      messages * machine.transportLatency;
+  // Compute: per worker, the sum of its calls' times.
+  std::vector<double> seconds(p.workers, 0);
+  SmallVector<unsigned, 4> digits;
+  SmallVector<analysis::Range, 8> box;
+  for (unsigned i = 0, m = p.ops.size(); i != m; ++i) {
+    const ProblemOp &op = problem.getOp(i);
+    auto steps = resolveSteps(op, p.ops[i].steps);
+    if (!steps)
+      return steps.takeError();
+    StringRef kind = i < opKinds.size() && !opKinds[i].empty()
+                         ? StringRef(opKinds[i])
+                         : StringRef("elementwise");
+    WorkModel work(op);
+    for (unsigned w = 0; w != p.workers; ++w) {
+      plan::getWorkerDigits(p.levels, w, digits);
+      getOpBox(op, p.levels, *steps, digits, box);
+      seconds[w] += machine.getKernelSeconds(kind, work.getPoints(box));
+    }
+  }
+  estimate.computeSeconds = *std::max_element(seconds.begin(), seconds.end());
+  return estimate;
+}

@@ -1,0 +1,49 @@
+//===- Timing.h - What tofu-calibrate times ---------------------*- C++ -*-===//
+//
+// This file declares the measurements of tofu-calibrate: a kernel's call
+// while other workers run theirs, a memory copy, and a message's round trip
+// through a transport.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_TOOLS_TOFU_CALIBRATE_TIMING_H
+#define TOFU_TOOLS_TOFU_CALIBRATE_TIMING_H
+
+#include "tofu/Runtime/Kernel.h"
+#include "tofu/Runtime/Transport.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tofu {
+
+/// A kernel call over whole f32 tensors.
+struct KernelShape {
+  std::vector<std::vector<int64_t>> inputs;
+  std::vector<int64_t> output;
+  /// The iteration box: [0, extent) per variable, in KernelCall order.
+  std::vector<int64_t> varExtents;
+};
+
+/// Seconds of one call of `fn` over `shape` while `threads` threads (this
+/// process's workers) each call it at once on their own tensors: the
+/// slowest thread's time per call, the best of a few rounds of calls
+/// lasting about `roundSeconds` each.
+double timeKernel(runtime::KernelFn fn, const KernelShape &shape,
+                  unsigned threads, double roundSeconds);
+
+/// Bytes per second one thread copies (memcpy of 64 MiB) while `threads`
+/// threads each copy their own buffer at once.
+double timeMemoryCopy(unsigned threads);
+
+/// The average round trip, in seconds, of a `bytes`-byte message from
+/// worker `self` to worker `peer` and back through `transport` (tags from
+/// `tag` up): `self` sends first, `peer` (in another thread or process)
+/// calls it with the roles swapped and `first` false.
+double timeRoundTrip(runtime::Transport &transport, unsigned self,
+                     unsigned peer, bool first, size_t bytes, unsigned trips,
+                     uint64_t tag);
+
+} // namespace tofu
+
+#endif // TOFU_TOOLS_TOFU_CALIBRATE_TIMING_H

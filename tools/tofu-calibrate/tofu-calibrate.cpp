@@ -1,0 +1,359 @@
+//===- tofu-calibrate.cpp - Measure this machine for step-time estimates --===//
+//
+// tofu-calibrate measures what `tofu-plan --machine` needs to estimate a
+// plan's training step on this machine (docs/StepTime.md): the generated
+// kernels of a calibration graph (CalibrationGraph.h), compiled as tofu-run
+// compiles a graph's, each timed at several sizes while K workers compute
+// at once; a memory copy; and a message's round trip through the
+// transport (K threads, or K MPI ranks under mpirun). It writes a machine
+// file. Exit status: 0 success, 1 failure (with a message), 2 bad usage.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CalibrationGraph.h"
+#include "Timing.h"
+
+#include "tofu/CodeGen/GraphKernels.h"
+#include "tofu/CodeGen/KernelCompiler.h"
+#include "tofu/Graph/GraphReader.h"
+#include "tofu/Graph/SpecLibrary.h"
+#include "tofu/Graph/Verifier.h"
+#include "tofu/Planner/Assignment.h"
+#include "tofu/Planner/Machine.h"
+#include "tofu/Planner/WorkModel.h"
+#include "tofu/Runtime/Error.h"
+#include "tofu/Support/CommandLine.h"
+#include "tofu/Support/Diagnostics.h"
+#include "tofu/Support/Version.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+#ifdef TOFU_HAVE_MPI
+#include "tofu/Runtime/MPITransport.h"
+#endif
+
+#include <climits>
+#include <thread>
+
+using namespace tofu;
+namespace cl = llvm::cl;
+
+#ifndef TOFU_SPECS_DIR
+#define TOFU_SPECS_DIR ""
+#endif
+
+namespace {
+
+enum ExitStatus { Success = 0, Failure = 1, BadUsage = 2 };
+enum class TransportKind { Threads, Mpi };
+
+cl::OptionCategory category("tofu-calibrate options");
+cl::opt<TransportKind> transportKind(
+    "transport", cl::desc("The transport the plans will run with"),
+    cl::init(TransportKind::Threads),
+    cl::values(clEnumValN(TransportKind::Threads, "threads",
+                          "K threads of one process (default)"),
+               clEnumValN(TransportKind::Mpi, "mpi",
+                          "one worker per MPI rank: mpirun -np K "
+                          "tofu-calibrate --transport mpi ...")),
+    cl::cat(category));
+cl::opt<cli::Flag<cli::UnsignedInRange<1, 4096>>> workersFlag(
+    "workers",
+    cl::desc("Workers computing at once, the K of the plans to estimate "
+             "(default: the processor's threads; under MPI the ranks)"),
+    cl::value_desc("K"), cl::cat(category));
+cl::opt<std::string> outputFile("o", cl::desc("Write the machine file to FILE"),
+                                cl::value_desc("FILE"), cl::init("-"),
+                                cl::cat(category));
+cl::opt<std::string> kernelCache(
+    "kernel-cache",
+    cl::desc("Where compiled kernels are kept (default $TOFU_KERNEL_CACHE, "
+             "else tofu-kernels-UID in the temporary directory)"),
+    cl::value_desc("DIR"), cl::cat(category));
+cl::opt<bool> quick("quick",
+                    cl::desc("Only the smaller sizes and short rounds (a "
+                             "test of the tool, not a calibration)"),
+                    cl::cat(category));
+
+cl::opt<std::string> timeGraph(
+    "time-graph",
+    cl::desc("Diagnostics: time the f32 ops of GRAPH.json at their whole "
+             "size instead (stderr; no machine file)"),
+    cl::value_desc("GRAPH.json"), cl::Hidden, cl::cat(category));
+
+llvm::raw_ostream &error() {
+  return llvm::WithColor::error(llvm::errs(), "tofu-calibrate");
+}
+
+/// This process's part of the job: the workers it runs and how they talk.
+struct Job {
+  unsigned rank = 0, ranks = 1, workers = 1;
+  std::unique_ptr<runtime::Transport> transport;
+#ifdef TOFU_HAVE_MPI
+  std::unique_ptr<runtime::MPISession> session;
+#endif
+  /// Threads of this process that compute at once.
+  unsigned localThreads() const { return ranks == 1 ? workers : 1; }
+  /// The mean of `value` over the processes, summed in units of `unit`.
+  double mean(double value, double unit) {
+    if (ranks == 1)
+      return value;
+    std::vector<int64_t> v{int64_t(value / unit)};
+    transport->sumOverProcesses(v);
+    return double(v[0]) * unit / ranks;
+  }
+  void barrier() {
+    std::vector<int64_t> v{0};
+    if (ranks > 1)
+      transport->sumOverProcesses(v);
+  }
+};
+
+/// The calibration graph, its kernels compiled, and each op's work points.
+struct Calibration {
+  std::unique_ptr<graph::Graph> graph;
+  graph::SpecLibrary specs;
+  std::unique_ptr<planner::PlanningProblem> problem;
+  codegen::GraphKernels emitted;
+  std::unique_ptr<codegen::KernelLibrary> library;
+};
+
+bool prepare(DiagnosticEngine &diags, Calibration &c, bool root) {
+  llvm::SourceMgr &sm = diags.getSourceMgr();
+  if (!timeGraph.empty()) {
+    c.graph = graph::readGraphFile(timeGraph, diags);
+  } else {
+    unsigned id = sm.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(getCalibrationGraph(quick),
+                                             "calibration-graph.json"),
+        llvm::SMLoc());
+    c.graph = graph::readGraph(id, diags);
+  }
+  if (!c.graph ||
+      !c.specs.loadFor(*c.graph, TOFU_SPECS_DIR, {}, diags) ||
+      !graph::verifyGraph(*c.graph, c.specs, diags))
+    return false;
+  c.problem = planner::PlanningProblem::build(*c.graph, c.specs, diags);
+  if (!c.problem)
+    return false;
+  auto emitted = codegen::emitGraphKernels(*c.graph, c.specs);
+  if (!emitted) {
+    error() << llvm::toString(emitted.takeError()) << "\n";
+    return false;
+  }
+  c.emitted = std::move(*emitted);
+  codegen::KernelCompiler::Options options;
+  options.cacheDir = kernelCache;
+  codegen::KernelCompiler compiler(options);
+  if (root)
+    llvm::errs() << "tofu-calibrate: compiling " << c.emitted.kernels.size()
+                 << " kernels...\n";
+  auto library = compiler.compile(c.emitted.source);
+  if (!library) {
+    error() << llvm::toString(library.takeError()) << "\n";
+    return false;
+  }
+  c.library = std::move(*library);
+  return true;
+}
+
+/// Times every op of the calibration graph into `machine.kernels`.
+bool timeKernels(Calibration &c, Job &job, planner::Machine &machine,
+                 bool root) {
+  const graph::Graph &g = *c.graph;
+  SmallVector<analysis::Range, 8> box;
+  for (unsigned i = 0, e = g.getNumOps(); i != e; ++i) {
+    int k = c.emitted.opKernel[i];
+    runtime::KernelFn fn = c.library->getKernel(i);
+    if (k < 0 || !fn) {
+      error() << "op '" << g.getOp(i).name << "' has no kernel: "
+              << c.emitted.notes[i] << "\n";
+      return false;
+    }
+    const codegen::GeneratedKernel &kernel = c.emitted.kernels[k];
+    if (!timeGraph.empty()) {
+      bool f32 = g.getTensor(g.getOp(i).outputs[0].index).dtype == DType::F32;
+      for (const graph::TensorRef &t : g.getOp(i).inputs)
+        f32 &= g.getTensor(t.index).dtype == DType::F32;
+      if (!f32)
+        continue;
+    }
+    KernelShape shape;
+    for (const graph::TensorRef &t : g.getOp(i).inputs) {
+      const Shape &s = g.getTensor(t.index).shape;
+      shape.inputs.emplace_back(s.begin(), s.end());
+    }
+    const Shape &out = g.getTensor(g.getOp(i).outputs[0].index).shape;
+    shape.output.assign(out.begin(), out.end());
+    shape.varExtents = kernel.varExtents;
+    const planner::ProblemOp &op = c.problem->getOp(i);
+    planner::getOpBox(op, {}, {}, {}, box);
+    double points = planner::WorkModel(op).getPoints(box);
+    job.barrier();
+    double seconds = job.mean(
+        timeKernel(fn, shape, job.localThreads(), quick ? 0.002 : 0.05),
+        1e-12);
+    const char *kind = codegen::getKernelKindName(kernel.kind);
+    if (root)
+      llvm::errs() << llvm::format("  %-12s %-20s %12.4g points %12.4g s\n",
+                                   kind, g.getOp(i).type.c_str(), points,
+                                   seconds);
+    auto &samples = machine.kernels[kind];
+    samples.push_back({points, seconds});
+  }
+  for (auto &[kind, samples] : machine.kernels) {
+    llvm::sort(samples, [](const planner::Machine::Sample &a,
+                           const planner::Machine::Sample &b) {
+      return a.points < b.points;
+    });
+    // Two calls of the same size: keep the faster.
+    samples.erase(std::unique(samples.begin(), samples.end(),
+                              [](const auto &a, const auto &b) {
+                                return a.points == b.points;
+                              }),
+                  samples.end());
+  }
+  for (const char *kind : planner::MachineKernelKinds)
+    if (!machine.kernels.count(kind) && timeGraph.empty()) {
+      error() << "the calibration graph has no " << kind
+              << " kernel (the kernel generator routes its ops otherwise)\n";
+      return false;
+    }
+  return true;
+}
+
+/// Measures the transport's latency and bandwidth between workers 0 and 1.
+void timeTransport(Job &job, planner::Machine &machine) {
+  unsigned trips = quick ? 20 : 200;
+  size_t small = 8, large = quick ? (size_t(1) << 20) : (size_t(16) << 20);
+  unsigned largeTrips = quick ? 3 : 10;
+  double smallTrip = 0, largeTrip = 0;
+  if (job.ranks == 1) {
+    auto run = [&](bool first, size_t bytes, unsigned n, uint64_t tag) {
+      return timeRoundTrip(*job.transport, first ? 0 : 1, first ? 1 : 0, first,
+                           bytes, n, tag);
+    };
+    std::thread peer([&] {
+      run(false, small, trips, 0);
+      run(false, large, largeTrips, 1 << 20);
+    });
+    smallTrip = run(true, small, trips, 0);
+    largeTrip = run(true, large, largeTrips, 1 << 20);
+    peer.join();
+  } else if (job.rank < 2) {
+    bool first = job.rank == 0;
+    smallTrip = timeRoundTrip(*job.transport, job.rank, 1 - job.rank, first,
+                              small, trips, 0);
+    largeTrip = timeRoundTrip(*job.transport, job.rank, 1 - job.rank, first,
+                              large, largeTrips, 1 << 20);
+  }
+  machine.transportLatency = smallTrip / 2;
+  double oneWay = std::max(largeTrip / 2 - machine.transportLatency, 1e-9);
+  machine.transportBandwidth = double(large) / oneWay;
+}
+
+int run(DiagnosticEngine &diags) {
+  Job job;
+  if (transportKind == TransportKind::Mpi) {
+#ifdef TOFU_HAVE_MPI
+    job.session = std::make_unique<runtime::MPISession>();
+    job.rank = job.session->getRank();
+    job.ranks = job.session->getSize();
+#else
+    error() << "--transport mpi: this tofu-calibrate was built without MPI "
+               "(install libopenmpi-dev and reconfigure)\n";
+    return BadUsage;
+#endif
+  }
+  bool root = job.rank == 0;
+  unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  job.workers = workersFlag.getNumOccurrences() ? unsigned(workersFlag.value)
+                : job.ranks > 1                  ? job.ranks
+                                                 : hardware;
+  if (transportKind == TransportKind::Mpi && job.workers != job.ranks) {
+    if (root)
+      error() << "--transport mpi: --workers " << job.workers << " but MPI runs "
+              << job.ranks << " process" << (job.ranks == 1 ? "" : "es")
+              << "; run mpirun -np " << job.workers
+              << " tofu-calibrate --transport mpi ...\n";
+    return BadUsage;
+  }
+  std::chrono::milliseconds timeout(60000);
+  try {
+#ifdef TOFU_HAVE_MPI
+    if (job.ranks > 1 || transportKind == TransportKind::Mpi)
+      job.transport = runtime::createMPITransport(timeout);
+#endif
+    if (!job.transport)
+      job.transport =
+          runtime::createThreadTransport(std::max(job.workers, 2u), timeout);
+    Calibration c;
+    if (!prepare(diags, c, root))
+      return Failure;
+    planner::Machine machine;
+    machine.transport =
+        transportKind == TransportKind::Mpi ? "mpi" : "threads";
+    machine.workers = job.workers;
+    machine.hardwareThreads = hardware;
+    if (root)
+      llvm::errs() << "tofu-calibrate: timing kernels, " << job.workers
+                   << " worker" << (job.workers == 1 ? "" : "s")
+                   << " at once:\n";
+    if (!timeKernels(c, job, machine, root))
+      return Failure;
+    if (!timeGraph.empty())
+      return Success;
+    job.barrier();
+    machine.memoryBandwidth =
+        job.mean(timeMemoryCopy(job.localThreads()), /*bytes/s*/ 1);
+    job.barrier();
+    timeTransport(job, machine);
+    job.barrier();
+    if (!root)
+      return Success;
+    llvm::errs() << llvm::format(
+        "tofu-calibrate: memory copy %.3g GB/s, transport %.3g GB/s and "
+        "%.3g us per message\n",
+        machine.memoryBandwidth / 1e9, machine.transportBandwidth / 1e9,
+        machine.transportLatency * 1e6);
+    std::error_code ec;
+    llvm::ToolOutputFile out(outputFile, ec, llvm::sys::fs::OF_Text);
+    if (ec) {
+      error() << "cannot write '" << outputFile << "': " << ec.message()
+              << "\n";
+      return Failure;
+    }
+    planner::writeMachineJSON(out.os(), machine);
+    out.keep();
+  } catch (const runtime::RuntimeError &e) {
+    error() << e.what() << "\n";
+    return Failure;
+  }
+  return Success;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter(printToolVersion);
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "tofu-calibrate: measure this machine for tofu-plan --machine "
+          "(docs/StepTime.md).\n\n"
+          "  tofu-calibrate [--workers K] -o MACHINE.json\n"
+          "  mpirun -np K tofu-calibrate --transport mpi -o MACHINE.json\n\n"
+          "Exit status: 0 success, 1 failure, 2 bad usage.\n",
+          &llvm::errs()))
+    return BadUsage;
+  llvm::SourceMgr srcMgr;
+  DiagnosticEngine diags(srcMgr);
+  return run(diags);
+}
