@@ -14,6 +14,14 @@ from . import Case
 EXCLUDED = {
     "RNNTBeamSearch": "inference-time beam search around an RNNT (an "
                       "entry): no parameters, a data-dependent loop",
+    "HuBERTPretrainModel": "its loss is not one static step: every call "
+                           "draws the masked frames anew on the CPU "
+                           "(_compute_mask_indices: their count sizes the "
+                           "logits), and _compute_logits branches on the "
+                           "values of its label embeddings (`if "
+                           "neg_is_pos.any()`, a parameter compared with "
+                           "itself), which a trace of shapes cannot know; "
+                           "its encoder is Wav2Vec2Model's (an entry)",
 }
 
 
@@ -29,17 +37,6 @@ def _wav2vec2(**extra):
         encoder_dropout=0.0, encoder_layer_norm_first=False,
         encoder_layer_drop=0.0)
     return {**common, **extra}
-
-
-def _hubert():
-    return am.hubert_pretrain_model(**_wav2vec2(
-        mask_prob=0.5, mask_selection="static", mask_other=0.0,
-        mask_length=2, no_mask_overlap=False, mask_min_space=1,
-        mask_channel_prob=0.0, mask_channel_selection="static",
-        mask_channel_other=0.0, mask_channel_length=2,
-        no_mask_channel_overlap=False, mask_channel_min_space=1,
-        skip_masked=False, skip_nomask=False, num_classes=6, final_dim=8,
-        feature_grad_mult=None))
 
 
 def _rnnt():
@@ -91,12 +88,6 @@ CASES = {
     "HDemucs": _a(lambda: am.HDemucs(
         ["a", "b"], audio_channels=1, channels=4, nfft=64, depth=2),
         ["2x1x256"]),
-    # Its masks are drawn at random (numpy) on every call.
-    "HuBERTPretrainModel": _a(_hubert, ["2x64"],
-                              forward=lambda m, x, lab: m(x, lab)[0],
-                              targets=lambda: [torch.zeros(2, 5,
-                                                           dtype=torch.int64)],
-                              random=True),
     "RNNT": _a(_rnnt, ["2x8x8", "source_lengths=2:i64=[8,8]", "2x3:i64",
                        "target_lengths=2:i64=[3,3]"],
                forward=lambda m, *xs: m(*xs)[0]),

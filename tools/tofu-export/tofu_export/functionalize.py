@@ -10,7 +10,9 @@ and later reads of the base or its views read the new value.
 
 Each node of the new graph inherits the tags of the node it was issued
 for (phase, scope, group), and backward tags are remapped to the new forward
-nodes, so grouping and naming work as for a graph without mutation.
+nodes, so grouping and naming work as for a graph without mutation. A value
+known from inputs given as values (`tofu_value`, values.py) moves to the
+new node that holds the old node's result only.
 """
 
 import torch
@@ -75,6 +77,8 @@ class _Replay(torch.fx.Interpreter):
             slot = pt.get_proxy_slot(inner, self.tracer, None)
             if slot is not None:
                 self.retagger.new_of[n] = slot.proxy.node
+                if "tofu_value" in n.meta:  # a value folded into a constant
+                    slot.proxy.node.meta["tofu_value"] = n.meta["tofu_value"]
         return result
 
     def _sync_all(self):

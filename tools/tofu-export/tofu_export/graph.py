@@ -125,11 +125,18 @@ class GraphBuilder:
         meta = node.meta.get("tensor_meta")  # has .shape and .dtype
         if meta is None:
             raise ExportError(f"no shape recorded for '{node.name}'")
-        if meta.dtype not in DTYPES:
+        dtype = DTYPES.get(meta.dtype)
+        if meta.dtype == torch.uint8 and "tofu_value" in node.meta:
+            # The format has no u8. A u8 constant (a `.byte()` mask sized
+            # by lengths given as values: Tacotron2) is written as i32,
+            # which holds every u8 value; its readers compute the same
+            # values from it (docs/Export.md, "Inputs given as values").
+            dtype = "i32"
+        if dtype is None:
             raise ExportError(f"tensor '{name}' has unsupported dtype "
                               f"{meta.dtype}")
         t = {"name": name, "shape": [int(d) for d in meta.shape],
-             "dtype": DTYPES[meta.dtype], "role": role}
+             "dtype": dtype, "role": role}
         self.tensors.append(t)
         self.tensor_index[name] = t
         self.tensor_of[node] = name

@@ -25,7 +25,7 @@ from typing import Callable, Dict, Optional
 import torch
 from torch.overrides import TorchFunctionMode
 
-from tofu_export import activation_lowerings, loss_lowerings
+from tofu_export import activation_lowerings, loss_lowerings, rnn_lowerings
 
 
 def _weight_norm(v, g, dim=0):
@@ -61,6 +61,8 @@ LOWERINGS: Dict[Callable, tuple] = {
 LOWERINGS.update(loss_lowerings.LOWERINGS)
 # nn.RReLU's random slopes.
 LOWERINGS.update(activation_lowerings.LOWERINGS)
+# Packing padded sequences by lengths known at trace time.
+LOWERINGS.update(rnn_lowerings.LOWERINGS)
 
 
 class LoweringMode(TorchFunctionMode):

@@ -34,6 +34,11 @@ class _MetaFactories(TorchFunctionMode):
         kwargs = dict(kwargs or {})
         if func in _FACTORIES:
             kwargs["device"] = "meta"
+        if func is torch.Tensor.cpu and args[0].is_meta:
+            # An initializer's round trip through the CPU (torchaudio's
+            # wav2vec2 `data.copy_(data.cpu().normal_().to(data.device))`):
+            # a meta weight has no values to copy; it stays on meta.
+            return torch.empty_like(args[0])
         try:
             return func(*args, **kwargs)
         except RuntimeError as e:

@@ -228,6 +228,16 @@ def _is_same_shape(packet, args, kwargs) -> bool:
                for s, d in zip(size, shape))
 
 
+def _is_noop_squeeze(packet, args) -> bool:
+    """`squeeze(x, dim)` of a dim whose extent is not 1 is the identity
+    (Tacotron2's decoder squeezes dim 1 of a [batch, n] tensor)."""
+    if packet != "squeeze" or len(args) != 2 or not isinstance(args[1], int):
+        return False
+    shape = _shape(args[0])
+    return shape is not None and -len(shape) <= args[1] < len(shape) and \
+        shape[args[1]] != 1
+
+
 def _is_full_slice(packet, args) -> bool:
     """`x[:, t]` issues `slice(x, 0, 0, INT64_MAX)`: the identity, and so is
     its backward `slice_backward(g, sizes, 0, 0, INT64_MAX, 1)`."""
@@ -342,7 +352,8 @@ def _signature(schema):
 def _special_form(packet, args, kwargs, bound) -> Optional[OpCall]:
     """Aliases, reshapes, constant and random fills (see the module doc)."""
     if packet in ALIAS_OPS or _is_full_slice(packet, args) or \
-            _is_same_shape(packet, args, kwargs):
+            _is_same_shape(packet, args, kwargs) or \
+            _is_noop_squeeze(packet, args):
         return OpCall(base=packet, tensors=[("self", args[0])], alias=True)
     form = strided.logical_form(packet, args) if not kwargs else None
     if form is not None and form[0] == "alias":
