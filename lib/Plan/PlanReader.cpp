@@ -207,9 +207,11 @@ llvm::Expected<Plan> plan::readPlanJSON(StringRef text) {
   if (root->getInteger("version") != llvm::Optional<int64_t>(1))
     return malformed("version", "unsupported version (expected 1)");
   Plan p;
+  // At most tofu-plan's limit, 65536: a larger count would not fit the
+  // plan's unsigned `workers` (2^32 + 1 read as 1 worker).
   auto workers = root->getInteger("workers");
-  if (!workers || *workers < 1)
-    return malformed("workers", "expected a positive integer");
+  if (!workers || *workers < 1 || *workers > (1 << 16))
+    return malformed("workers", "expected an integer from 1 to 65536");
   p.workers = *workers;
   std::vector<int64_t> levels;
   if (llvm::Error err = readNumbers(*root, "levels", levels))

@@ -64,12 +64,12 @@ planner::resolveSteps(const ProblemOp &op, ArrayRef<plan::Step> steps) {
     if (!found) {
       std::string vars;
       for (unsigned s = 0, e = op.strategies.size(); s != e; ++s)
-        vars += (vars.empty() ? "" : ", ") + plan::formatStep(op.getStep(s));
+        vars += plan::formatStep(op.getStep(s)) + ", ";
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),
           "step '" + plan::formatStep(step) +
               "' is not a strategy of the operator (it has: " + vars +
-              ", replicate)");
+              "replicate)");
     }
   }
   if (mixesReplicateAndReduce(op, indices))
