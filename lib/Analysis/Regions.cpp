@@ -374,16 +374,19 @@ void analysis::instantiateStrategy(const Binding &binding,
   }
 }
 
+Range analysis::getEvenPart(Range r, unsigned n, unsigned c) {
+  int64_t extent = r.size();
+  int64_t q = extent / n, rem = extent % n;
+  int64_t lo = r.lo + c * q + std::min<int64_t>(c, rem);
+  int64_t hi = r.lo + (c + 1) * q + std::min<int64_t>(c + 1, rem);
+  return Range{lo, hi};
+}
+
 void analysis::splitEvenly(int64_t extent, unsigned n,
                            llvm::SmallVectorImpl<Range> &parts) {
   parts.resize(n);
-  int64_t base = n ? extent / n : 0, extra = n ? extent % n : 0;
-  int64_t lo = 0;
-  for (unsigned w = 0; w != n; ++w) {
-    int64_t size = base + (int64_t(w) < extra ? 1 : 0);
-    parts[w] = Range{lo, lo + size};
-    lo += size;
-  }
+  for (unsigned w = 0; w != n; ++w)
+    parts[w] = getEvenPart(Range{0, extent}, n, w);
 }
 
 void analysis::splitBySizes(ArrayRef<int64_t> sizes,

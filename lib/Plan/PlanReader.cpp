@@ -7,6 +7,8 @@
 
 #include "tofu/Plan/PlanJSON.h"
 
+#include "tofu/Plan/Layouts.h"
+
 #include "llvm/Support/JSON.h"
 
 using namespace tofu;
@@ -116,12 +118,27 @@ llvm::Error readTensors(const json::Array &tensors, Plan &p) {
       tensor.name = name->str();
     else
       return malformed(path + ".name", "expected a string");
-    auto workers = getArray(*obj, "workers", path);
-    if (!workers)
-      return workers.takeError();
-    for (unsigned w = 0, n = (*workers)->size(); w != n; ++w) {
+    if (const json::Value *steps = obj->get("steps")) {
+      const json::Array *array = steps->getAsArray();
+      if (!array)
+        return malformed(path + ".steps", "expected an array");
+      tensor.layout.emplace();
+      for (unsigned l = 0, n = array->size(); l != n; ++l) {
+        auto text = (*array)[l].getAsString();
+        llvm::Optional<uint8_t> dim = text ? parseLayoutStep(*text) : llvm::None;
+        if (!dim)
+          return malformed(path + ".steps[" + Twine(l) + "]",
+                           "expected \"split:DIM\" or \"replicate\"");
+        tensor.layout->push_back(*dim);
+      }
+    }
+    const json::Array *workers = obj->getArray("workers");
+    if (!workers && !tensor.layout)
+      return malformed(path + ".workers",
+                       "expected an array (or the tensor's \"steps\")");
+    for (unsigned w = 0, n = workers ? workers->size() : 0; w != n; ++w) {
       std::string workerPath = path + ".workers[" + std::to_string(w) + "]";
-      const json::Object *worker = (**workers)[w].getAsObject();
+      const json::Object *worker = (*workers)[w].getAsObject();
       if (!worker)
         return malformed(workerPath, "expected an object");
       auto region = readRegion(worker->get("region"), workerPath + ".region");

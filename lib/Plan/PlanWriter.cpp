@@ -8,6 +8,8 @@
 
 #include "tofu/Plan/PlanJSON.h"
 
+#include "tofu/Plan/Layouts.h"
+
 #include "llvm/Support/JSON.h"
 
 using namespace tofu;
@@ -132,14 +134,28 @@ void plan::writePlanJSON(llvm::raw_ostream &os, const Plan &p,
   os << "],\n \"tensors\": [";
   for (unsigned t = 0, e = p.tensors.size(); t != e; ++t) {
     os << (t ? ",\n  " : "\n  ") << "{\"name\": ";
-    llvm::json::OStream(os).value(p.tensors[t].name);
-    os << ", \"workers\": [";
-    for (unsigned w = 0, n = p.tensors[t].regions.size(); w != n; ++w) {
-      os << (w ? ", " : "") << "{\"region\": ";
-      writeRegion(os, p.tensors[t].regions[w]);
-      os << '}';
+    const TensorPlan &tensor = p.tensors[t];
+    llvm::json::OStream(os).value(tensor.name);
+    if (tensor.layout) {
+      os << ", \"steps\": [";
+      for (unsigned l = 0, n = tensor.layout->size(); l != n; ++l)
+        os << (l ? ", " : "") << '"' << formatLayoutStep((*tensor.layout)[l])
+           << '"';
+      os << ']';
     }
-    os << "]}";
+    // Large plans give such tensors by their layout alone
+    // (docs/PlanFormat.md, "Compact layouts").
+    if (!tensor.layout ||
+        (p.workers <= kMaxListedWorkers && !tensor.regions.empty())) {
+      os << ", \"workers\": [";
+      for (unsigned w = 0, n = tensor.regions.size(); w != n; ++w) {
+        os << (w ? ", " : "") << "{\"region\": ";
+        writeRegion(os, tensor.regions[w]);
+        os << '}';
+      }
+      os << ']';
+    }
+    os << '}';
   }
   os << "]}\n";
 }

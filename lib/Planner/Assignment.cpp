@@ -7,6 +7,8 @@
 
 #include "tofu/Planner/Assignment.h"
 
+#include "tofu/Analysis/Layout.h"
+
 using namespace tofu;
 using namespace tofu::planner;
 using analysis::Range;
@@ -28,12 +30,7 @@ void planner::getTensorRegion(ArrayRef<int64_t> shape,
                               ArrayRef<uint8_t> dims,
                               ArrayRef<unsigned> digits,
                               analysis::Region &region) {
-  region.resize(shape.size());
-  for (unsigned d = 0, e = shape.size(); d != e; ++d)
-    region[d] = Range{0, shape[d]};
-  for (unsigned l = 0, e = dims.size(); l != e; ++l)
-    if (dims[l] < shape.size())
-      region[dims[l]] = plan::getPart(region[dims[l]], levels[l], digits[l]);
+  analysis::getLayoutRegion(shape, levels, dims, digits, region);
 }
 
 bool planner::mixesReplicateAndReduce(const ProblemOp &op,
@@ -98,6 +95,10 @@ plan::Plan planner::materializePlan(const PlanningProblem &problem,
   for (unsigned t = 0, e = problem.getTensors().size(); t != e; ++t) {
     plan::TensorPlan tensorPlan;
     tensorPlan.name = g.getTensor(t).name;
+    tensorPlan.layout.emplace();
+    for (uint8_t d : assignment.tensorDims[t])
+      tensorPlan.layout->push_back(
+          d < problem.getShape(t).size() ? d : plan::kReplicateDim);
     for (unsigned w = 0; w != result.workers; ++w) {
       plan::getWorkerDigits(assignment.levels, w, digits);
       analysis::Region region;

@@ -18,6 +18,7 @@
 #include "tofu/Graph/Verifier.h"
 #include "tofu/Lowering/PlanLowering.h"
 #include "tofu/PlanEmit/PlanEmitters.h"
+#include "tofu/Plan/Layouts.h"
 #include "tofu/Plan/PlanJSON.h"
 #include "tofu/Planner/PlanVerifier.h"
 #include "tofu/Planner/Planner.h"
@@ -244,6 +245,14 @@ int runVerify(DiagnosticEngine &diags) {
   LoadedGraph loaded;
   if (!loadProblem(positional[1], specs, diags, loaded))
     return BadInput;
+  // A compact plan's regions, derived from its layouts (docs/PlanFormat.md).
+  if (llvm::Error err = plan::checkLayouts(
+          *p, loaded.problem->getTensors().size(),
+          [&](unsigned t) { return loaded.problem->getShape(t); },
+          /*fill=*/true)) {
+    error() << positional[0] << ": " << llvm::toString(std::move(err)) << "\n";
+    return BadInput;
+  }
   planner::CostReport report;
   if (!planner::verifyPlan(*loaded.problem, *p, llvm::errs(), report))
     return BadInput;

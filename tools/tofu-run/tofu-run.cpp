@@ -27,6 +27,7 @@
 #include "tofu/Graph/SpecLibrary.h"
 #include "tofu/Graph/Verifier.h"
 #include "tofu/Lowering/PlanLowering.h"
+#include "tofu/Plan/Layouts.h"
 #include "tofu/Plan/PlanJSON.h"
 #include "tofu/Planner/CostModel.h"
 #include "tofu/Planner/PlanVerifier.h"
@@ -223,6 +224,13 @@ bool load(DiagnosticEngine &diags, Loaded &out) {
   out.problem = planner::PlanningProblem::build(*out.graph, out.specs, diags);
   if (!out.problem)
     return false;
+  // A compact plan's regions, derived from its layouts (docs/PlanFormat.md).
+  if (llvm::Error err = plan::checkLayouts(
+          out.plan, out.problem->getTensors().size(),
+          [&](unsigned t) { return out.problem->getShape(t); }, /*fill=*/true)) {
+    error() << planFile << ": " << llvm::toString(std::move(err)) << "\n";
+    return false;
+  }
   // A plan whose numbers are not the cost model's, recomputed from the plan
   // and the graph, is refused (docs/Runtime.md): its comm_bytes and peaks
   // are what this run is measured against.

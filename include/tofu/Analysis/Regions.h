@@ -93,9 +93,15 @@ void instantiateStrategy(const Binding &binding, const Strategy &strategy,
                          ArrayRef<Range> parts,
                          llvm::SmallVectorImpl<WorkerRegions> &out);
 
-/// Splits [0, extent) into `n` contiguous parts whose sizes differ by at
-/// most one, the larger ones first: for n = 2, [0, ceil(E/2)) and
-/// [ceil(E/2), E).
+/// Part `c` (0-based) of `n` of range `r`: the project's one even split.
+/// The parts are contiguous, their sizes differ by at most one, the larger
+/// ones first (for n = 2: [lo, lo + ceil(E/2)) and [lo + ceil(E/2), hi));
+/// a part may be empty. The planner nests it per level (a worker's part of
+/// its group's part), the analysis and the runtime's boxes follow it.
+Range getEvenPart(Range r, unsigned n, unsigned c);
+
+/// Splits [0, extent) into `n` parts: part `w` is getEvenPart([0, extent),
+/// n, w).
 void splitEvenly(int64_t extent, unsigned n, llvm::SmallVectorImpl<Range> &parts);
 
 /// Splits [0, sum(sizes)) into contiguous parts of the given sizes.

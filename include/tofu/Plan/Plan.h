@@ -64,10 +64,21 @@ struct OpPlan {
   OpCost cost;
 };
 
+/// A compact layout's step that replicates (any value >= the tensor's rank
+/// does; plans use this one).
+constexpr uint8_t kReplicateDim = 255;
+
 /// Where one tensor lives: per worker, the region it stores (None: nothing).
+/// A plan gives it as the `regions` list, as a compact `layout`, or both
+/// (then they must agree; tofu/Plan/Layouts.h derives the list from the
+/// layout).
 struct TensorPlan {
   std::string name;
+  /// One per worker; empty when only `layout` gives the regions.
   std::vector<llvm::Optional<Region>> regions;
+  /// Per level, outermost first: the dimension split at that level, or
+  /// kReplicateDim (docs/PlanFormat.md, "Compact layouts").
+  llvm::Optional<SmallVector<uint8_t, 4>> layout;
 };
 
 /// The machine a plan is made for: nested groups of workers joined by

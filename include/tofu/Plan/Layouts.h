@@ -1,0 +1,49 @@
+//===- Layouts.h - Compact tensor layouts in plans --------------*- C++ -*-===//
+//
+// This file declares the compact form of a plan's tensors
+// (docs/PlanFormat.md, "Compact layouts"): one step per level, `split:D` or
+// `replicate`, instead of one region per worker. Its regions are derived by
+// analysis::getLayoutRegion, the derivation the planner uses.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_PLAN_LAYOUTS_H
+#define TOFU_PLAN_LAYOUTS_H
+
+#include "tofu/Plan/Plan.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/Error.h"
+
+namespace tofu {
+namespace plan {
+
+/// Up to this many workers a written plan lists every tensor's per-worker
+/// regions (outside checks read them); above it, a tensor with a layout is
+/// written as its layout alone.
+constexpr unsigned kMaxListedWorkers = 64;
+
+/// "split:D" or "replicate".
+std::string formatLayoutStep(uint8_t dim);
+/// Parses formatLayoutStep's spelling; None if malformed (or D >= 255).
+llvm::Optional<uint8_t> parseLayoutStep(StringRef text);
+
+/// Worker `w`'s region of a tensor of `shape` laid out by `layout` under
+/// `levels` (analysis::getLayoutRegion; possibly empty, never None).
+Region getLayoutRegion(ArrayRef<int64_t> shape, ArrayRef<unsigned> levels,
+                       ArrayRef<uint8_t> layout, unsigned w);
+
+/// Checks every layout of `p` against the graph's shapes (`shapeOf(t)` for
+/// tensor `t`, `numTensors` of them, graph order): one step per level, no
+/// dimension beyond the rank; a tensor with both a layout and a regions
+/// list must have the regions its layout derives. With `fill`, the regions
+/// of tensors that have only a layout are derived (K per tensor: for
+/// consumers that need the list); without, they stay empty.
+llvm::Error checkLayouts(Plan &p, unsigned numTensors,
+                         llvm::function_ref<ArrayRef<int64_t>(unsigned)> shapeOf,
+                         bool fill);
+
+} // namespace plan
+} // namespace tofu
+
+#endif // TOFU_PLAN_LAYOUTS_H

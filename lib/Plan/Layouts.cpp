@@ -1,0 +1,97 @@
+//===- Layouts.cpp - Compact tensor layouts in plans ----------------------===//
+//
+// This file implements the spelling of compact layout steps and the check
+// (and expansion) of a plan's layouts against its graph's shapes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Plan/Layouts.h"
+
+#include "tofu/Analysis/Layout.h"
+
+using namespace tofu;
+using namespace tofu::plan;
+
+std::string plan::formatLayoutStep(uint8_t dim) {
+  return dim == kReplicateDim ? "replicate" : "split:" + std::to_string(dim);
+}
+
+llvm::Optional<uint8_t> plan::parseLayoutStep(StringRef text) {
+  if (text == "replicate")
+    return kReplicateDim;
+  unsigned dim;
+  if (!text.consume_front("split:") || text.empty() || text[0] == '+' ||
+      text.getAsInteger(10, dim) || dim >= kReplicateDim)
+    return llvm::None;
+  return uint8_t(dim);
+}
+
+Region plan::getLayoutRegion(ArrayRef<int64_t> shape, ArrayRef<unsigned> levels,
+                             ArrayRef<uint8_t> layout, unsigned w) {
+  Region region;
+  analysis::getLayoutRegion(shape, levels, layout, w, region);
+  return region;
+}
+
+static llvm::Error layoutError(const TensorPlan &tensor, const Twine &what) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "plan: tensor '" + tensor.name +
+                                     "': " + what);
+}
+
+static std::string formatRegion(const llvm::Optional<Region> &region) {
+  if (!region)
+    return "null";
+  std::string text = "[";
+  for (unsigned d = 0, e = region->size(); d != e; ++d)
+    text += (d ? ",[" : "[") + std::to_string((*region)[d].lo) + "," +
+            std::to_string((*region)[d].hi) + "]";
+  return text + "]";
+}
+
+llvm::Error
+plan::checkLayouts(Plan &p, unsigned numTensors,
+                   llvm::function_ref<ArrayRef<int64_t>(unsigned)> shapeOf,
+                   bool fill) {
+  for (unsigned t = 0, e = std::min<size_t>(p.tensors.size(), numTensors);
+       t != e; ++t) {
+    TensorPlan &tensor = p.tensors[t];
+    if (!tensor.layout)
+      continue;
+    ArrayRef<int64_t> shape = shapeOf(t);
+    const auto &layout = *tensor.layout;
+    if (layout.size() != p.levels.size())
+      return layoutError(tensor, "its layout has " + Twine(layout.size()) +
+                                     " steps for " + Twine(p.levels.size()) +
+                                     " levels");
+    for (unsigned l = 0, n = layout.size(); l != n; ++l)
+      if (layout[l] != kReplicateDim && layout[l] >= shape.size())
+        return layoutError(tensor, "layout step " + Twine(l) + " '" +
+                                       formatLayoutStep(layout[l]) +
+                                       "' names a dimension beyond its rank " +
+                                       Twine(shape.size()));
+    if (tensor.regions.empty()) {
+      if (!fill)
+        continue;
+      tensor.regions.reserve(p.workers);
+      for (unsigned w = 0; w != p.workers; ++w)
+        tensor.regions.emplace_back(
+            getLayoutRegion(shape, p.levels, layout, w));
+      continue;
+    }
+    if (tensor.regions.size() != p.workers)
+      continue; // the cost model's check says so
+    for (unsigned w = 0; w != p.workers; ++w) {
+      Region derived = getLayoutRegion(shape, p.levels, layout, w);
+      const llvm::Optional<Region> &listed = tensor.regions[w];
+      int64_t volume = listed ? getVolume(*listed) : 0;
+      bool same = volume == 0 ? getVolume(derived) == 0 : *listed == derived;
+      if (!same)
+        return layoutError(tensor, "worker " + Twine(w) + "'s region " +
+                                       formatRegion(listed) +
+                                       " is not its layout's " +
+                                       formatRegion(derived));
+    }
+  }
+  return llvm::Error::success();
+}
