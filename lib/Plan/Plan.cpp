@@ -1,8 +1,9 @@
 //===- Plan.cpp - The partition plan IR -----------------------------------===//
 //
 // This file implements the small pieces of arithmetic every user of a plan
-// needs: step spellings, worker digits, the even split of a range, and the
-// volumes of regions, their intersections and unions.
+// needs: step spellings, worker digits, and the volumes of regions, their
+// intersections and unions (the even split of a range is
+// analysis::getEvenPart).
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,14 +60,6 @@ void plan::getWorkerDigits(ArrayRef<unsigned> levels, unsigned w,
     digits[l] = w % levels[l];
     w /= levels[l];
   }
-}
-
-Range plan::getPart(Range r, unsigned f, unsigned c) {
-  int64_t extent = r.size();
-  int64_t q = extent / f, rem = extent % f;
-  int64_t lo = r.lo + c * q + std::min<int64_t>(c, rem);
-  int64_t hi = r.lo + (c + 1) * q + std::min<int64_t>(c + 1, rem);
-  return Range{lo, hi};
 }
 
 int64_t plan::getVolume(ArrayRef<Range> region) {

@@ -21,7 +21,7 @@ void planner::getOpBox(const ProblemOp &op, ArrayRef<unsigned> levels,
     if (steps[l] >= op.strategies.size())
       continue;
     unsigned var = op.strategies[steps[l]].var;
-    box[var] = plan::getPart(box[var], levels[l], digits[l]);
+    box[var] = analysis::getEvenPart(box[var], levels[l], digits[l]);
   }
 }
 

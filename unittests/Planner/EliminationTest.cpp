@@ -212,10 +212,10 @@ TEST(EliminationTest, FailsOrConditionsBeyondTheTableLimit) {
 }
 
 TEST(PlanArithmeticTest, PartsAndVolumes) {
-  EXPECT_EQ(plan::getPart({0, 5}, 2, 0), (analysis::Range{0, 3}));
-  EXPECT_EQ(plan::getPart({0, 5}, 2, 1), (analysis::Range{3, 5}));
-  EXPECT_EQ(plan::getPart({0, 1}, 2, 1), (analysis::Range{1, 1}));
-  EXPECT_EQ(plan::getPart({10, 17}, 3, 2), (analysis::Range{15, 17}));
+  EXPECT_EQ(analysis::getEvenPart({0, 5}, 2, 0), (analysis::Range{0, 3}));
+  EXPECT_EQ(analysis::getEvenPart({0, 5}, 2, 1), (analysis::Range{3, 5}));
+  EXPECT_EQ(analysis::getEvenPart({0, 1}, 2, 1), (analysis::Range{1, 1}));
+  EXPECT_EQ(analysis::getEvenPart({10, 17}, 3, 2), (analysis::Range{15, 17}));
   SmallVector<unsigned, 4> digits;
   plan::getWorkerDigits({2, 3}, 4, digits);
   EXPECT_EQ(digits, (SmallVector<unsigned, 4>{1, 1}));

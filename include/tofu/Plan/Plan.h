@@ -152,9 +152,6 @@ unsigned getNumWorkers(ArrayRef<unsigned> levels);
 /// Worker `w`'s digit at each level (`w = ((c1 * f2 + c2) * f3 + c3) ...`).
 void getWorkerDigits(ArrayRef<unsigned> levels, unsigned w,
                      SmallVectorImpl<unsigned> &digits);
-/// Part `c` of `f` of range `r` (sizes differ by at most one, larger parts
-/// first; a part may be empty).
-Range getPart(Range r, unsigned f, unsigned c);
 
 /// Elements of a region (0 if any range is empty; 1 for a scalar).
 int64_t getVolume(ArrayRef<Range> region);
