@@ -1,13 +1,16 @@
 //===- CostModel.cpp - What a plan moves and holds ------------------------===//
 //
 // This file implements the three comm_bytes terms of docs/CostModel.md and
-// the evaluation of a whole plan, with the resident bytes and the
-// liveness-based peak estimate per worker.
+// the evaluation of a whole plan, with the resident bytes per worker and
+// the peak bytes the runtime's pools will measure (runtime::predictPeaks on
+// the plan as the runtime executes it).
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Planner/CostModel.h"
 #include "tofu/Planner/Assignment.h"
+#include "tofu/Planner/Executable.h"
+#include "tofu/Runtime/Error.h"
 
 #include <algorithm>
 
@@ -152,8 +155,8 @@ planner::resolvePlanSteps(const PlanningProblem &problem, const plan::Plan &p,
 
 namespace {
 
-/// Evaluates one plan: per op the regions of every worker, the fetch and
-/// produce terms, and the liveness sweep for peak bytes.
+/// Evaluates one plan: per op the regions of every worker and the fetch and
+/// produce terms.
 class PlanEvaluator {
 public:
   PlanEvaluator(const PlanningProblem &problem, const plan::Plan &p,
@@ -174,41 +177,15 @@ private:
                   : 0;
   }
   void evaluateOp(unsigned i);
-  void computeLifetimes();
 
   const PlanningProblem &problem;
   const plan::Plan &p;
   ArrayRef<SmallVector<uint8_t, 4>> steps;
   CostReport report;
-  /// Per tensor, the last op index it is live at (ops.size() = the end).
-  std::vector<unsigned> death;
-  /// Tensors dying at each op.
-  std::vector<SmallVector<unsigned, 4>> deaths;
-  std::vector<int64_t> live;
   std::vector<SmallVector<unsigned, 8>> digits;
 };
 
 } // namespace
-
-void PlanEvaluator::computeLifetimes() {
-  const graph::Graph &g = problem.getGraph();
-  unsigned numOps = g.getNumOps();
-  death.assign(g.getNumTensors(), 0);
-  deaths.assign(numOps + 1, {});
-  for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
-    const graph::Tensor &tensor = g.getTensor(t);
-    int producer = g.getProducer(t);
-    bool persistent = producer < 0 ? tensor.role != graph::Role::Input
-                                   : tensor.role == graph::Role::Output ||
-                                         problem.getTensor(t).updates >= 0 ||
-                                         g.getUsers(t).empty();
-    unsigned last = producer < 0 ? 0 : producer;
-    for (unsigned user : g.getUsers(t))
-      last = std::max(last, user);
-    death[t] = persistent ? numOps : last;
-    deaths[death[t]].push_back(t);
-  }
-}
 
 void PlanEvaluator::evaluateOp(unsigned i) {
   const ProblemOp &op = problem.getOp(i);
@@ -233,11 +210,8 @@ void PlanEvaluator::evaluateOp(unsigned i) {
     int64_t buffers =
         fetchBytes +
         (partial ? plan::getVolume(regions.output) * out.elementSize : 0);
-    live[w] += heldBytes(op.output, w);
     report.largestBuffersPerWorker[w] =
         std::max(report.largestBuffersPerWorker[w], buffers);
-    report.peakBytesPerWorker[w] =
-        std::max(report.peakBytesPerWorker[w], live[w] + buffers);
   }
   cost.produceBytes =
       countProduced(computed, outHeld, partial, out.rank) * out.elementSize;
@@ -249,28 +223,16 @@ CostReport PlanEvaluator::run() {
   report.ops.resize(g.getNumOps());
   report.nextStepBytes.assign(g.getNumTensors(), 0);
   report.residentBytesPerWorker.assign(k, 0);
-  report.peakBytesPerWorker.assign(k, 0);
   report.largestBuffersPerWorker.assign(k, 0);
-  live.assign(k, 0);
   digits.resize(k);
   for (unsigned w = 0; w != k; ++w)
     plan::getWorkerDigits(p.levels, w, digits[w]);
   for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t)
-    for (unsigned w = 0; w != k; ++w) {
-      int64_t bytes = heldBytes(t, w);
-      report.residentBytesPerWorker[w] += bytes;
-      if (g.getProducer(t) < 0)
-        live[w] += bytes;
-    }
-  computeLifetimes();
-  for (unsigned w = 0; w != k; ++w)
-    report.peakBytesPerWorker[w] = live[w];
+    for (unsigned w = 0; w != k; ++w)
+      report.residentBytesPerWorker[w] += heldBytes(t, w);
   for (unsigned i = 0, e = g.getNumOps(); i != e; ++i) {
     evaluateOp(i);
     report.commBytes += report.ops[i].total();
-    for (unsigned t : deaths[i])
-      for (unsigned w = 0; w != k; ++w)
-        live[w] -= heldBytes(t, w);
   }
   SmallVector<HeldRegion, 8> param(k), updated(k);
   for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
@@ -293,7 +255,33 @@ llvm::Expected<CostReport> planner::evaluatePlan(const PlanningProblem &problem,
   std::vector<SmallVector<uint8_t, 4>> steps;
   if (llvm::Error err = resolvePlanSteps(problem, p, steps))
     return std::move(err);
-  return PlanEvaluator(problem, p, steps).run();
+  CostReport report = PlanEvaluator(problem, p, steps).run();
+  predictPeaks(problem, p, steps, report);
+  return report;
+}
+
+void planner::predictPeaks(const PlanningProblem &problem, const plan::Plan &p,
+                           ArrayRef<SmallVector<uint8_t, 4>> steps,
+                           CostReport &report) {
+  report.peakBytesPerWorker.assign(p.workers, -1);
+  report.peaks.assign(p.workers, runtime::WorkerPeak());
+  auto executable = buildExecutablePlan(problem, p, steps,
+                                        UnexecutedTypes::Placeholder);
+  if (!executable) {
+    llvm::consumeError(executable.takeError());
+    return;
+  }
+  try {
+    // Only a plan whose stored regions cover every tensor has a schedule.
+    runtime::validatePlan(*executable);
+  } catch (const runtime::RuntimeError &) {
+    return;
+  }
+  report.peaks = runtime::predictPeaks(*executable,
+                                       runtime::buildSchedule(*executable),
+                                       getTensorMemory(problem));
+  for (unsigned w = 0; w != p.workers; ++w)
+    report.peakBytesPerWorker[w] = report.peaks[w].bytes;
 }
 
 void planner::recordCosts(const CostReport &report, plan::Plan &p) {

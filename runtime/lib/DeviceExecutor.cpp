@@ -17,6 +17,7 @@
 
 #include "tofu/Runtime/DeviceExecutor.h"
 #include "tofu/Runtime/Error.h"
+#include "tofu/Runtime/StepMemory.h"
 
 #include <map>
 
@@ -84,26 +85,26 @@ template <typename SizeFn, typename SourceFn, typename SinkFn>
 void DeviceExecutor::Step::movePieces(const std::vector<Piece> &pieces,
                                       SizeFn sizeOf, SourceFn source,
                                       SinkFn sink) {
-  using Pair = std::pair<unsigned, unsigned>;
-  std::map<Pair, std::size_t> bytes;
-  for (const Piece &piece : pieces)
-    if (piece.src != piece.dst)
-      bytes[{piece.src, piece.dst}] += piece.box.getVolume() * sizeOf(piece);
-  if (bytes.empty())
+  // One send and one receive buffer per message, in getMessages' order
+  // (StepMemory.h).
+  std::vector<Message> messages = getMessages(pieces, sizeOf);
+  if (messages.empty())
     return;
   struct Staging {
     DeviceBuffer send, receive;
-    std::size_t at = 0;
+    std::size_t bytes = 0, at = 0;
   };
+  using Pair = std::pair<unsigned, unsigned>;
   std::map<Pair, Staging> staging;
-  for (auto &[pair, size] : bytes) {
-    if (!here(pair.first) && !here(pair.second))
+  for (const Message &m : messages) {
+    if (!here(m.src) && !here(m.dst))
       continue;
-    Staging &s = staging[pair];
-    if (here(pair.first))
-      s.send = workers[pair.first]->pool.allocate(size);
-    if (here(pair.second))
-      s.receive = workers[pair.second]->pool.allocate(size);
+    Staging &s = staging[{m.src, m.dst}];
+    s.bytes = m.bytes;
+    if (here(m.src))
+      s.send = workers[m.src]->pool.allocate(m.bytes);
+    if (here(m.dst))
+      s.receive = workers[m.dst]->pool.allocate(m.bytes);
   }
   for (const Piece &piece : pieces) {
     if (piece.src == piece.dst || !here(piece.src))
@@ -118,7 +119,7 @@ void DeviceExecutor::Step::movePieces(const std::vector<Piece> &pieces,
   std::vector<Transfer> group;
   for (auto &[pair, s] : staging) {
     group.push_back(Transfer{pair.first, pair.second, s.send.data(),
-                             s.receive.data(), bytes[pair]});
+                             s.receive.data(), s.bytes});
     s.at = 0;
   }
   communicator.exchange(group);
@@ -376,6 +377,10 @@ StepResult DeviceExecutor::runStep() {
   std::vector<unsigned> local;
   for (auto &worker : workers)
     if (worker) {
+      // The last step's results were read (gather) before this step.
+      for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t)
+        if (!isHeldAcrossSteps(plan.tensors[t]))
+          worker->stored[t].reset();
       uploadInputs(*worker);
       worker->pool.resetPeak();
       local.push_back(worker->id);

@@ -29,31 +29,21 @@ void DeviceBuffer::reset() {
 }
 
 DevicePool::~DevicePool() {
-  for (auto &entry : freeList)
+  for (auto &entry : freeList.getKept())
     device.deallocate(worker, entry.second);
 }
 
 DeviceBuffer DevicePool::allocate(std::size_t bytes) {
+  auto grant = freeList.take(bytes);
   DeviceBuffer buffer;
-  std::size_t want = bytes ? bytes : 1;
-  auto it = freeList.lower_bound(want);
-  if (it != freeList.end() && it->first <= 2 * want) {
-    buffer.capacity = it->first;
-    buffer.ptr = it->second;
-    freeList.erase(it);
-  } else {
-    buffer.ptr = device.allocate(worker, want);
-    buffer.capacity = want;
-  }
+  buffer.ptr = grant.reused ? grant.storage
+                            : device.allocate(worker, grant.capacity);
+  buffer.capacity = grant.capacity;
   buffer.pool = this;
   buffer.bytes = bytes;
-  live += buffer.capacity;
-  if (live > peak)
-    peak = live;
   return buffer;
 }
 
 void DevicePool::release(DeviceBuffer &buffer) {
-  live -= buffer.capacity;
-  freeList.emplace(buffer.capacity, buffer.ptr);
+  freeList.put(buffer.capacity, buffer.ptr);
 }

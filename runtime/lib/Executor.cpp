@@ -1,20 +1,23 @@
 //===- Executor.cpp - Run an ExecutablePlan on K workers ------------------===//
 //
 // This file implements the executor. Each worker runs, for every op in
-// graph order: send the pieces of its stored tensors that others fetch;
-// fill its input boxes (local pieces copied, remote pieces unpacked from
-// one message per source straight into place); call the kernel; send its
-// partial pieces to their roots and combine those it roots; deliver the
-// output pieces to the workers storing them; free the tensors whose last
-// reader this op was. After the last op it moves updated parameters into
-// their parameters' stored boxes. Messages are tagged with the step, the
-// op and the phase; sends never block, so no order of workers deadlocks.
+// graph order: fill its input boxes (local pieces copied, remote pieces
+// unpacked from one message per source); call the kernel; send its partial
+// pieces to their roots and combine those it roots; deliver the output
+// pieces to the workers storing them; free the tensors whose last reader
+// this op was. After the last op it moves updated parameters into their
+// parameters' stored boxes. Each message is staged in a pool buffer on
+// both sides, in the order and at the points the device executor stages
+// them (StepMemory.h), so both measure the same peak. Messages are tagged
+// with the step, the op and the phase; sends never block, so no order of
+// workers deadlocks.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Runtime/Executor.h"
 #include "tofu/Runtime/Error.h"
 #include "tofu/Runtime/MemoryPool.h"
+#include "tofu/Runtime/StepMemory.h"
 
 #include <algorithm>
 #include <cstring>
@@ -93,16 +96,14 @@ private:
     const void *data;
     const Box *box;
   };
-  /// Sends this worker's pieces of `pieces` to their destinations, one
-  /// message per destination; `source(piece)` is where a piece's values are.
-  template <typename SizeFn, typename SourceFn>
-  void sendPieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
-                  std::uint64_t tag, SourceFn source);
-  /// Receives the pieces of `pieces` bound for this worker, one message per
-  /// source, and hands each piece's packed bytes to `sink(piece, bytes)`.
-  template <typename SizeFn, typename SinkFn>
-  void receivePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
-                     std::uint64_t tag, SinkFn sink);
+  /// Moves this worker's pieces of `pieces` (one phase): packs those it
+  /// sends into one staging buffer per destination and sends them, then
+  /// receives one message per source into a staging buffer and hands each
+  /// piece's packed bytes to `sink(piece, bytes)`, by source and then in
+  /// schedule order. `source(piece)` is where a sent piece's values are.
+  template <typename SizeFn, typename SourceFn, typename SinkFn>
+  void movePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
+                  std::uint64_t tag, SourceFn source, SinkFn sink);
 
   void runOp(unsigned i);
   void runNextStep();
@@ -119,59 +120,50 @@ private:
 };
 } // namespace
 
-template <typename SizeFn, typename SourceFn>
-void WorkerStep::sendPieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
-                            std::uint64_t tag,
-                            SourceFn source) {
-  std::vector<Bytes> messages(plan.workers);
-  std::vector<bool> any(plan.workers, false);
+template <typename SizeFn, typename SourceFn, typename SinkFn>
+void WorkerStep::movePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
+                            std::uint64_t tag, SourceFn source, SinkFn sink) {
+  struct Staging {
+    unsigned peer;
+    Buffer buffer;
+    std::size_t at = 0;
+  };
+  std::vector<Staging> sends, receives;
+  std::vector<int> sendTo(plan.workers, -1);
+  for (const Message &m : getMessages(pieces, sizeOf)) {
+    if (m.src == w) {
+      sendTo[m.dst] = sends.size();
+      sends.push_back(Staging{m.dst, worker.pool.allocate(m.bytes)});
+    }
+    if (m.dst == w)
+      receives.push_back(Staging{m.src, worker.pool.allocate(m.bytes)});
+  }
   for (const Piece &piece : pieces) {
     if (piece.src != w || piece.dst == w)
       continue;
     Endpoint from = source(piece);
     unsigned size = sizeOf(piece);
-    Bytes &message = messages[piece.dst];
-    size_t at = message.size();
-    message.resize(at + piece.box.getVolume() * size);
-    packRegion(piece.box, from.data, *from.box, message.data() + at, size);
-    any[piece.dst] = true;
+    Staging &s = sends[sendTo[piece.dst]];
+    packRegion(piece.box, from.data, *from.box, s.buffer.data() + s.at, size);
+    s.at += piece.box.getVolume() * size;
   }
-  for (unsigned d = 0; d != plan.workers; ++d)
-    if (any[d])
-      transport.send(w, d, tag, std::move(messages[d]));
-}
-
-template <typename SizeFn, typename SinkFn>
-void WorkerStep::receivePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
-                               std::uint64_t tag,
-                               SinkFn sink) {
-  for (unsigned s = 0; s != plan.workers; ++s) {
-    if (s == w)
-      continue;
-    Bytes message;
-    size_t at = 0;
-    bool received = false;
-    for (const Piece &piece : pieces) {
-      if (piece.src != s || piece.dst != w)
-        continue;
-      if (!received) {
-        message = transport.receive(w, s, tag);
-        received = true;
-      }
-      unsigned size = sizeOf(piece);
-      size_t bytes = piece.box.getVolume() * size;
-      if (at + bytes > message.size())
-        throw RuntimeError("worker " + std::to_string(w) +
-                           " received a short message from worker " +
-                           std::to_string(s));
-      sink(piece, message.data() + at);
-      at += bytes;
-    }
-    if (at != message.size())
+  for (Staging &s : sends)
+    transport.send(w, s.peer, tag,
+                   Bytes(s.buffer.data(), s.buffer.data() + s.buffer.size()));
+  for (Staging &s : receives) {
+    Bytes message = transport.receive(w, s.peer, tag);
+    if (message.size() != s.buffer.size())
       throw RuntimeError("worker " + std::to_string(w) + " received " +
                          std::to_string(message.size()) +
-                         " bytes from worker " + std::to_string(s) +
-                         " but expected " + std::to_string(at));
+                         " bytes from worker " + std::to_string(s.peer) +
+                         " but expected " + std::to_string(s.buffer.size()));
+    std::memcpy(s.buffer.data(), message.data(), message.size());
+    for (const Piece &piece : pieces) {
+      if (piece.src != s.peer || piece.dst != w)
+        continue;
+      sink(piece, s.buffer.data() + s.at);
+      s.at += piece.box.getVolume() * sizeOf(piece);
+    }
   }
 }
 
@@ -181,14 +173,10 @@ void WorkerStep::runOp(unsigned i) {
   const OpSchedule &sched = schedule.ops[i];
   unsigned numInputs = op.inputs.size();
 
-  // Fetch: serve others, then fill this worker's input boxes.
+  // Fetch: fill this worker's input boxes and serve others.
   auto inputSize = [&](const Piece &piece) {
     return elementSize(op.inputs[piece.slot]);
   };
-  sendPieces(sched.fetch, inputSize, tag(i, Fetch), [&](const Piece &piece) {
-    unsigned t = op.inputs[piece.slot];
-    return Endpoint{worker.stored[t].data(), &storedBox(t)};
-  });
   std::vector<Buffer> inputBuffers(numInputs);
   std::vector<const unsigned char *> inputData(numInputs, nullptr);
   for (unsigned p = 0; p != numInputs; ++p) {
@@ -211,12 +199,17 @@ void WorkerStep::runOp(unsigned i) {
                inputBuffers[piece.slot].data(), share.inputs[piece.slot],
                elementSize(t));
   }
-  receivePieces(sched.fetch, inputSize, tag(i, Fetch),
-                [&](const Piece &piece, const unsigned char *bytes) {
-                  unsigned t = op.inputs[piece.slot];
-                  unpackRegion(piece.box, bytes, inputBuffers[piece.slot].data(),
-                               share.inputs[piece.slot], elementSize(t));
-                });
+  movePieces(
+      sched.fetch, inputSize, tag(i, Fetch),
+      [&](const Piece &piece) {
+        unsigned t = op.inputs[piece.slot];
+        return Endpoint{worker.stored[t].data(), &storedBox(t)};
+      },
+      [&](const Piece &piece, const unsigned char *bytes) {
+        unsigned t = op.inputs[piece.slot];
+        unpackRegion(piece.box, bytes, inputBuffers[piece.slot].data(),
+                     share.inputs[piece.slot], elementSize(t));
+      });
 
   // Compute.
   if (int(i) == failOp)
@@ -253,21 +246,17 @@ void WorkerStep::runOp(unsigned i) {
   inputBuffers.clear();
 
   // Combine partial values at their roots.
-  if (op.partial) {
-    sendPieces(sched.reduce, outputSize, tag(i, Reduce), [&](const Piece &) {
-      return Endpoint{outData, &share.output};
-    });
-    receivePieces(sched.reduce, outputSize, tag(i, Reduce),
-                  [&](const Piece &piece, const unsigned char *bytes) {
-                    reduceRegion(op.reducer, plan.tensors[o].type, piece.box,
-                                 bytes, outData, share.output);
-                  });
-  }
+  auto fromOutput = [&](const Piece &) {
+    return Endpoint{outData, &share.output};
+  };
+  if (op.partial)
+    movePieces(sched.reduce, outputSize, tag(i, Reduce), fromOutput,
+               [&](const Piece &piece, const unsigned char *bytes) {
+                 reduceRegion(op.reducer, plan.tensors[o].type, piece.box,
+                              bytes, outData, share.output);
+               });
 
   // Deliver the output to the workers storing it.
-  sendPieces(sched.deliver, outputSize, tag(i, Deliver), [&](const Piece &) {
-    return Endpoint{outData, &share.output};
-  });
   if (stores(o)) {
     Buffer &dst = ensureStored(o);
     if (!direct)
@@ -275,12 +264,12 @@ void WorkerStep::runOp(unsigned i) {
         if (piece.src == w && piece.dst == w)
           copyRegion(piece.box, outData, share.output, dst.data(),
                      storedBox(o), outSize);
-    receivePieces(sched.deliver, outputSize, tag(i, Deliver),
-                  [&](const Piece &piece, const unsigned char *bytes) {
-                    unpackRegion(piece.box, bytes, dst.data(), storedBox(o),
-                                 outSize);
-                  });
   }
+  movePieces(sched.deliver, outputSize, tag(i, Deliver), fromOutput,
+             [&](const Piece &piece, const unsigned char *bytes) {
+               unpackRegion(piece.box, bytes, worker.stored[o].data(),
+                            storedBox(o), outSize);
+             });
   outTemp.reset();
 
   // Free what no later op reads.
@@ -295,9 +284,6 @@ void WorkerStep::runNextStep() {
   unsigned numOps = plan.ops.size();
   const std::vector<Piece> &pieces = schedule.nextStep;
   auto updateSize = [&](const Piece &piece) { return elementSize(piece.slot); };
-  sendPieces(pieces, updateSize, tag(numOps, NextStep), [&](const Piece &piece) {
-    return Endpoint{worker.stored[piece.slot].data(), &storedBox(piece.slot)};
-  });
   // The new values of each parameter this worker stores, built aside so
   // that a parameter is never overwritten while its update still reads it.
   std::vector<std::pair<unsigned, Buffer>> fresh;
@@ -320,12 +306,17 @@ void WorkerStep::runNextStep() {
                  storedBox(piece.slot), dst.data(), storedBox(param),
                  elementSize(param));
   }
-  receivePieces(pieces, updateSize, tag(numOps, NextStep),
-                [&](const Piece &piece, const unsigned char *bytes) {
-                  unsigned param = plan.tensors[piece.slot].updates;
-                  unpackRegion(piece.box, bytes, bufferOf(param).data(),
-                               storedBox(param), elementSize(param));
-                });
+  movePieces(
+      pieces, updateSize, tag(numOps, NextStep),
+      [&](const Piece &piece) {
+        return Endpoint{worker.stored[piece.slot].data(),
+                        &storedBox(piece.slot)};
+      },
+      [&](const Piece &piece, const unsigned char *bytes) {
+        unsigned param = plan.tensors[piece.slot].updates;
+        unpackRegion(piece.box, bytes, bufferOf(param).data(),
+                     storedBox(param), elementSize(param));
+      });
   for (auto &entry : fresh)
     worker.stored[entry.first] = std::move(entry.second);
 }
@@ -455,6 +446,10 @@ void Executor::scatterInputs(Worker &worker) {
 StepResult Executor::runStep() {
   std::vector<int> lastUse = computeLastUse(plan);
   for (auto &worker : workers) {
+    // The last step's results were read (gather) before this step.
+    for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t)
+      if (!isHeldAcrossSteps(plan.tensors[t]))
+        worker->stored[t].reset();
     scatterInputs(*worker);
     worker->pool.resetPeak();
   }

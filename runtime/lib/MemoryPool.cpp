@@ -27,26 +27,20 @@ void Buffer::reset() {
 }
 
 Buffer MemoryPool::allocate(std::size_t bytes) {
+  auto grant = freeList.take(bytes);
   Buffer buffer;
   buffer.pool = this;
   buffer.bytes = bytes;
-  auto it = freeList.lower_bound(bytes);
-  if (it != freeList.end() && it->first <= 2 * bytes) {
-    buffer.capacity = it->first;
-    buffer.storage = std::move(it->second);
-    freeList.erase(it);
+  buffer.capacity = grant.capacity;
+  if (grant.reused) {
+    buffer.storage = std::move(grant.storage);
   } else {
-    buffer.capacity = bytes;
-    buffer.storage.reset(new unsigned char[bytes ? bytes : 1]);
-    reserved += bytes;
+    buffer.storage.reset(new unsigned char[grant.capacity]);
+    reserved += grant.capacity;
   }
-  live += buffer.capacity;
-  if (live > peak)
-    peak = live;
   return buffer;
 }
 
 void MemoryPool::release(Buffer &buffer) {
-  live -= buffer.capacity;
-  freeList.emplace(buffer.capacity, std::move(buffer.storage));
+  freeList.put(buffer.capacity, std::move(buffer.storage));
 }

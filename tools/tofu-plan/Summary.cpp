@@ -46,6 +46,7 @@ public:
 
 private:
   void printTotals();
+  void printPeakComposition();
   void printBaselines();
   void printTopology();
   void printSearch();
@@ -78,7 +79,31 @@ void SummaryPrinter::printTotals() {
      << " of an even share (graph / " << p.workers << " = "
      << formatBytes(double(total) / p.workers) << ")\n";
   os << "peak:       " << formatBytes(peak)
-     << " on the fullest worker (liveness estimate)\n";
+     << " on the fullest worker (what the runtime's pool measures)\n";
+  printPeakComposition();
+}
+
+void SummaryPrinter::printPeakComposition() {
+  auto costs = evaluatePlan(*in.problem, p);
+  if (!costs) {
+    llvm::consumeError(costs.takeError());
+    return;
+  }
+  const std::vector<runtime::WorkerPeak> &peaks = costs->peaks;
+  if (peaks.empty())
+    return;
+  unsigned fullest = 0;
+  for (unsigned w = 1, e = peaks.size(); w != e; ++w)
+    if (peaks[w].bytes > peaks[fullest].bytes)
+      fullest = w;
+  os << "            worker " << fullest << " at its peak:";
+  const char *sep = " ";
+  for (unsigned u = 0; u != runtime::NumMemoryUses; ++u) {
+    os << sep << runtime::getMemoryUseName(runtime::MemoryUse(u)) << " "
+       << formatBytes(peaks[fullest].uses[u]);
+    sep = u == 3 ? ",\n              " : ", ";
+  }
+  os << "\n";
 }
 
 void SummaryPrinter::printBaselines() {

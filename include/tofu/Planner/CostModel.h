@@ -4,7 +4,8 @@
 // the three terms of comm_bytes over per-worker regions (fetch, produce,
 // next step), which the searches call on candidate decisions, and
 // evaluatePlan, which applies them to a whole plan and adds the resident
-// and liveness-based peak bytes per worker. The search, the verifier and
+// bytes per worker and the peak bytes the runtime measures per worker
+// (predictPeaks). The search, the verifier and
 // the reports all use these functions, so a plan is judged one way.
 //
 //===----------------------------------------------------------------------===//
@@ -14,6 +15,7 @@
 
 #include "tofu/Analysis/Regions.h"
 #include "tofu/Planner/PlanningProblem.h"
+#include "tofu/Runtime/StepMemory.h"
 
 #include "llvm/Support/Error.h"
 
@@ -62,7 +64,11 @@ struct CostReport {
   /// Per tensor: next-step bytes charged to an updated tensor (0 for others).
   std::vector<int64_t> nextStepBytes;
   std::vector<int64_t> residentBytesPerWorker;
+  /// Per worker, the peak its pool measures in the runtime's first step
+  /// (-1 when the plan's stored regions do not cover every tensor), and
+  /// what its buffers hold at that moment.
   std::vector<int64_t> peakBytesPerWorker;
+  std::vector<runtime::WorkerPeak> peaks;
   /// Per worker, the largest fetch and partial-output buffers of any op:
   /// a peak estimate may not exceed resident bytes plus this.
   std::vector<int64_t> largestBuffersPerWorker;
@@ -73,6 +79,14 @@ struct CostReport {
 /// per worker; an error says where it does not.
 llvm::Expected<CostReport> evaluatePlan(const PlanningProblem &problem,
                                         const plan::Plan &p);
+
+/// Sets `report`'s peaks: the plan as the runtime executes it
+/// (buildExecutablePlan, `steps` as resolvePlanSteps gives them), its
+/// schedule, and runtime::predictPeaks replaying the runtime's allocations
+/// over them. This is the one implementation of the runtime's memory rule;
+/// evaluatePlan calls it.
+void predictPeaks(const PlanningProblem &problem, const plan::Plan &p,
+                  ArrayRef<SmallVector<uint8_t, 4>> steps, CostReport &report);
 
 /// Copies the report's numbers into the plan.
 void recordCosts(const CostReport &report, plan::Plan &p);

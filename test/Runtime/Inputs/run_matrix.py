@@ -1,7 +1,9 @@
 """Plans each graph given for K workers (tofu-plan; K = 1..4 unless
 --workers says otherwise), runs each plan with tofu-run --check --report,
 and prints one line per run; exits 1 if a run fails, moves other than the
-plan's comm_bytes, or differs from the unpartitioned run beyond tolerance
+plan's comm_bytes, measures a worker's peak outside [0.98, 1.02] times the
+plan's peak_bytes_per_worker, or differs from the unpartitioned run beyond
+tolerance
 (test/Runtime/models.test, bundled-models.test, mpi-models.test).
 
 --kernel-cache DIR: tofu-run's --kernel-cache (compiled once per graph).
@@ -72,11 +74,17 @@ for graph in args.graphs:
         have_reference = args.share_reference
         r = json.load(open(report))
         exact = r["moved_bytes"] == r["comm_bytes"]
-        ok = (exact and r["workers"] == k and
-              len(r["peak_bytes_per_worker"]) == k and
+        # Each worker's measured peak within 2% of the plan's prediction.
+        peaks = list(zip(r["peak_bytes_per_worker"],
+                         r["plan_peak_bytes_per_worker"]))
+        ratios = [m / p if p > 0 else float("inf") for m, p in peaks]
+        peak_ok = len(peaks) == k and all(0.98 <= x <= 1.02 for x in ratios)
+        ok = (exact and r["workers"] == k and peak_ok and
               r["max_rel_error"] <= args.tolerance)
         print(f"{name} K={k}: moved {r['moved_bytes']} comm {r['comm_bytes']}"
               f" {'exact' if exact else 'DIFFERENT'},"
+              f" peak/plan {max(ratios, default=0):.3f}"
+              f"{'' if peak_ok else ' OUTSIDE [0.98, 1.02]'},"
               f" max rel error {r['max_rel_error']:.1e}:"
               f" {'ok' if ok else 'FAILED'}", flush=True)
         status |= 0 if ok else 1

@@ -2,7 +2,7 @@
 //
 // This file declares DevicePool, MemoryPool's policy over a Device's
 // memory: a released buffer goes to a free list and serves a later request
-// it fits (best fit, at most twice the request); the pool counts the
+// it fits (FreeList.h: best fit, at most twice the request); the pool counts the
 // capacity its live buffers hold and their peak (the device executor's
 // peak_bytes_per_worker). Free-listed memory is returned to the device
 // only when the pool is destroyed, after the device synchronized, so a
@@ -14,8 +14,7 @@
 #define TOFU_RUNTIME_DEVICEPOOL_H
 
 #include "tofu/Runtime/Device.h"
-
-#include <map>
+#include "tofu/Runtime/FreeList.h"
 
 namespace tofu {
 namespace runtime {
@@ -55,9 +54,9 @@ public:
   ~DevicePool();
 
   DeviceBuffer allocate(std::size_t bytes);
-  std::int64_t getLiveBytes() const { return live; }
-  std::int64_t getPeakBytes() const { return peak; }
-  void resetPeak() { peak = live; }
+  std::int64_t getLiveBytes() const { return freeList.getLiveBytes(); }
+  std::int64_t getPeakBytes() const { return freeList.getPeakBytes(); }
+  void resetPeak() { freeList.resetPeak(); }
 
 private:
   friend class DeviceBuffer;
@@ -65,8 +64,7 @@ private:
 
   Device &device;
   unsigned worker;
-  std::multimap<std::size_t, void *> freeList;
-  std::int64_t live = 0, peak = 0;
+  FreeList<void *> freeList;
 };
 
 } // namespace runtime

@@ -2,18 +2,19 @@
 //
 // This file declares MemoryPool, where a worker allocates its stored
 // tensors and its per-op buffers. A released buffer goes to a free list and
-// serves a later request of a size it fits (best fit, at most twice the
-// request), so tensors whose lifetimes do not overlap share memory. The
-// pool counts the bytes its live buffers hold and their peak: the measured
-// peak_bytes_per_worker of `tofu-run --report`.
+// serves a later request of a size it fits (FreeList.h: best fit, at most
+// twice the request), so tensors whose lifetimes do not overlap share
+// memory. The pool counts the capacities its live buffers hold and their
+// peak: the measured peak_bytes_per_worker of `tofu-run --report`.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TOFU_RUNTIME_MEMORYPOOL_H
 #define TOFU_RUNTIME_MEMORYPOOL_H
 
+#include "tofu/Runtime/FreeList.h"
+
 #include <cstdint>
-#include <map>
 #include <memory>
 
 namespace tofu {
@@ -53,10 +54,10 @@ public:
   /// A buffer of at least `bytes` bytes (contents unspecified).
   Buffer allocate(std::size_t bytes);
   /// Bytes held by live buffers (their capacities).
-  std::int64_t getLiveBytes() const { return live; }
-  std::int64_t getPeakBytes() const { return peak; }
+  std::int64_t getLiveBytes() const { return freeList.getLiveBytes(); }
+  std::int64_t getPeakBytes() const { return freeList.getPeakBytes(); }
   /// Starts a new peak measurement at the live bytes.
-  void resetPeak() { peak = live; }
+  void resetPeak() { freeList.resetPeak(); }
   /// Bytes ever obtained from the system (live and free).
   std::int64_t getReservedBytes() const { return reserved; }
 
@@ -64,8 +65,8 @@ private:
   friend class Buffer;
   void release(Buffer &buffer);
 
-  std::multimap<std::size_t, std::unique_ptr<unsigned char[]>> freeList;
-  std::int64_t live = 0, peak = 0, reserved = 0;
+  FreeList<std::unique_ptr<unsigned char[]>> freeList;
+  std::int64_t reserved = 0;
 };
 
 } // namespace runtime

@@ -1,0 +1,54 @@
+//===- Executable.h - A plan as the runtime executes it ---------*- C++ -*-===//
+//
+// This file declares the construction of the runtime's ExecutablePlan from
+// a plan of a bound graph: every tensor's stored box per worker and every
+// op's iteration box, input boxes and output box per worker, computed by
+// the functions the cost model charges (computeOpShare), and which tensors
+// live through the step. The cost model predicts the runtime's peak memory
+// on it (runtime::predictPeaks) and lib/Lowering hands it to the runtime,
+// so both see one plan.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_PLANNER_EXECUTABLE_H
+#define TOFU_PLANNER_EXECUTABLE_H
+
+#include "tofu/Planner/PlanningProblem.h"
+#include "tofu/Runtime/ExecutablePlan.h"
+#include "tofu/Runtime/StepMemory.h"
+
+#include "llvm/Support/Error.h"
+
+namespace tofu {
+namespace planner {
+
+/// The runtime's element type of `dtype`; an error for f16 and bf16, which
+/// the runtime does not execute yet.
+llvm::Expected<runtime::ElementType> getRuntimeElementType(DType dtype);
+
+/// What to do with a tensor of a type the runtime does not execute.
+enum class UnexecutedTypes {
+  /// Fail, naming the tensor.
+  Fail,
+  /// Give it type f32 (for runtime::predictPeaks, which takes element
+  /// sizes from getTensorMemory).
+  Placeholder,
+};
+
+/// `p` for `problem`'s graph as the runtime executes it; `steps` are the
+/// plan's steps resolved by resolvePlanSteps. commBytes and
+/// peakBytesPerWorker are left empty.
+llvm::Expected<runtime::ExecutablePlan>
+buildExecutablePlan(const PlanningProblem &problem, const plan::Plan &p,
+                    ArrayRef<SmallVector<uint8_t, 4>> steps,
+                    UnexecutedTypes unexecuted);
+
+/// Per tensor, its element size and what its stored boxes hold
+/// (parameters and their next values, optimizer state and its next values,
+/// gradients, everything else as activations).
+std::vector<runtime::TensorMemory> getTensorMemory(const PlanningProblem &problem);
+
+} // namespace planner
+} // namespace tofu
+
+#endif // TOFU_PLANNER_EXECUTABLE_H

@@ -1,0 +1,164 @@
+//===- Executable.cpp - A plan as the runtime executes it -----------------===//
+//
+// This file implements buildExecutablePlan: per worker each op's share
+// (computeOpShare) and each tensor's stored region, and which tensors live
+// through the step; and getTensorMemory, the element sizes and uses the
+// runtime's peak prediction takes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Planner/Executable.h"
+#include "tofu/Planner/CostModel.h"
+
+using namespace tofu;
+using namespace tofu::planner;
+using runtime::Box;
+
+llvm::Expected<runtime::ElementType> planner::getRuntimeElementType(DType dtype) {
+  using runtime::ElementType;
+  switch (dtype) {
+  case DType::F32: return ElementType::F32;
+  case DType::F64: return ElementType::F64;
+  case DType::I64: return ElementType::I64;
+  case DType::I32: return ElementType::I32;
+  case DType::I8: return ElementType::I8;
+  case DType::Bool: return ElementType::Bool;
+  default:
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "dtype " + getDTypeName(dtype).str() +
+                                       " is not executed by the runtime yet");
+  }
+}
+
+static Box toBox(ArrayRef<analysis::Range> region) {
+  Box box;
+  for (const analysis::Range &r : region) {
+    box.lo.push_back(r.lo);
+    box.hi.push_back(std::max(r.lo, r.hi));
+  }
+  return box;
+}
+
+static runtime::Reducer toReducer(tdl::Reducer reducer) {
+  switch (reducer) {
+  case tdl::Reducer::Sum: return runtime::Reducer::Sum;
+  case tdl::Reducer::Prod: return runtime::Reducer::Prod;
+  case tdl::Reducer::Max: return runtime::Reducer::Max;
+  case tdl::Reducer::Min: return runtime::Reducer::Min;
+  }
+  return runtime::Reducer::Sum;
+}
+
+static llvm::Error buildTensors(const PlanningProblem &problem,
+                                const plan::Plan &p,
+                                UnexecutedTypes unexecuted,
+                                runtime::ExecutablePlan &out) {
+  const graph::Graph &g = problem.getGraph();
+  for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
+    const graph::Tensor &gt = g.getTensor(t);
+    const ProblemTensor &pt = problem.getTensor(t);
+    runtime::TensorInfo info;
+    info.name = gt.name;
+    auto type = getRuntimeElementType(gt.dtype);
+    if (type)
+      info.type = *type;
+    else if (unexecuted == UnexecutedTypes::Placeholder)
+      llvm::consumeError(type.takeError());
+    else
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "tensor '" + gt.name + "': " +
+                                         llvm::toString(type.takeError()));
+    info.shape.assign(gt.shape.begin(), gt.shape.end());
+    info.graphInput = pt.producer < 0;
+    // Parameters and state, outputs, next values and tensors no op reads
+    // live through the step; the others are freed after their last reader.
+    info.persistent = info.graphInput
+                          ? gt.role != graph::Role::Input
+                          : gt.role == graph::Role::Output || pt.updates >= 0 ||
+                                g.getUsers(t).empty();
+    info.updates = pt.updates;
+    for (const auto &region : p.tensors[t].regions)
+      info.stored.push_back(region ? std::optional<Box>(toBox(*region))
+                                   : std::nullopt);
+    out.tensors.push_back(std::move(info));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<runtime::ExecutablePlan>
+planner::buildExecutablePlan(const PlanningProblem &problem,
+                             const plan::Plan &p,
+                             ArrayRef<SmallVector<uint8_t, 4>> steps,
+                             UnexecutedTypes unexecuted) {
+  runtime::ExecutablePlan out;
+  out.workers = p.workers;
+  if (llvm::Error err = buildTensors(problem, p, unexecuted, out))
+    return std::move(err);
+  std::vector<SmallVector<unsigned, 8>> digits(p.workers);
+  for (unsigned w = 0; w != p.workers; ++w)
+    plan::getWorkerDigits(p.levels, w, digits[w]);
+  SmallVector<analysis::Range, 8> box;
+  analysis::WorkerRegions regions;
+  for (unsigned i = 0, e = problem.getOps().size(); i != e; ++i) {
+    const ProblemOp &op = problem.getOp(i);
+    runtime::OpInfo info;
+    info.name = problem.getGraph().getOp(i).name;
+    info.type = problem.getGraph().getOp(i).type;
+    info.inputs.assign(op.inputs.begin(), op.inputs.end());
+    info.output = op.output;
+    info.kernel = i;
+    info.partial = isPartialShare(op, steps[i]);
+    bool reducerSet = false;
+    for (uint8_t s : steps[i]) {
+      if (!op.isReduceStep(s))
+        continue;
+      runtime::Reducer reducer = toReducer(op.strategies[s].reducer);
+      if (reducerSet && reducer != info.reducer)
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            "op '" + info.name + "' reduces with two different reducers");
+      info.reducer = reducer;
+      reducerSet = true;
+    }
+    for (unsigned w = 0; w != p.workers; ++w) {
+      computeOpShare(op, p.levels, steps[i], digits[w], box, regions);
+      runtime::OpShare share;
+      share.iteration = toBox(box);
+      for (const analysis::Region &r : regions.inputs)
+        share.inputs.push_back(toBox(r));
+      // An input the operator never reads has no region: an empty box of
+      // the tensor's rank.
+      for (unsigned pos = 0; pos != op.inputs.size(); ++pos)
+        if (share.inputs.size() <= pos)
+          share.inputs.push_back(
+              Box{std::vector<int64_t>(problem.getTensor(op.inputs[pos]).rank),
+                  std::vector<int64_t>(problem.getTensor(op.inputs[pos]).rank)});
+      share.output = toBox(regions.output);
+      info.workers.push_back(std::move(share));
+    }
+    out.ops.push_back(std::move(info));
+  }
+  return std::move(out);
+}
+
+std::vector<runtime::TensorMemory>
+planner::getTensorMemory(const PlanningProblem &problem) {
+  using runtime::MemoryUse;
+  const graph::Graph &g = problem.getGraph();
+  auto useOf = [&](unsigned t) {
+    switch (g.getTensor(t).role) {
+    case graph::Role::Param: return MemoryUse::Parameter;
+    case graph::Role::State: return MemoryUse::OptimizerState;
+    case graph::Role::Grad: return MemoryUse::Gradient;
+    default: return MemoryUse::Activation;
+    }
+  };
+  std::vector<runtime::TensorMemory> tensors;
+  for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
+    const ProblemTensor &pt = problem.getTensor(t);
+    // A next value counts as what it replaces.
+    tensors.push_back(runtime::TensorMemory{
+        pt.elementSize, useOf(pt.updates >= 0 ? unsigned(pt.updates) : t)});
+  }
+  return tensors;
+}

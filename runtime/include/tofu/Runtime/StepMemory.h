@@ -1,0 +1,112 @@
+//===- StepMemory.h - What a worker's pool holds during a step --*- C++ -*-===//
+//
+// This file declares the runtime's memory rule and its prediction. Both
+// executors (Executor.h, DeviceExecutor.h) allocate a worker's buffers from
+// its pool in one order, op by op:
+//  1. the input boxes it does not store as they are (workspace);
+//  2. the fetch messages' staging: per pair of distinct workers in
+//     increasing (source, destination) order (getMessages), a send buffer
+//     on the source and a receive buffer on the destination, released when
+//     the phase's pieces are unpacked;
+//  3. the output: into its stored box when it stores exactly the computed
+//     box of a non-partial op, else a workspace buffer of the computed box;
+//     then the input buffers are released;
+//  4. partial ops: the reduce messages' staging;
+//  5. the stored box of the output (if not yet held), then the deliver
+//     messages' staging; then the output's workspace is released;
+//  6. the stored tensors whose last reader or writer this op was, unless
+//     persistent (ExecutablePlan.h), are released.
+// After the last op, the next values of the parameters it stores (one
+// buffer each, in the order of the next-step pieces), the next-step
+// messages' staging, then each parameter's old buffer is released. The
+// step's results (outputs, next values) stay held for gather until the
+// next step starts; then every tensor but the persistent graph inputs
+// (parameters, state) is released, the graph inputs it stores and does not
+// hold are allocated in tensor order, and the peak is reset. Every buffer
+// goes through the pool's FreeList (FreeList.h).
+//
+// predictPeaks replays that order over a FreeList of sizes only: the peak
+// each worker's pool measures in a fresh executor's first steps, and what
+// its buffers held at that peak. The planner's peak_bytes_per_worker is
+// this prediction (docs/CostModel.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_RUNTIME_STEPMEMORY_H
+#define TOFU_RUNTIME_STEPMEMORY_H
+
+#include "tofu/Runtime/Schedule.h"
+
+#include <array>
+#include <functional>
+
+namespace tofu {
+namespace runtime {
+
+/// Whether a worker keeps its box of `t` from one step to the next: only
+/// persistent graph inputs (parameters and state); everything else is
+/// released when a step starts.
+inline bool isHeldAcrossSteps(const TensorInfo &t) {
+  return t.graphInput && t.persistent;
+}
+
+/// The bytes worker `src` sends worker `dst` (distinct) in one phase.
+struct Message {
+  unsigned src, dst;
+  std::size_t bytes;
+};
+
+/// The messages of `pieces` (a phase of a Schedule), one per pair of
+/// distinct workers that exchanges any piece, in increasing (src, dst)
+/// order; `elementSize(piece)` is the bytes of one of its elements.
+std::vector<Message>
+getMessages(const std::vector<Piece> &pieces,
+            const std::function<unsigned(const Piece &)> &elementSize);
+
+/// What a buffer of a worker's pool holds.
+enum class MemoryUse : std::uint8_t {
+  /// Stored parameters and their next values.
+  Parameter,
+  /// Stored optimizer state and its next values.
+  OptimizerState,
+  /// Stored gradients.
+  Gradient,
+  /// Every other stored tensor: inputs, activations kept for the backward
+  /// pass, outputs.
+  Activation,
+  /// An op's input boxes and computed output box.
+  Workspace,
+  /// Send staging.
+  Send,
+  /// Receive staging.
+  Receive,
+};
+constexpr unsigned NumMemoryUses = 7;
+/// "parameters", "optimizer state", ...
+const char *getMemoryUseName(MemoryUse use);
+
+/// One worker's predicted peak and the bytes of each use at that moment.
+struct WorkerPeak {
+  std::int64_t bytes = 0;
+  std::array<std::int64_t, NumMemoryUses> uses{};
+};
+
+/// Per tensor of a plan, what predictPeaks needs besides the plan.
+struct TensorMemory {
+  unsigned elementSize = 4;
+  MemoryUse use = MemoryUse::Activation;
+};
+
+/// The peak each worker's pool reaches over the first `steps` steps of a
+/// fresh executor of `plan` (schedule `schedule`), given every graph input
+/// before the first step and none after. `tensors` gives each tensor's
+/// element size and use.
+std::vector<WorkerPeak> predictPeaks(const ExecutablePlan &plan,
+                                     const Schedule &schedule,
+                                     const std::vector<TensorMemory> &tensors,
+                                     unsigned steps = 1);
+
+} // namespace runtime
+} // namespace tofu
+
+#endif // TOFU_RUNTIME_STEPMEMORY_H
