@@ -4,6 +4,7 @@
 #   antlr4_static   the ANTLR 4 C++ runtime, linked statically
 #   GTest::gtest_main
 #   MPI::MPI_C      when TOFU_HAVE_MPI (optional)
+#   fmt::fmt-header-only   the runtime's message formatting
 # and ANTLR4_TOOL, the grammar compiler.
 
 find_package(LLVM 14 REQUIRED CONFIG)
@@ -17,6 +18,11 @@ add_definitions(${TOFU_LLVM_DEFINITIONS})
 llvm_map_components_to_libnames(TOFU_LLVM_LIBS support)
 
 find_package(Threads REQUIRED)
+
+# fmt (libfmt-dev) formats the runtime's messages and reports. Header-only,
+# so that no binary needs libfmt.so where it runs (the GPU machines, a
+# training program's users).
+find_package(fmt REQUIRED CONFIG)
 
 find_program(ANTLR4_TOOL antlr4 REQUIRED)
 find_path(ANTLR4_INCLUDE_DIR antlr4-runtime.h PATH_SUFFIXES antlr4-runtime

@@ -7,6 +7,8 @@
 
 #include "tofu/Runtime/Box.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -49,7 +51,7 @@ std::string Box::format() const {
   for (unsigned d = 0, e = getRank(); d != e; ++d) {
     if (d)
       s += "x";
-    s += "[" + std::to_string(lo[d]) + "," + std::to_string(hi[d]) + ")";
+    s += fmt::format("[{},{})", lo[d], hi[d]);
   }
   return s;
 }

@@ -19,6 +19,8 @@
 #include "tofu/Runtime/Error.h"
 #include "tofu/Runtime/StepMemory.h"
 
+#include <fmt/format.h>
+
 #include <map>
 
 using namespace tofu::runtime;
@@ -198,8 +200,8 @@ void DeviceExecutor::Step::runOp(unsigned i) {
     if (!here(w))
       continue;
     if (int(w) == failWorker && i == failOp)
-      throw RuntimeError("worker " + std::to_string(w) +
-                         ": injected failure at op '" + op.name + "'");
+      throw RuntimeError(
+          fmt::format("worker {}: injected failure at op '{}'", w, op.name));
     const OpShare &share = op.workers[w];
     direct[w] = !op.partial && stores(w, o) && storedBox(w, o) == share.output;
     if (direct[w]) {

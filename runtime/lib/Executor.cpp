@@ -19,6 +19,8 @@
 #include "tofu/Runtime/MemoryPool.h"
 #include "tofu/Runtime/StepMemory.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <mutex>
@@ -31,7 +33,7 @@ KernelProvider::~KernelProvider() = default;
 
 void KernelTable::run(unsigned kernel, const KernelCall &call) {
   if (kernel >= kernels.size() || !kernels[kernel].fn)
-    throw RuntimeError("no kernel " + std::to_string(kernel));
+    throw RuntimeError(fmt::format("no kernel {}", kernel));
   kernels[kernel].fn(call);
 }
 
@@ -153,10 +155,9 @@ void WorkerStep::movePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
   for (Staging &s : receives) {
     Bytes message = transport.receive(w, s.peer, tag);
     if (message.size() != s.buffer.size())
-      throw RuntimeError("worker " + std::to_string(w) + " received " +
-                         std::to_string(message.size()) +
-                         " bytes from worker " + std::to_string(s.peer) +
-                         " but expected " + std::to_string(s.buffer.size()));
+      throw RuntimeError(fmt::format(
+          "worker {} received {} bytes from worker {} but expected {}", w,
+          message.size(), s.peer, s.buffer.size()));
     std::memcpy(s.buffer.data(), message.data(), message.size());
     for (const Piece &piece : pieces) {
       if (piece.src != s.peer || piece.dst != w)
@@ -331,9 +332,8 @@ Schedule tofu::runtime::checkAndSchedule(const ExecutablePlan &plan,
                                          const char *what, unsigned workers) {
   validatePlan(plan);
   if (workers != plan.workers)
-    throw RuntimeError(std::string("the ") + what + " has " +
-                       std::to_string(workers) + " workers but the plan " +
-                       std::to_string(plan.workers));
+    throw RuntimeError(fmt::format("the {} has {} workers but the plan {}",
+                                   what, workers, plan.workers));
   return buildSchedule(plan);
 }
 
@@ -344,9 +344,10 @@ tofu::runtime::getLocalWorkers(const ExecutablePlan &plan,
   std::vector<bool> seen(plan.workers, false);
   for (unsigned w : local) {
     if (w >= plan.workers || seen[w])
-      throw RuntimeError("the transport runs worker " + std::to_string(w) +
-                         " here, which is not a worker of the plan or "
-                         "runs twice");
+      throw RuntimeError(fmt::format("the transport runs worker {} here, "
+                                     "which is not a worker of the plan or "
+                                     "runs twice",
+                                     w));
     seen[w] = true;
   }
   if (local.empty())
@@ -466,7 +467,7 @@ StepResult Executor::runStep() {
       {
         std::lock_guard<std::mutex> lock(errorMutex);
         if (error.empty())
-          error = "worker " + std::to_string(worker.id) + ": " + e.what();
+          error = fmt::format("worker {}: {}", worker.id, e.what());
       }
       transport.fail(worker.id, e.what());
     }
@@ -550,9 +551,9 @@ HostTensor tofu::runtime::gatherTensor(
       remote[w] = transport.receive(0, w, tag);
       size_t bytes = info.stored[w]->getVolume() * size;
       if (!remote[w].empty() && remote[w].size() != bytes)
-        throw RuntimeError("worker " + std::to_string(w) + " sent " +
-                           std::to_string(remote[w].size()) + " bytes of '" +
-                           info.name + "' but holds " + std::to_string(bytes));
+        throw RuntimeError(
+            fmt::format("worker {} sent {} bytes of '{}' but holds {}", w,
+                        remote[w].size(), info.name, bytes));
       if (!remote[w].empty())
         data[w] = remote[w].data();
     }

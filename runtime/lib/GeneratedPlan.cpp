@@ -9,6 +9,8 @@
 
 #include "tofu/Runtime/Error.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
 
 using namespace tofu;
@@ -133,9 +135,8 @@ void LinkedPlan::setRaw(unsigned tensor, ElementType type, const void *data,
                        getElementTypeName(info.type) + ", not " +
                        getElementTypeName(type));
   if (std::int64_t(count) != info.getNumElements())
-    throw RuntimeError("tensor '" + info.name + "' has " +
-                       std::to_string(info.getNumElements()) +
-                       " elements, got " + std::to_string(count));
+    throw RuntimeError(fmt::format("tensor '{}' has {} elements, got {}",
+                                   info.name, info.getNumElements(), count));
   HostTensor value;
   value.type = type;
   value.shape = info.shape;

@@ -17,6 +17,8 @@
 #include "tofu/Runtime/Error.h"
 #include "tofu/Runtime/Executor.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <map>
 
@@ -47,15 +49,13 @@ public:
 
   void *allocate(unsigned worker, std::size_t bytes) override {
     if (!isLocal(worker))
-      throw RuntimeError("worker " + std::to_string(worker) +
-                         ": runs in another process");
+      throw RuntimeError(
+          fmt::format("worker {}: runs in another process", worker));
     Memory &memory = memories.at(worker);
     if (capacity && memory.used + bytes > capacity)
-      throw RuntimeError("worker " + std::to_string(worker) +
-                         ": out of device memory allocating " +
-                         std::to_string(bytes) + " bytes (" +
-                         std::to_string(memory.used) + " of " +
-                         std::to_string(capacity) + " in use)");
+      throw RuntimeError(fmt::format("worker {}: out of device memory "
+                                     "allocating {} bytes ({} of {} in use)",
+                                     worker, bytes, memory.used, capacity));
     void *data = new unsigned char[bytes];
     memory.blocks[data] = bytes;
     memory.used += bytes;
@@ -66,8 +66,8 @@ public:
     Memory &memory = memories.at(worker);
     auto it = memory.blocks.find(data);
     if (it == memory.blocks.end())
-      throw RuntimeError("worker " + std::to_string(worker) +
-                         ": freeing memory it does not own");
+      throw RuntimeError(
+          fmt::format("worker {}: freeing memory it does not own", worker));
     memory.used -= it->second;
     delete[] static_cast<unsigned char *>(data);
     memory.blocks.erase(it);
@@ -123,8 +123,8 @@ public:
       if (at >= base && at + bytes <= base + it->second)
         return;
     }
-    throw RuntimeError("worker " + std::to_string(worker) +
-                       ": an address outside its memory");
+    throw RuntimeError(
+        fmt::format("worker {}: an address outside its memory", worker));
   }
 
 private:
@@ -150,13 +150,14 @@ public:
     std::uint64_t tag = ExchangeTag | groups++;
     for (const Transfer &t : group) {
       if (t.src == t.dst)
-        throw RuntimeError("a transfer from worker " + std::to_string(t.src) +
-                           " to itself");
+        throw RuntimeError(
+            fmt::format("a transfer from worker {} to itself", t.src));
       bool fromHere = device.isLocal(t.src), toHere = device.isLocal(t.dst);
       if ((!fromHere || !toHere) && !processes)
-        throw RuntimeError("a transfer from worker " + std::to_string(t.src) +
-                           " to worker " + std::to_string(t.dst) +
-                           " leaves this process, which has no transport");
+        throw RuntimeError(fmt::format("a transfer from worker {} to worker "
+                                       "{} leaves this process, which has no "
+                                       "transport",
+                                       t.src, t.dst));
       if (fromHere) {
         device.check(t.src, t.from, t.bytes);
         moved += t.bytes;
@@ -175,10 +176,9 @@ public:
         continue;
       Bytes message = processes->receive(t.dst, t.src, tag);
       if (message.size() != t.bytes)
-        throw RuntimeError("worker " + std::to_string(t.dst) + " received " +
-                           std::to_string(message.size()) +
-                           " bytes from worker " + std::to_string(t.src) +
-                           " but expected " + std::to_string(t.bytes));
+        throw RuntimeError(fmt::format(
+            "worker {} received {} bytes from worker {} but expected {}",
+            t.dst, message.size(), t.src, t.bytes));
       device.check(t.dst, t.to, t.bytes);
       std::memcpy(t.to, message.data(), t.bytes);
     }

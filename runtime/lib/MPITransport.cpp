@@ -16,6 +16,7 @@
 #include "tofu/Runtime/MPITransport.h"
 #include "tofu/Runtime/Error.h"
 
+#include <fmt/format.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -150,9 +151,9 @@ MPITransport::~MPITransport() {
 
 void MPITransport::startSend(unsigned dst, int mpiTag, Bytes buffer) {
   if (buffer.size() > size_t(INT_MAX))
-    throw RuntimeError("worker " + std::to_string(rank) + ": a message of " +
-                       std::to_string(buffer.size()) +
-                       " bytes is more than one MPI send carries");
+    throw RuntimeError(fmt::format(
+        "worker {}: a message of {} bytes is more than one MPI send carries",
+        rank, buffer.size()));
   sends.push_back(Pending{MPI_REQUEST_NULL, std::move(buffer)});
   Pending &pending = sends.back();
   MPI_Isend(pending.buffer.data(), int(pending.buffer.size()), MPI_BYTE,
@@ -162,9 +163,8 @@ void MPITransport::startSend(unsigned dst, int mpiTag, Bytes buffer) {
 void MPITransport::send(unsigned src, unsigned dst, uint64_t tag,
                         Bytes payload) {
   if (src != rank || dst >= size || dst == rank)
-    throw RuntimeError("rank " + std::to_string(rank) +
-                       " cannot send from worker " + std::to_string(src) +
-                       " to worker " + std::to_string(dst));
+    throw RuntimeError(fmt::format(
+        "rank {} cannot send from worker {} to worker {}", rank, src, dst));
   if (!(tag & UncountedTag))
     moved += payload.size();
   Bytes buffer(HeaderBytes + payload.size());
@@ -193,9 +193,9 @@ void MPITransport::progress() {
       continue;
     }
     if (message.size() < HeaderBytes) {
-      failure = "worker " + std::to_string(rank) +
-                " received a message without a header from worker " +
-                std::to_string(status.MPI_SOURCE);
+      failure = fmt::format(
+          "worker {} received a message without a header from worker {}",
+          rank, status.MPI_SOURCE);
       continue;
     }
     uint64_t tag;
@@ -225,8 +225,8 @@ void MPITransport::waitFor(ReadyFn ready, WaitingFn waiting) {
     if (ready())
       return;
     if (std::chrono::steady_clock::now() > deadline)
-      throw RuntimeError(waiting() + ": waited more than " +
-                         std::to_string(timeout.count()) + " ms");
+      throw RuntimeError(fmt::format("{}: waited more than {} ms", waiting(),
+                                     timeout.count()));
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::microseconds(1000));
   }
@@ -234,14 +234,14 @@ void MPITransport::waitFor(ReadyFn ready, WaitingFn waiting) {
 
 Bytes MPITransport::receive(unsigned dst, unsigned src, uint64_t tag) {
   if (dst != rank || src >= size || src == rank)
-    throw RuntimeError("rank " + std::to_string(rank) +
-                       " cannot receive for worker " + std::to_string(dst) +
-                       " from worker " + std::to_string(src));
+    throw RuntimeError(
+        fmt::format("rank {} cannot receive for worker {} from worker {}",
+                    rank, dst, src));
   std::pair<unsigned, uint64_t> key(src, tag);
   waitFor([&] { return unexpected.count(key) != 0; },
           [&] {
-            return "worker " + std::to_string(dst) +
-                   " waited for a message from worker " + std::to_string(src);
+            return fmt::format("worker {} waited for a message from worker {}",
+                               dst, src);
           });
   auto it = unexpected.find(key);
   Bytes payload = std::move(it->second.front());
@@ -263,7 +263,7 @@ void MPITransport::finishCollective(MPI_Request &request,
           return done != 0;
         },
         [&] {
-          return "worker " + std::to_string(rank) + " waited for " + what;
+          return fmt::format("worker {} waited for {}", rank, what);
         });
   } catch (...) {
     // Moving the vector keeps its storage, which MPI may still write.
@@ -286,9 +286,9 @@ void MPITransport::sumOverProcesses(std::vector<int64_t> &values) {
 
 void MPITransport::broadcast(Bytes &data) {
   if (data.size() > size_t(INT_MAX))
-    throw RuntimeError("worker " + std::to_string(rank) + ": a broadcast of " +
-                       std::to_string(data.size()) +
-                       " bytes is more than one MPI call carries");
+    throw RuntimeError(fmt::format(
+        "worker {}: a broadcast of {} bytes is more than one MPI call carries",
+        rank, data.size()));
   Bytes buffer = data;
   MPI_Request request;
   MPI_Ibcast(buffer.data(), int(buffer.size()), MPI_BYTE, 0, MPI_COMM_WORLD,
@@ -302,7 +302,7 @@ void MPITransport::fail(unsigned worker, const std::string &why) {
   // new to tell.
   if (!failure.empty())
     return;
-  failure = "worker " + std::to_string(worker) + " failed: " + why;
+  failure = fmt::format("worker {} failed: {}", worker, why);
   for (unsigned r = 0; r != size; ++r)
     if (r != rank)
       startSend(r, FailureTag, Bytes(failure.begin(), failure.end()));

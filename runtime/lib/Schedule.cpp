@@ -19,6 +19,8 @@
 #include "tofu/Runtime/Schedule.h"
 #include "tofu/Runtime/Error.h"
 
+#include <fmt/format.h>
+
 using namespace tofu::runtime;
 using std::int64_t;
 
@@ -40,13 +42,11 @@ static bool holds(const Box *box, const Box &cell) {
 static void checkBox(const std::string &what, const Box &box,
                      const std::vector<int64_t> &shape) {
   if (box.getRank() != shape.size())
-    throw RuntimeError(what + " has rank " + std::to_string(box.getRank()) +
-                       " but the tensor has rank " +
-                       std::to_string(shape.size()));
+    throw RuntimeError(fmt::format("{} has rank {} but the tensor has rank {}",
+                                   what, box.getRank(), shape.size()));
   if (!box.isEmpty() && !Box::whole(shape).contains(box))
-    throw RuntimeError(what + " " + box.format() +
-                       " lies outside the tensor " +
-                       Box::whole(shape).format());
+    throw RuntimeError(fmt::format("{} {} lies outside the tensor {}", what,
+                                   box.format(), Box::whole(shape).format()));
 }
 
 /// Throws unless the union of `boxes` covers the tensor of `shape`.
@@ -57,7 +57,8 @@ static void checkCovered(const std::string &what,
     for (const Box *b : boxes)
       if (holds(b, cell))
         return;
-    throw RuntimeError(what + " leaves " + cell.format() + " uncovered");
+    throw RuntimeError(fmt::format("{} leaves {} uncovered", what,
+                                   cell.format()));
   });
 }
 
@@ -67,13 +68,11 @@ void tofu::runtime::validatePlan(const ExecutablePlan &plan) {
     throw RuntimeError("the plan has no workers");
   for (const TensorInfo &t : plan.tensors) {
     if (t.stored.size() != k)
-      throw RuntimeError("tensor '" + t.name + "' has " +
-                         std::to_string(t.stored.size()) + " boxes for " +
-                         std::to_string(k) + " workers");
+      throw RuntimeError(fmt::format("tensor '{}' has {} boxes for {} workers",
+                                     t.name, t.stored.size(), k));
     for (unsigned w = 0; w != k; ++w)
       if (t.stored[w])
-        checkBox("tensor '" + t.name + "' stored on worker " +
-                     std::to_string(w),
+        checkBox(fmt::format("tensor '{}' stored on worker {}", t.name, w),
                  *t.stored[w], t.shape);
     checkCovered("the stored boxes of tensor '" + t.name + "'",
                  getStoredBoxes(t), t.shape);
@@ -82,25 +81,22 @@ void tofu::runtime::validatePlan(const ExecutablePlan &plan) {
   }
   for (const OpInfo &op : plan.ops) {
     if (op.workers.size() != k)
-      throw RuntimeError("op '" + op.name + "' has " +
-                         std::to_string(op.workers.size()) + " shares for " +
-                         std::to_string(k) + " workers");
+      throw RuntimeError(fmt::format("op '{}' has {} shares for {} workers",
+                                     op.name, op.workers.size(), k));
     if (op.output >= plan.tensors.size())
       throw RuntimeError("op '" + op.name + "' writes no tensor");
     const TensorInfo &out = plan.tensors[op.output];
     std::vector<const Box *> computed;
     for (unsigned w = 0; w != k; ++w) {
       const OpShare &share = op.workers[w];
-      std::string where = "op '" + op.name + "' on worker " + std::to_string(w);
+      std::string where = fmt::format("op '{}' on worker {}", op.name, w);
       if (share.inputs.size() != op.inputs.size())
-        throw RuntimeError(where + " reads " +
-                           std::to_string(share.inputs.size()) +
-                           " boxes of " + std::to_string(op.inputs.size()) +
-                           " inputs");
+        throw RuntimeError(fmt::format("{} reads {} boxes of {} inputs", where,
+                                       share.inputs.size(), op.inputs.size()));
       for (unsigned p = 0, e = op.inputs.size(); p != e; ++p) {
         if (op.inputs[p] >= plan.tensors.size())
           throw RuntimeError("op '" + op.name + "' reads no tensor");
-        checkBox(where + ": the box of input " + std::to_string(p),
+        checkBox(fmt::format("{}: the box of input {}", where, p),
                  share.inputs[p], plan.tensors[op.inputs[p]].shape);
       }
       checkBox(where + ": the output box", share.output, out.shape);

@@ -12,6 +12,8 @@
 #include "tofu/Runtime/Error.h"
 #include "tofu/Runtime/Transport.h"
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -81,9 +83,9 @@ Bytes ThreadTransport::receive(unsigned dst, unsigned src, std::uint64_t tag) {
     return !failure.empty() || (it != mailboxes.end() && !it->second.empty());
   };
   if (!arrived.wait_for(lock, timeout, ready))
-    throw RuntimeError("worker " + std::to_string(dst) +
-                       " waited more than " + std::to_string(timeout.count()) +
-                       " ms for a message from worker " + std::to_string(src));
+    throw RuntimeError(fmt::format(
+        "worker {} waited more than {} ms for a message from worker {}", dst,
+        timeout.count(), src));
   if (!failure.empty())
     throw RuntimeError(failure);
   auto it = mailboxes.find(key);
@@ -98,7 +100,7 @@ void ThreadTransport::fail(unsigned worker, const std::string &why) {
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (failure.empty())
-      failure = "worker " + std::to_string(worker) + " failed: " + why;
+      failure = fmt::format("worker {} failed: {}", worker, why);
   }
   arrived.notify_all();
 }

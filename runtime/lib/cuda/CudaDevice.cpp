@@ -28,6 +28,8 @@
 #include <cudnn.h>
 #endif
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -38,21 +40,21 @@ namespace {
 
 void check(cudaError_t status, unsigned worker, const char *what) {
   if (status != cudaSuccess)
-    throw RuntimeError("worker " + std::to_string(worker) + ": " + what +
-                       ": " + cudaGetErrorString(status));
+    throw RuntimeError(fmt::format("worker {}: {}: {}", worker, what,
+                                   cudaGetErrorString(status)));
 }
 
 void checkBlas(cublasStatus_t status, unsigned worker, const char *what) {
   if (status != CUBLAS_STATUS_SUCCESS)
-    throw RuntimeError("worker " + std::to_string(worker) + ": " + what +
-                       ": cuBLAS status " + std::to_string(int(status)));
+    throw RuntimeError(fmt::format("worker {}: {}: cuBLAS status {}", worker,
+                                   what, int(status)));
 }
 
 #ifdef TOFU_HAVE_CUDNN
 void checkDnn(cudnnStatus_t status, unsigned worker, const char *what) {
   if (status != CUDNN_STATUS_SUCCESS)
-    throw RuntimeError("worker " + std::to_string(worker) + ": " + what +
-                       ": " + cudnnGetErrorString(status));
+    throw RuntimeError(fmt::format("worker {}: {}: {}", worker, what,
+                                   cudnnGetErrorString(status)));
 }
 
 /// False if cuDNN declined the call (CUDNN_STATUS_NOT_SUPPORTED, e.g. for
@@ -130,10 +132,9 @@ public:
     void *data = nullptr;
     cudaError_t status = cudaMalloc(&data, bytes);
     if (status == cudaErrorMemoryAllocation)
-      throw RuntimeError("worker " + std::to_string(w) +
-                         ": out of device memory allocating " +
-                         std::to_string(bytes) + " bytes on GPU " +
-                         std::to_string(workers[w].gpu));
+      throw RuntimeError(fmt::format(
+          "worker {}: out of device memory allocating {} bytes on GPU {}", w,
+          bytes, workers[w].gpu));
     check(status, w, "cudaMalloc");
     return data;
   }
@@ -174,9 +175,9 @@ public:
     RegionCopy copy;
     if (!describeRegionCopy(region, src, srcBox, dst, dstBox, elementSize,
                             copy))
-      throw RuntimeError("worker " + std::to_string(w) + ": a box of rank " +
-                         std::to_string(region.getRank()) +
-                         " exceeds DeviceMaxRank");
+      throw RuntimeError(
+          fmt::format("worker {}: a box of rank {} exceeds DeviceMaxRank", w,
+                      region.getRank()));
     check(launchRegionCopy(copy, workers[w].stream), w, "box copy");
   }
 
@@ -187,9 +188,9 @@ public:
     RegionCopy copy;
     if (!describeRegionCopy(region, src, region, dst, dstBox,
                             getElementSize(type), copy))
-      throw RuntimeError("worker " + std::to_string(w) + ": a box of rank " +
-                         std::to_string(region.getRank()) +
-                         " exceeds DeviceMaxRank");
+      throw RuntimeError(
+          fmt::format("worker {}: a box of rank {} exceeds DeviceMaxRank", w,
+                      region.getRank()));
     check(launchRegionReduce(copy, reducer, type, workers[w].stream), w,
           "reduction");
   }
@@ -215,8 +216,8 @@ public:
           return;
 #endif
     if (kernel >= options.launches.size() || !options.launches[kernel])
-      throw RuntimeError("worker " + std::to_string(w) + ": no CUDA kernel " +
-                         std::to_string(kernel));
+      throw RuntimeError(
+          fmt::format("worker {}: no CUDA kernel {}", w, kernel));
     check(options.launches[kernel](call, workers[w].stream), w, "launch");
   }
 
@@ -247,8 +248,8 @@ private:
 
   void select(unsigned w) {
     if (!isLocal(w))
-      throw RuntimeError("worker " + std::to_string(w) +
-                         ": runs in another process");
+      throw RuntimeError(
+          fmt::format("worker {}: runs in another process", w));
     check(cudaSetDevice(workers[w].gpu), w, "cudaSetDevice");
   }
 
@@ -258,8 +259,8 @@ private:
   void gemm(unsigned w, const DeviceGemm &g, const KernelCall &call) {
     const BoxView &c = call.output;
     if (c.type != ElementType::F32 && c.type != ElementType::F64)
-      throw RuntimeError("worker " + std::to_string(w) +
-                         ": cuBLAS contractions are f32 or f64");
+      throw RuntimeError(
+          fmt::format("worker {}: cuBLAS contractions are f32 or f64", w));
     unsigned size = getElementSize(c.type);
     for (const GemmCall &p : planGemm(g, call)) {
       if (p.k <= 0) {
@@ -313,8 +314,8 @@ private:
   /// from the device's stream-ordered pool on the worker's stream.
   void convolve(unsigned w, const ConvCall &p, ElementType type) {
     if (type != ElementType::F32 && type != ElementType::F64)
-      throw RuntimeError("worker " + std::to_string(w) +
-                         ": cuDNN convolutions are f32 or f64");
+      throw RuntimeError(
+          fmt::format("worker {}: cuDNN convolutions are f32 or f64", w));
     cudnnHandle_t dnn = workers[w].dnn;
     cudnnDataType_t dt =
         type == ElementType::F32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
