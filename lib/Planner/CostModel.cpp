@@ -9,6 +9,8 @@
 
 #include "tofu/Planner/CostModel.h"
 #include "tofu/Planner/Assignment.h"
+#include "tofu/Runtime/Error.h"
+#include "tofu/Runtime/ExecutablePlan.h"
 #include "tofu/Planner/Executable.h"
 #include "tofu/Runtime/Error.h"
 
@@ -74,6 +76,24 @@ static llvm::Error planError(const Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
 
+runtime::Box planner::toRuntimeBox(ArrayRef<Range> region) {
+  runtime::Box box;
+  for (const Range &r : region) {
+    box.lo.push_back(r.lo);
+    box.hi.push_back(std::max(r.lo, r.hi));
+  }
+  return box;
+}
+
+llvm::Error planner::applyRuntimeRule(llvm::function_ref<void()> rule) {
+  try {
+    rule();
+  } catch (const runtime::RuntimeError &e) {
+    return planError(e.what());
+  }
+  return llvm::Error::success();
+}
+
 bool planner::isPartialShare(const ProblemOp &op, ArrayRef<uint8_t> steps) {
   for (uint8_t s : steps)
     if (op.isReduceStep(s))
@@ -132,22 +152,18 @@ planner::resolvePlanSteps(const PlanningProblem &problem, const plan::Plan &p,
       return planError("tensor '" + tensor.name + "' has " +
                        Twine(tensor.regions.size()) + " regions for " +
                        Twine(p.workers) + " workers");
-    for (const auto &region : tensor.regions) {
+    std::vector<int64_t> shape(gt.shape.begin(), gt.shape.end());
+    for (unsigned w = 0; w != p.workers; ++w) {
+      const auto &region = tensor.regions[w];
       if (!region)
         continue;
-      if (region->size() != gt.shape.size())
-        return planError("tensor '" + tensor.name + "' has a region of rank " +
-                         Twine(region->size()) + ", but the tensor has rank " +
-                         Twine(gt.shape.size()));
-      for (unsigned d = 0, r = gt.shape.size(); d != r; ++d) {
-        const Range &range = (*region)[d];
-        if (!range.empty() && (range.lo < 0 || range.hi > gt.shape[d]))
-          return planError("tensor '" + tensor.name + "': region range [" +
-                           Twine(range.lo) + ", " + Twine(range.hi) +
-                           ") of dimension " + Twine(d) +
-                           " is outside the tensor (extent " +
-                           Twine(gt.shape[d]) + ")");
-      }
+      if (llvm::Error err = applyRuntimeRule([&] {
+            runtime::checkBoxInTensor("tensor '" + tensor.name +
+                                          "' stored on worker " +
+                                          std::to_string(w),
+                                      toRuntimeBox(*region), shape);
+          }))
+        return err;
     }
   }
   return llvm::Error::success();

@@ -1,12 +1,14 @@
 //===- PlanVerifier.cpp - Check a plan against its graph ------------------===//
 //
 // This file implements the plan verifier: structure and steps through the
-// cost model's own checks, coverage by the union volume of each tensor's
-// regions, and the claimed numbers against the recomputed ones.
+// cost model's own checks, coverage of each tensor by its regions by the
+// runtime's rule (runtime::checkBoxesCover), and the claimed numbers
+// against the recomputed ones.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Planner/PlanVerifier.h"
+#include "tofu/Runtime/ExecutablePlan.h"
 
 #include "llvm/Support/WithColor.h"
 
@@ -45,18 +47,24 @@ private:
 
 } // namespace
 
+/// Every tensor covered by its regions, by the runtime's rule (as
+/// runtime::validatePlan applies it to the lowered plan).
 void Verifier::checkCoverage() {
   for (unsigned t = 0, e = p.tensors.size(); t != e; ++t) {
-    SmallVector<analysis::Region, 8> held;
+    std::vector<runtime::Box> boxes;
     for (const auto &region : p.tensors[t].regions)
       if (region)
-        held.push_back(*region);
-    unsigned rank = problem.getTensor(t).rank;
-    int64_t covered = plan::getUnionVolume(held, rank);
-    int64_t total = problem.getNumElements(t);
-    if (covered != total)
-      error() << "tensor '" << p.tensors[t].name << "': its regions cover "
-              << covered << " of its " << total << " elements\n";
+        boxes.push_back(toRuntimeBox(*region));
+    std::vector<const runtime::Box *> held;
+    for (const runtime::Box &box : boxes)
+      held.push_back(&box);
+    ArrayRef<int64_t> shape = problem.getShape(t);
+    if (llvm::Error err = applyRuntimeRule([&] {
+          runtime::checkBoxesCover("the regions of tensor '" +
+                                       p.tensors[t].name + "'",
+                                   held, {shape.begin(), shape.end()});
+        }))
+      error() << llvm::toString(std::move(err)) << "\n";
   }
 }
 

@@ -39,8 +39,8 @@ static bool holds(const Box *box, const Box &cell) {
   return box && !box->isEmpty() && box->contains(cell);
 }
 
-static void checkBox(const std::string &what, const Box &box,
-                     const std::vector<int64_t> &shape) {
+void tofu::runtime::checkBoxInTensor(const std::string &what, const Box &box,
+                                     const std::vector<int64_t> &shape) {
   if (box.getRank() != shape.size())
     throw RuntimeError(fmt::format("{} has rank {} but the tensor has rank {}",
                                    what, box.getRank(), shape.size()));
@@ -49,15 +49,14 @@ static void checkBox(const std::string &what, const Box &box,
                                    box.format(), Box::whole(shape).format()));
 }
 
-/// Throws unless the union of `boxes` covers the tensor of `shape`.
-static void checkCovered(const std::string &what,
-                         const std::vector<const Box *> &boxes,
-                         const std::vector<int64_t> &shape) {
+void tofu::runtime::checkBoxesCover(const std::string &what,
+                                    const std::vector<const Box *> &boxes,
+                                    const std::vector<int64_t> &shape) {
   forEachCell(Box::whole(shape), boxes, [&](const Box &cell) {
     for (const Box *b : boxes)
       if (holds(b, cell))
         return;
-    throw RuntimeError(fmt::format("{} leaves {} uncovered", what,
+    throw RuntimeError(fmt::format("{} leave {} uncovered", what,
                                    cell.format()));
   });
 }
@@ -72,19 +71,20 @@ void tofu::runtime::validatePlan(const ExecutablePlan &plan) {
                                      t.name, t.stored.size(), k));
     for (unsigned w = 0; w != k; ++w)
       if (t.stored[w])
-        checkBox(fmt::format("tensor '{}' stored on worker {}", t.name, w),
-                 *t.stored[w], t.shape);
-    checkCovered("the stored boxes of tensor '" + t.name + "'",
-                 getStoredBoxes(t), t.shape);
+        checkBoxInTensor(
+            fmt::format("tensor '{}' stored on worker {}", t.name, w),
+            *t.stored[w], t.shape);
+    checkBoxesCover(fmt::format("the stored boxes of tensor '{}'", t.name),
+                    getStoredBoxes(t), t.shape);
     if (t.updates >= int(plan.tensors.size()))
-      throw RuntimeError("tensor '" + t.name + "' updates no tensor");
+      throw RuntimeError(fmt::format("tensor '{}' updates no tensor", t.name));
   }
   for (const OpInfo &op : plan.ops) {
     if (op.workers.size() != k)
       throw RuntimeError(fmt::format("op '{}' has {} shares for {} workers",
                                      op.name, op.workers.size(), k));
     if (op.output >= plan.tensors.size())
-      throw RuntimeError("op '" + op.name + "' writes no tensor");
+      throw RuntimeError(fmt::format("op '{}' writes no tensor", op.name));
     const TensorInfo &out = plan.tensors[op.output];
     std::vector<const Box *> computed;
     for (unsigned w = 0; w != k; ++w) {
@@ -95,15 +95,15 @@ void tofu::runtime::validatePlan(const ExecutablePlan &plan) {
                                        share.inputs.size(), op.inputs.size()));
       for (unsigned p = 0, e = op.inputs.size(); p != e; ++p) {
         if (op.inputs[p] >= plan.tensors.size())
-          throw RuntimeError("op '" + op.name + "' reads no tensor");
-        checkBox(fmt::format("{}: the box of input {}", where, p),
-                 share.inputs[p], plan.tensors[op.inputs[p]].shape);
+          throw RuntimeError(fmt::format("op '{}' reads no tensor", op.name));
+        checkBoxInTensor(fmt::format("{}: the box of input {}", where, p),
+                         share.inputs[p], plan.tensors[op.inputs[p]].shape);
       }
-      checkBox(where + ": the output box", share.output, out.shape);
+      checkBoxInTensor(where + ": the output box", share.output, out.shape);
       computed.push_back(&share.output);
     }
-    checkCovered("the computed boxes of op '" + op.name + "'", computed,
-                 out.shape);
+    checkBoxesCover(fmt::format("the computed boxes of op '{}'", op.name),
+                    computed, out.shape);
   }
 }
 

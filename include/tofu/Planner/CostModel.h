@@ -17,6 +17,9 @@
 #include "tofu/Planner/PlanningProblem.h"
 #include "tofu/Runtime/StepMemory.h"
 
+#include "tofu/Runtime/Box.h"
+
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Error.h"
 
 namespace tofu {
@@ -52,9 +55,20 @@ bool isPartialShare(const ProblemOp &op, ArrayRef<uint8_t> steps);
 /// Checks that `p` lines up with the problem's graph, op by op and tensor
 /// by tensor (levels, names, one step per level, in-bounds regions), and
 /// resolves every op's steps into `steps`; an error says where it does not.
+/// What needs the graph is checked here; the regions by the runtime's own
+/// rules (runtime::checkBoxInTensor, through applyRuntimeRule), so that a
+/// plan is judged one way before and after lowering.
 llvm::Error resolvePlanSteps(const PlanningProblem &problem,
                              const plan::Plan &p,
                              std::vector<SmallVector<uint8_t, 4>> &steps);
+
+/// `region` as the runtime's Box (an empty range becomes [lo, lo)).
+runtime::Box toRuntimeBox(ArrayRef<analysis::Range> region);
+
+/// Runs `rule`, one of the runtime's plan rules (validatePlan's, in
+/// runtime/include/tofu/Runtime/ExecutablePlan.h), turning the
+/// runtime::RuntimeError it throws into an error with its message.
+llvm::Error applyRuntimeRule(llvm::function_ref<void()> rule);
 
 /// Everything the cost model says of one plan.
 struct CostReport {

@@ -75,7 +75,23 @@ struct ExecutablePlan {
 /// Checks the plan's internal consistency (worker counts, ranks, boxes
 /// within tensors, every tensor covered by its stored boxes, every output
 /// covered by the computed boxes); throws RuntimeError naming the problem.
+///
+/// This is the project's one plan checker. Its box rules below are public
+/// so that the LLVM side applies them to a plan before lowering it
+/// (planner::resolvePlanSteps, planner::verifyPlan): the planner calls the
+/// runtime, never the reverse, and the runtime stays standard C++ only.
 void validatePlan(const ExecutablePlan &plan);
+
+/// Throws RuntimeError, naming `what`, unless `box` has the rank of a
+/// tensor of `shape` and, when not empty, lies within it.
+void checkBoxInTensor(const std::string &what, const Box &box,
+                      const std::vector<std::int64_t> &shape);
+
+/// Throws RuntimeError, naming `what` and the first cell left out, unless
+/// the union of the non-null `boxes` covers the tensor of `shape`.
+void checkBoxesCover(const std::string &what,
+                     const std::vector<const Box *> &boxes,
+                     const std::vector<std::int64_t> &shape);
 
 } // namespace runtime
 } // namespace tofu
