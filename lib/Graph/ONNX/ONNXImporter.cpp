@@ -145,6 +145,7 @@ bool Importer::recordValues() {
       for (const auto &attr : node.attribute())
         if (attr.name() == "value" && attr.has_t()) {
           lowering->constants[node.output(0)] = &attr.t();
+          lowering->nodeConstants.insert(node.output(0));
           ValueInfo v;
           mapElementType(attr.t().data_type(), v.dtype);
           v.shape.assign(attr.t().dims().begin(), attr.t().dims().end());

@@ -13,6 +13,7 @@
 #include "tofu/Graph/Graph.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -62,6 +63,10 @@ public:
   Graph &g;
   llvm::StringMap<ValueInfo> values;
   llvm::StringMap<const onnx::TensorProto *> constants;
+  /// The constants of Constant nodes (folded values included, not
+  /// initializers): a param tensor made of one carries its values
+  /// ("value", flattened row-major, as tofu-export writes constants).
+  llvm::StringSet<> nodeConstants;
   llvm::StringMap<std::string> aliases;
   std::string group;
 };

@@ -89,6 +89,7 @@ struct NodeLowering {
                         int64_t start, int64_t end, int64_t step,
                         const std::string &name);
   bool slice();
+  bool split();
   bool gather();
   bool pad();
   bool clip();

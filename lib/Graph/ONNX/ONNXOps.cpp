@@ -12,7 +12,10 @@
 
 #include "ONNXNodeLowering.h"
 
+#include "tofu/Graph/GraphWriter.h"
+
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -79,6 +82,26 @@ std::string Lowering::temp(StringRef suffix) {
   return name;
 }
 
+/// The values of constant `c` as tensor `t`'s "value" field (flattened,
+/// row-major; reals as params are written, "inf", "-inf" and "nan" as
+/// strings), up to 65536 elements.
+static void addValue(Tensor &t, const onnx::TensorProto &c) {
+  ConstValue v;
+  if (!readConstant(c, v) || v.size() > 65536)
+    return;
+  std::string json;
+  llvm::raw_string_ostream os(json);
+  os << "[";
+  for (size_t i = 0; i != v.size(); ++i) {
+    if (i)
+      os << ", ";
+    writeParamValue(os, v.isReal() ? ParamValue::ofReal(v.getReal(i))
+                                   : ParamValue::ofInt(v.getInt(i)));
+  }
+  os << "]";
+  t.extras.push_back({"value", os.str(), SMLoc(), SMLoc()});
+}
+
 void Lowering::emit(StringRef type, ArrayRef<std::string> inputs,
                     Params params, StringRef output, const Shape &shape,
                     DType dtype) {
@@ -96,6 +119,8 @@ void Lowering::emit(StringRef type, ArrayRef<std::string> inputs,
       }
       t.role = constants.count(in) ? Role::Param : Role::Input;
       t.roleName = getRoleName(t.role).str();
+      if (nodeConstants.count(in))
+        addValue(t, *constants.lookup(in));
       g.addTensor(std::move(t));
     }
     op.inputs.push_back({in, -1, SMLoc()});
@@ -281,6 +306,52 @@ std::string NodeLowering::sliceAxis(const std::string &x, Shape &shape,
           {"step", I(step)}},
          name, shape, out().dtype);
   return name;
+}
+
+bool NodeLowering::split() {
+  // The part sizes: input 1 (opset 13 on), the `split` attribute (before),
+  // or equal parts, one per output.
+  Shape shape = info(0).shape;
+  int64_t rank = shape.size();
+  int64_t axis = attrInt(node, "axis", 0);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return fail("axis " + Twine(attrInt(node, "axis", 0)) + " is out of range");
+  std::vector<int64_t> sizes;
+  if (findAttr(node, "split"))
+    sizes = attrInts(node, "split", {});
+  else if (hasInput(1) && !l.getInts(node.input(1), sizes))
+    return fail("only constant split sizes are supported");
+  int64_t parts = node.output_size();
+  if (sizes.empty()) {
+    if (shape[axis] % parts)
+      return fail("the axis does not split into " + Twine(parts) +
+                  " equal parts");
+    sizes.assign(parts, shape[axis] / parts);
+  }
+  int64_t total = 0;
+  for (int64_t v : sizes)
+    total += v > 0 ? v : -1;
+  if (int64_t(sizes.size()) != parts || total != shape[axis])
+    return fail("the split sizes do not add up to the axis (" +
+                Twine(shape[axis]) + ") over " + Twine(parts) + " outputs");
+  int64_t start = 0;
+  for (int64_t k = 0; k != parts; ++k) {
+    int64_t end = start + sizes[k];
+    if (node.output(k).empty()) {
+      start = end;
+      continue;
+    }
+    if (sizes[k] == shape[axis]) {
+      l.alias(node.output(k), in(0));
+    } else {
+      Shape part = shape;
+      sliceAxis(in(0), part, axis, start, end, 1, node.output(k));
+    }
+    start = end;
+  }
+  return true;
 }
 
 bool NodeLowering::slice() {
@@ -633,6 +704,8 @@ bool onnximport::lowerNode(const onnx::NodeProto &node, Lowering &l,
     return n.concat();
   if (type == "Slice")
     return n.slice();
+  if (type == "Split")
+    return n.split();
   if (type == "Gather")
     return n.gather();
   if (type == "Pad")

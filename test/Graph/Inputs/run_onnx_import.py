@@ -11,8 +11,9 @@ validate.
 MODEL: resnet50, densenet121, mobilenet_v2 (torchvision, 32x32 images),
 lraspp, deeplabv3 (MobileNetV3), r2plus1d_18 (torchvision segmentation and
 video, small inputs), fpn (the ResNet-18 FPN detection backbone),
-wav2letter, convtasnet, deepspeech (torchaudio, small configurations;
-DeepSpeech's bidirectional ReLU RNN is an RNN node),
+wav2letter, convtasnet, deepspeech, conformer, wav2vec2 (torchaudio, small
+configurations; DeepSpeech's bidirectional ReLU RNN is an RNN node,
+Conformer's GLU a Split),
 vit (a two-layer VisionTransformer), layers (torch.nn layers beyond the
 classifiers': 1-d/3-d convolution and pooling, ConvTranspose, instance and
 group norm, PReLU, ELU, SELU, CELU, Softplus, LeakyReLU, HardSigmoid,
@@ -85,6 +86,21 @@ class FPNLevels(torch.nn.Module):
         return torch.cat([v.flatten(1) for v in self.fpn(x).values()], 1)
 
 
+class FirstOutput(torch.nn.Module):
+    """The first output of a torchaudio model that returns (output,
+    lengths), called with constant `lengths` if given."""
+
+    def __init__(self, model, lengths=None):
+        super().__init__()
+        self.model = model
+        self.lengths = lengths
+
+    def forward(self, x):
+        if self.lengths is None:
+            return self.model(x)[0]
+        return self.model(x, torch.tensor(self.lengths))[0]
+
+
 class Layers(torch.nn.Module):
     """torch.nn layers beyond the classifiers' (1-d and 3-d convolution and
     pooling, transposed convolution, instance and group norm, the
@@ -140,6 +156,21 @@ def make(name):
         return Layers(), torch.randn(2, 4, 8, 8)
     if name == "gru":
         return GRUNet(), torch.randn(2, 5, 8)
+    if name == "conformer":  # GLU: a Split node
+        return FirstOutput(torchaudio.models.Conformer(
+            input_dim=8, num_heads=2, ffn_dim=16, num_layers=1,
+            depthwise_conv_kernel_size=3), [6, 4]), torch.randn(2, 6, 8)
+    if name == "wav2vec2":
+        return FirstOutput(torchaudio.models.wav2vec2_model(
+            extractor_mode="group_norm",
+            extractor_conv_layer_config=[(8, 10, 5), (8, 3, 2)],
+            extractor_conv_bias=False, encoder_embed_dim=16,
+            encoder_projection_dropout=0.0, encoder_pos_conv_kernel=4,
+            encoder_pos_conv_groups=2, encoder_num_layers=1,
+            encoder_num_heads=2, encoder_attention_dropout=0.0,
+            encoder_ff_interm_features=32, encoder_ff_interm_dropout=0.0,
+            encoder_dropout=0.0, encoder_layer_norm_first=False,
+            encoder_layer_drop=0.0, aux_num_out=5)), torch.randn(1, 400)
     if name == "deepspeech":  # a bidirectional ReLU nn.RNN: an RNN node
         return torchaudio.models.DeepSpeech(n_feature=8, n_hidden=16,
                                             n_class=5), \
@@ -218,6 +249,10 @@ def run(spec, tofu_graph, outdir):
     for t in doc["tensors"]:
         if t["role"] == "input":
             values[t["name"]] = x
+        elif "value" in t:  # a constant the importer folded
+            values[t["name"]] = torch.tensor(
+                [float(v) for v in t["value"]],  # "-inf" is a string
+                dtype=models.DTYPE_NAMES[t["dtype"]]).reshape(t["shape"])
         elif t["role"] == "param":
             values[t["name"]] = torch.from_numpy(np.array(known[t["name"]]))
     for op in doc["ops"]:
