@@ -21,6 +21,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 using namespace tofu::runtime;
 using std::int64_t;
 
@@ -52,13 +54,80 @@ void tofu::runtime::checkBoxInTensor(const std::string &what, const Box &box,
 void tofu::runtime::checkBoxesCover(const std::string &what,
                                     const std::vector<const Box *> &boxes,
                                     const std::vector<int64_t> &shape) {
-  forEachCell(Box::whole(shape), boxes, [&](const Box &cell) {
-    for (const Box *b : boxes)
-      if (holds(b, cell))
-        return;
+  Box whole = Box::whole(shape);
+  if (whole.isEmpty())
+    return;
+  // The cells of the grid of every box's bounds (forEachCell's cells): each
+  // box marks the cells it holds, so a partition among K workers costs K
+  // marks, not K cells times K boxes (GPT-3 at K = 1024).
+  unsigned rank = shape.size();
+  std::vector<std::vector<int64_t>> bounds(rank);
+  size_t cells = 1;
+  for (unsigned d = 0; d != rank; ++d) {
+    std::vector<int64_t> &b = bounds[d];
+    b = {0, shape[d]};
+    for (const Box *box : boxes)
+      if (box && !box->isEmpty())
+        for (int64_t v : {box->lo[d], box->hi[d]})
+          if (v > 0 && v < shape[d])
+            b.push_back(v);
+    std::sort(b.begin(), b.end());
+    b.erase(std::unique(b.begin(), b.end()), b.end());
+    cells *= b.size() - 1;
+  }
+  if (cells > (size_t(1) << 26)) { // too many cells for a map: scan them
+    forEachCell(whole, boxes, [&](const Box &cell) {
+      for (const Box *b : boxes)
+        if (holds(b, cell))
+          return;
+      throw RuntimeError(fmt::format("{} leave {} uncovered", what,
+                                     cell.format()));
+    });
+    return;
+  }
+  std::vector<bool> covered(cells, false);
+  std::vector<size_t> first(rank), last(rank), at(rank);
+  for (const Box *box : boxes) {
+    if (!box || box->isEmpty())
+      continue;
+    bool inside = true;
+    for (unsigned d = 0; d != rank; ++d) {
+      const std::vector<int64_t> &b = bounds[d];
+      int64_t lo = std::max<int64_t>(box->lo[d], 0);
+      int64_t hi = std::min<int64_t>(box->hi[d], shape[d]);
+      first[d] = std::lower_bound(b.begin(), b.end(), lo) - b.begin();
+      last[d] = std::lower_bound(b.begin(), b.end(), hi) - b.begin();
+      inside &= first[d] < last[d];
+    }
+    if (!inside)
+      continue;
+    at = first;
+    for (;;) {
+      size_t cell = 0;
+      for (unsigned d = 0; d != rank; ++d)
+        cell = cell * (bounds[d].size() - 1) + at[d];
+      covered[cell] = true;
+      unsigned d = rank;
+      while (d-- > 0 && ++at[d] == last[d])
+        at[d] = first[d];
+      if (d == unsigned(-1))
+        break;
+    }
+  }
+  for (size_t cell = 0; cell != cells; ++cell) {
+    if (covered[cell])
+      continue;
+    Box hole = whole;
+    size_t rest = cell;
+    for (unsigned d = rank; d-- > 0;) {
+      size_t n = bounds[d].size() - 1, i = rest % n;
+      rest /= n;
+      hole.lo[d] = bounds[d][i];
+      hole.hi[d] = bounds[d][i + 1];
+    }
     throw RuntimeError(fmt::format("{} leave {} uncovered", what,
-                                   cell.format()));
-  });
+                                   hole.format()));
+  }
 }
 
 void tofu::runtime::validatePlan(const ExecutablePlan &plan) {
