@@ -8,6 +8,7 @@
 #include "tofu/Planner/Machine.h"
 #include "tofu/Graph/JSONLocations.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -22,7 +23,43 @@ using Node = JSONLocations::Node;
 const char *const planner::MachineKernelKinds[5] = {
     "gemm", "convolution", "transpose", "elementwise", "reduction"};
 
-double Machine::getKernelSeconds(StringRef kind, double points) const {
+/// The intensity model of getKernelSeconds: the fixed cost plus the points
+/// at the rate of the calls of the same intensity; false if the samples
+/// record too few elements to interpolate.
+static bool getSecondsByIntensity(const std::vector<Machine::Sample> &samples,
+                                  double points, double elements,
+                                  double &seconds) {
+  if (!(elements > 0))
+    return false;
+  double fixed = samples.front().seconds;
+  // (log intensity, seconds per point beyond the fixed cost), by intensity.
+  std::vector<std::pair<double, double>> rates;
+  for (const Machine::Sample &s : samples)
+    if (s.elements > 0 && s.seconds > 2 * fixed)
+      rates.push_back({std::log(s.points / s.elements),
+                       (s.seconds - fixed) / s.points});
+  if (rates.size() < 2)
+    return false;
+  llvm::sort(rates);
+  double x = std::log(points / elements), perPoint;
+  if (x <= rates.front().first) {
+    perPoint = rates.front().second;
+  } else if (x >= rates.back().first) {
+    perPoint = rates.back().second;
+  } else {
+    size_t i = 1;
+    while (rates[i].first < x)
+      ++i;
+    const auto &a = rates[i - 1], &b = rates[i];
+    double f = b.first > a.first ? (x - a.first) / (b.first - a.first) : 0;
+    perPoint = a.second + f * (b.second - a.second);
+  }
+  seconds = fixed + points * perPoint;
+  return true;
+}
+
+double Machine::getKernelSeconds(StringRef kind, double points,
+                                 double elements) const {
   if (!(points > 0))
     return 0;
   auto it = kernels.find(kind.str());
@@ -31,6 +68,9 @@ double Machine::getKernelSeconds(StringRef kind, double points) const {
   if (it == kernels.end() || it->second.empty())
     return 0;
   const std::vector<Sample> &samples = it->second;
+  double seconds;
+  if (getSecondsByIntensity(samples, points, elements, seconds))
+    return seconds;
   if (points <= samples.front().points)
     return samples.front().seconds;
   for (size_t i = 1, e = samples.size(); i != e; ++i)
@@ -86,12 +126,16 @@ bool Reader::samples(const Node &node, StringRef kind,
                           " must be a non-empty array of [points, seconds]");
   for (uint32_t c : node.children) {
     const Node &pair = locs.getNode(c);
-    if (pair.kind != Node::Kind::Array || pair.children.size() != 2)
+    if (pair.kind != Node::Kind::Array ||
+        (pair.children.size() != 2 && pair.children.size() != 3))
       return fail(pair, "a sample of kernels." + kind +
-                            " must be [points, seconds]");
+                            " must be [points, seconds] or [points, "
+                            "seconds, elements]");
     Machine::Sample s;
     if (!number(locs.getNode(pair.children[0]), "points", s.points) ||
-        !number(locs.getNode(pair.children[1]), "seconds", s.seconds))
+        !number(locs.getNode(pair.children[1]), "seconds", s.seconds) ||
+        (pair.children.size() == 3 &&
+         !number(locs.getNode(pair.children[2]), "elements", s.elements)))
       return false;
     if (!out.empty() && s.points <= out.back().points)
       return fail(pair, "the samples of kernels." + kind +
@@ -249,6 +293,10 @@ void planner::writeMachineJSON(llvm::raw_ostream &os, const Machine &machine) {
       number(it->second[i].points);
       os << ", ";
       number(it->second[i].seconds);
+      if (it->second[i].elements > 0) {
+        os << ", ";
+        number(it->second[i].elements);
+      }
       os << "]";
     }
   }

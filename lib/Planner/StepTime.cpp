@@ -59,7 +59,8 @@ planner::estimateStepOnMachine(const PlanningProblem &problem,
     for (unsigned w = 0; w != p.workers; ++w) {
       plan::getWorkerDigits(p.levels, w, digits);
       getOpBox(op, p.levels, *steps, digits, box);
-      seconds[w] += machine.getKernelSeconds(kind, work.getPoints(box));
+      seconds[w] += machine.getKernelSeconds(kind, work.getPoints(box),
+                                             work.getElements(box));
     }
   }
   estimate.computeSeconds = *std::max_element(seconds.begin(), seconds.end());

@@ -60,3 +60,11 @@ double WorkModel::getPoints(ArrayRef<analysis::Range> box) const {
   return points;
 }
 
+double WorkModel::getElements(ArrayRef<analysis::Range> box) const {
+  analysis::WorkerRegions regions;
+  analysis::computeWorkerRegions(op.binding, box, regions);
+  double elements = double(plan::getVolume(regions.output));
+  for (const auto &input : regions.inputs)
+    elements += double(plan::getVolume(input));
+  return elements;
+}

@@ -66,11 +66,19 @@ private:
 
 std::string tofu::getCalibrationGraph(bool quick) {
   GraphText g;
-  // Matrix products n x n by n x n.
-  for (int64_t n : {8, 64, 256, 512, 1024}) {
-    if (quick && n > 64)
-      break;
-    g.op("mm", {g.input({n, n}), g.input({n, n})}, {n, n}, "");
+  // Matrix products m x k by k x n: squares, then narrow ones (one small
+  // dimension, which BLAS runs slower per multiply-add).
+  struct MmSize {
+    int64_t m, k, n;
+  };
+  for (MmSize s : {MmSize{8, 8, 8}, MmSize{64, 64, 64}, MmSize{16, 256, 8},
+                   MmSize{256, 256, 256}, MmSize{512, 512, 512},
+                   MmSize{1024, 1024, 1024}, MmSize{1024, 1024, 16},
+                   MmSize{2048, 32, 1024}, MmSize{1024, 1024, 96},
+                   MmSize{64, 1024, 2048}}) {
+    if (quick && s.m * s.k * s.n > 64 * 64 * 64)
+      continue;
+    g.op("mm", {g.input({s.m, s.k}), g.input({s.k, s.n})}, {s.m, s.n}, "");
   }
   // 3x3 convolutions, padding 1, of b images of c channels h x h into c
   // channels.
@@ -81,10 +89,13 @@ std::string tofu::getCalibrationGraph(bool quick) {
   struct ConvSize {
     int64_t b, c, h;
   };
-  for (ConvSize s : {ConvSize{1, 4, 4}, ConvSize{2, 16, 8}, ConvSize{4, 32, 16},
-                     ConvSize{8, 64, 16}, ConvSize{8, 64, 32}}) {
-    if (quick && s.c > 16)
-      break;
+  // Many channels on few pixels give narrow im2col GEMMs.
+  for (ConvSize s : {ConvSize{1, 4, 4}, ConvSize{2, 16, 8}, ConvSize{1, 32, 2},
+                     ConvSize{4, 32, 16}, ConvSize{8, 64, 16},
+                     ConvSize{8, 64, 32}, ConvSize{8, 128, 8},
+                     ConvSize{8, 256, 4}, ConvSize{8, 512, 2}}) {
+    if (quick && s.c > 32)
+      continue;
     g.op("convolution_nobias",
          {g.input({s.b, s.c, s.h, s.h}), g.input({s.c, s.c, 3, 3})},
          {s.b, s.c, s.h, s.h}, conv);

@@ -86,6 +86,11 @@ cl::opt<std::string> timeGraph(
     cl::desc("Diagnostics: time the f32 ops of GRAPH.json at their whole "
              "size instead (stderr; no machine file)"),
     cl::value_desc("GRAPH.json"), cl::Hidden, cl::cat(category));
+cl::opt<std::string> predictMachine(
+    "machine",
+    cl::desc("Diagnostics, with --time-graph: print each op's time that "
+             "MACHINE.json predicts next to the measured one"),
+    cl::value_desc("MACHINE.json"), cl::Hidden, cl::cat(category));
 
 llvm::raw_ostream &error() {
   return llvm::WithColor::error(llvm::errs(), "tofu-calibrate");
@@ -165,7 +170,8 @@ bool prepare(DiagnosticEngine &diags, Calibration &c, bool root) {
 
 /// Times every op of the calibration graph into `machine.kernels`.
 bool timeKernels(Calibration &c, Job &job, planner::Machine &machine,
-                 bool root) {
+                 bool root, const planner::Machine *predictor) {
+  double measuredTotal = 0, predictedTotal = 0;
   const graph::Graph &g = *c.graph;
   SmallVector<analysis::Range, 8> box;
   for (unsigned i = 0, e = g.getNumOps(); i != e; ++i) {
@@ -194,23 +200,46 @@ bool timeKernels(Calibration &c, Job &job, planner::Machine &machine,
     shape.varExtents = kernel.varExtents;
     const planner::ProblemOp &op = c.problem->getOp(i);
     planner::getOpBox(op, {}, {}, {}, box);
-    double points = planner::WorkModel(op).getPoints(box);
+    planner::WorkModel work(op);
+    double points = work.getPoints(box);
+    // Elements read and written: the GEMM kinds' speed depends on the
+    // shape, which the estimate keys by intensity (points / elements).
+    double elements = kernel.kind == codegen::KernelKind::Gemm ||
+                              kernel.kind == codegen::KernelKind::Convolution
+                          ? work.getElements(box)
+                          : 0;
     job.barrier();
     double seconds = job.mean(
         timeKernel(fn, shape, job.localThreads(), quick ? 0.002 : 0.05),
         1e-12);
     const char *kind = codegen::getKernelKindName(kernel.kind);
     if (root)
-      llvm::errs() << llvm::format("  %-12s %-20s %12.4g points %12.4g s\n",
+      llvm::errs() << llvm::format("  %-12s %-20s %12.4g points %12.4g s",
                                    kind, g.getOp(i).type.c_str(), points,
                                    seconds);
+    if (root && predictor) {
+      // --time-graph with --machine: the estimate's time for this call.
+      double predicted = predictor->getKernelSeconds(
+          kind, points, work.getElements(box));
+      llvm::errs() << llvm::format(" predicted %12.4g s", predicted);
+      measuredTotal += seconds;
+      predictedTotal += predicted;
+    }
+    if (root)
+      llvm::errs() << "\n";
     auto &samples = machine.kernels[kind];
-    samples.push_back({points, seconds});
+    samples.push_back({points, seconds, elements});
   }
+  if (root && predictor)
+    llvm::errs() << llvm::format(
+        "tofu-calibrate: all timed ops %.4g s measured, %.4g s predicted "
+        "(%.2f)\n",
+        measuredTotal, predictedTotal, predictedTotal / measuredTotal);
   for (auto &[kind, samples] : machine.kernels) {
     llvm::sort(samples, [](const planner::Machine::Sample &a,
                            const planner::Machine::Sample &b) {
-      return a.points < b.points;
+      return a.points < b.points ||
+             (a.points == b.points && a.seconds < b.seconds);
     });
     // Two calls of the same size: keep the faster.
     samples.erase(std::unique(samples.begin(), samples.end(),
@@ -305,7 +334,13 @@ int run(DiagnosticEngine &diags) {
       llvm::errs() << "tofu-calibrate: timing kernels, " << job.workers
                    << " worker" << (job.workers == 1 ? "" : "s")
                    << " at once:\n";
-    if (!timeKernels(c, job, machine, root))
+    std::unique_ptr<planner::Machine> predictor;
+    if (!predictMachine.empty()) {
+      predictor = planner::readMachineFile(predictMachine, diags);
+      if (!predictor)
+        return Failure;
+    }
+    if (!timeKernels(c, job, machine, root, predictor.get()))
       return Failure;
     if (!timeGraph.empty())
       return Success;

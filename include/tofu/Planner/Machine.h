@@ -33,9 +33,11 @@ namespace planner {
 extern const char *const MachineKernelKinds[5];
 
 struct Machine {
-  /// One timed call: its work points and the seconds it took.
+  /// One timed call: its work points, the seconds it took, and the
+  /// elements it read and wrote (0: not recorded; gemm and convolution
+  /// samples record them, WorkModel::getElements).
   struct Sample {
-    double points = 0, seconds = 0;
+    double points = 0, seconds = 0, elements = 0;
   };
   /// "threads" or "mpi".
   std::string transport = "threads";
@@ -53,11 +55,19 @@ struct Machine {
   double transportBandwidth = 0;
   double transportLatency = 0;
 
-  /// Seconds of one call of a kernel of `kind` doing `points` work points:
-  /// the smallest sample's time below it, linear between samples, the
-  /// largest sample's rate above it; 0 for no work. An unknown kind is
-  /// timed as "elementwise".
-  double getKernelSeconds(StringRef kind, double points) const;
+  /// Seconds of one call of a kernel of `kind` doing `points` work points
+  /// on `elements` elements read and written; 0 for no work. An unknown
+  /// kind is timed as "elementwise".
+  ///  - Kinds whose samples record elements (gemm, convolution): the
+  ///    smallest sample's time (a call's fixed cost) plus the points at
+  ///    the rate of the calibration's calls of the same arithmetic
+  ///    intensity (points / elements), interpolated in log intensity
+  ///    between the calls that took over twice the fixed cost, clamped at
+  ///    the ends. Narrow GEMMs (low intensity) run slower per point.
+  ///  - Other kinds, or `elements` 0: the smallest sample's time below
+  ///    it, linear between samples, the largest sample's rate above it.
+  double getKernelSeconds(StringRef kind, double points,
+                          double elements = 0) const;
 };
 
 /// Reads a machine file (docs/StepTime.md); null after located

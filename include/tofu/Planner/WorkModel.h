@@ -27,6 +27,11 @@ public:
   /// The work points of the op's kernel over `box` (one range per index
   /// variable, output variables first).
   double getPoints(ArrayRef<analysis::Range> box) const;
+  /// The elements the kernel reads and writes over `box`: its output
+  /// region plus the region of each input it reads. Points over elements
+  /// is the kernel's arithmetic intensity (for a GEMM, about its narrowest
+  /// dimension), which the calibrated estimate keys GEMM speed by.
+  double getElements(ArrayRef<analysis::Range> box) const;
 
 private:
   const ProblemOp &op;

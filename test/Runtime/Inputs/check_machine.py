@@ -1,6 +1,6 @@
 """Checks a machine file written by tofu-calibrate against its documented
 format (docs/StepTime.md): every kind of kernel with positive samples in
-increasing order of points, positive bandwidths, a non-negative latency,
+increasing order of points (with elements for gemm and convolution), positive bandwidths, a non-negative latency,
 and the transport and worker count asked for
 (test/Runtime/calibrate.test, mpi-calibrate.test).
 
@@ -19,8 +19,12 @@ assert m["hardware_threads"] >= 1
 for kind in ["gemm", "convolution", "transpose", "elementwise", "reduction"]:
     samples = m["kernels"][kind]
     assert samples, kind
-    assert all(p > 0 and s > 0 for p, s in samples), (kind, samples)
-    points = [p for p, _ in samples]
+    # gemm and convolution samples record the elements read and written
+    # ([points, seconds, elements]), the other kinds [points, seconds].
+    size = 3 if kind in ("gemm", "convolution") else 2
+    assert all(len(s) == size and all(x > 0 for x in s) for s in samples), \
+        (kind, samples)
+    points = [s[0] for s in samples]
     assert points == sorted(set(points)), (kind, points)
     print(f"{kind}: {len(samples)} samples")
 assert set(m["kernels"]) == {"gemm", "convolution", "transpose",
