@@ -30,15 +30,6 @@ llvm::Expected<runtime::ElementType> planner::getRuntimeElementType(DType dtype)
   }
 }
 
-static Box toBox(ArrayRef<analysis::Range> region) {
-  Box box;
-  for (const analysis::Range &r : region) {
-    box.lo.push_back(r.lo);
-    box.hi.push_back(std::max(r.lo, r.hi));
-  }
-  return box;
-}
-
 static runtime::Reducer toReducer(tdl::Reducer reducer) {
   switch (reducer) {
   case tdl::Reducer::Sum: return runtime::Reducer::Sum;
@@ -78,8 +69,9 @@ static llvm::Error buildTensors(const PlanningProblem &problem,
                                 g.getUsers(t).empty();
     info.updates = pt.updates;
     for (const auto &region : p.tensors[t].regions)
-      info.stored.push_back(region ? std::optional<Box>(toBox(*region))
-                                   : std::nullopt);
+      info.stored.push_back(region
+                                ? std::optional<Box>(toRuntimeBox(*region))
+                                : std::nullopt);
     out.tensors.push_back(std::move(info));
   }
   return llvm::Error::success();
@@ -123,9 +115,9 @@ planner::buildExecutablePlan(const PlanningProblem &problem,
     for (unsigned w = 0; w != p.workers; ++w) {
       computeOpShare(op, p.levels, steps[i], digits[w], box, regions);
       runtime::OpShare share;
-      share.iteration = toBox(box);
+      share.iteration = toRuntimeBox(box);
       for (const analysis::Region &r : regions.inputs)
-        share.inputs.push_back(toBox(r));
+        share.inputs.push_back(toRuntimeBox(r));
       // An input the operator never reads has no region: an empty box of
       // the tensor's rank.
       for (unsigned pos = 0; pos != op.inputs.size(); ++pos)
@@ -133,7 +125,7 @@ planner::buildExecutablePlan(const PlanningProblem &problem,
           share.inputs.push_back(
               Box{std::vector<int64_t>(problem.getTensor(op.inputs[pos]).rank),
                   std::vector<int64_t>(problem.getTensor(op.inputs[pos]).rank)});
-      share.output = toBox(regions.output);
+      share.output = toRuntimeBox(regions.output);
       info.workers.push_back(std::move(share));
     }
     out.ops.push_back(std::move(info));
