@@ -18,14 +18,24 @@
 using namespace tofu;
 using namespace tofu::planner;
 
-/// The variable of `op` that alone indexes the batch dimension of one of its
-/// inputs, or -1.
-static int findBatchVar(const ProblemOp &op, ArrayRef<int> batchDims) {
+int planner::findBatchVar(const ProblemOp &op, ArrayRef<int> batchDims,
+                          bool throughReshapes) {
   for (const analysis::ReadAnalysis &read : op.analysis->getReads()) {
     int dim = batchDims[op.inputs[read.tensor]];
     if (dim >= 0 && unsigned(dim) < read.dims.size() &&
         read.dims[dim].loneVar >= 0)
       return read.dims[dim].loneVar;
+  }
+  if (!throughReshapes || op.analysis->getOutputRank() == 0)
+    return -1;
+  // A reshape that merges the batch dimension with others (`i div 128`) or
+  // splits it (`b * 128 + s`) keeps the batch outermost: the output's
+  // dimension 0, when its variable occurs in the batch dimension's index.
+  for (const analysis::ReadAnalysis &read : op.analysis->getReads()) {
+    int dim = batchDims[op.inputs[read.tensor]];
+    if (dim >= 0 && unsigned(dim) < read.dims.size() &&
+        (read.dims[dim].varMask & 1))
+      return 0;
   }
   return -1;
 }
@@ -39,7 +49,7 @@ static unsigned findStep(const ProblemOp &op, int var) {
 }
 
 Assignment planner::makeDataParallel(const PlanningProblem &problem,
-                                     unsigned k) {
+                                     unsigned k, bool throughReshapes) {
   const graph::Graph &g = problem.getGraph();
   std::vector<int> batchDims(g.getNumTensors(), -1);
   for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t)
@@ -49,7 +59,7 @@ Assignment planner::makeDataParallel(const PlanningProblem &problem,
   a.levels = getPrimeFactors(k);
   unsigned numLevels = a.levels.size();
   for (const ProblemOp &op : problem.getOps()) {
-    int var = findBatchVar(op, batchDims);
+    int var = findBatchVar(op, batchDims, throughReshapes);
     unsigned step = findStep(op, var);
     a.opSteps.emplace_back(numLevels, step);
     if (var >= 0 && unsigned(var) < op.analysis->getOutputRank() &&

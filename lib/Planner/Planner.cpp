@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <climits>
+#include <numeric>
 
 using namespace tofu;
 using namespace tofu::planner;
@@ -414,6 +415,52 @@ static llvm::Expected<Assignment> makeMegatron(const PlanningProblem &problem,
   return searchRecursive(problem, {workers}, settings, stats);
 }
 
+unsigned planner::getMegatronGroup(unsigned workers,
+                                  const llvm::Optional<Topology> &topology) {
+  if (topology && !topology->factors.empty())
+    return topology->factors.back();
+  return std::gcd(workers, 8u);
+}
+
+/// Megatron's tensor parallelism within groups of getMegatronGroup workers
+/// (the innermost, fastest links), data parallelism across them: the
+/// data-parallel baseline's levels over the groups, outermost, then one
+/// level whose steps and layouts are the Megatron baseline's for one group.
+/// An op that would mix replicate and reduce steps takes the data-parallel
+/// step at the inner level too.
+static llvm::Expected<Assignment>
+makeMegatronDP(const PlanningProblem &problem, unsigned workers,
+               const llvm::Optional<Topology> &topology) {
+  unsigned group = getMegatronGroup(workers, topology);
+  if (group <= 1 || workers % group)
+    return makeDataParallel(problem, workers, /*throughReshapes=*/true);
+  llvm::Expected<Assignment> inner = makeMegatron(problem, group);
+  if (!inner)
+    return inner.takeError();
+  if (group == workers)
+    return inner;
+  Assignment outer =
+      makeDataParallel(problem, workers / group, /*throughReshapes=*/true);
+  Assignment fallback =
+      makeDataParallel(problem, group, /*throughReshapes=*/true);
+  Assignment a = outer;
+  a.levels.append(inner->levels.begin(), inner->levels.end());
+  for (unsigned i = 0, e = a.opSteps.size(); i != e; ++i) {
+    SmallVector<uint8_t, 4> steps = outer.opSteps[i];
+    steps.append(inner->opSteps[i].begin(), inner->opSteps[i].end());
+    if (mixesReplicateAndReduce(problem.getOp(i), steps)) {
+      // The data-parallel baseline takes one step at every level.
+      steps = outer.opSteps[i];
+      steps.append(inner->levels.size(), fallback.opSteps[i][0]);
+    }
+    a.opSteps[i] = steps;
+  }
+  for (unsigned t = 0, e = a.tensorDims.size(); t != e; ++t)
+    a.tensorDims[t].append(inner->tensorDims[t].begin(),
+                           inner->tensorDims[t].end());
+  return std::move(a);
+}
+
 llvm::Expected<plan::Plan>
 planner::planBaseline(const PlanningProblem &problem, BaselineKind kind,
                       unsigned workers,
@@ -421,7 +468,10 @@ planner::planBaseline(const PlanningProblem &problem, BaselineKind kind,
   llvm::Expected<Assignment> a =
       kind == BaselineKind::DataParallel ? makeDataParallel(problem, workers)
       : kind == BaselineKind::Replicate  ? makeReplicated(problem, workers)
-                                         : makeMegatron(problem, workers);
+      : kind == BaselineKind::Fsdp       ? makeFsdp(problem, workers)
+      : kind == BaselineKind::MegatronDP
+          ? makeMegatronDP(problem, workers, topology)
+          : makeMegatron(problem, workers);
   if (!a)
     return a.takeError();
   plan::Plan p = materializePlan(problem, *a);

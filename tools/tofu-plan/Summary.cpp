@@ -110,14 +110,20 @@ void SummaryPrinter::printBaselines() {
   if (!in.dataParallel && !in.replicated)
     return;
   os << "\nbaselines (same cost model):\n";
-  os << llvm::format("  %-16s %18s %10s %14s\n", (const char *)"plan",
+  // The fullest worker's resident and peak bytes (the largest of each,
+  // possibly on different workers).
+  os << llvm::format("  %-16s %18s %10s %14s %14s\n", (const char *)"plan",
                      (const char *)"comm_bytes", (const char *)"vs this",
-                     (const char *)"resident/wkr");
+                     (const char *)"resident/wkr", (const char *)"peak/wkr");
   auto row = [&](StringRef name, const plan::Plan &b) {
-    os << llvm::format("  %-16s %18lld %10s %14s\n", name.str().c_str(),
+    int64_t peak = 0;
+    for (int64_t bytes : b.peakBytesPerWorker)
+      peak = std::max(peak, bytes);
+    os << llvm::format("  %-16s %18lld %10s %14s %14s\n", name.str().c_str(),
                        (long long)b.commBytes,
                        ratio(b.commBytes, p.commBytes).c_str(),
-                       formatBytes(getMaxResidentBytes(b)).c_str());
+                       formatBytes(getMaxResidentBytes(b)).c_str(),
+                       formatBytes(peak).c_str());
   };
   row("this plan", p);
   if (in.dataParallel)
@@ -126,6 +132,10 @@ void SummaryPrinter::printBaselines() {
     row("replicate", *in.replicated);
   if (in.megatron)
     row("megatron", *in.megatron);
+  if (in.fsdp)
+    row("fsdp", *in.fsdp);
+  if (in.megatronDP)
+    row("megatron-dp", *in.megatronDP);
 }
 
 static std::string formatSeconds(double seconds) {
@@ -178,6 +188,8 @@ void SummaryPrinter::printTopology() {
   row("data-parallel", in.dataParallel);
   row("replicate", in.replicated);
   row("megatron", in.megatron);
+  row("fsdp", in.fsdp);
+  row("megatron-dp", in.megatronDP);
 }
 
 void SummaryPrinter::printSearch() {

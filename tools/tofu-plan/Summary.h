@@ -22,6 +22,8 @@ struct SummaryInput {
   const plan::Plan *replicated = nullptr;
   /// Null for graphs without linear layers.
   const plan::Plan *megatron = nullptr;
+  const plan::Plan *fsdp = nullptr;
+  const plan::Plan *megatronDP = nullptr;
 };
 
 /// Prints the report: totals, baselines as ratios, the search, per group

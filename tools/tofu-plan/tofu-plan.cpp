@@ -12,6 +12,8 @@
 
 #include "Summary.h"
 
+#include <algorithm>
+
 #include "tofu/CodeGen/GraphKernels.h"
 #include "tofu/Graph/ModelFile.h"
 #include "tofu/Graph/SpecLibrary.h"
@@ -45,7 +47,7 @@ namespace cl = llvm::cl;
 namespace {
 
 enum class EmitKind { Plan, Summary, Dot, Cpp };
-enum class BaselineChoice { None, DataParallel, Replicate, Megatron };
+enum class BaselineChoice { None, DataParallel, Replicate, Megatron, Fsdp, MegatronDP };
 enum ExitStatus { Success = 0, BadInput = 1, BadUsage = 2 };
 
 cl::OptionCategory category("tofu-plan options");
@@ -112,7 +114,14 @@ cl::opt<BaselineChoice> baseline(
                clEnumValN(BaselineChoice::Megatron, "megatron",
                           "Megatron-LM tensor parallelism: linear weights "
                           "split column/row-parallel in pairs, the rest "
-                          "searched under that layout")),
+                          "searched under that layout"),
+               clEnumValN(BaselineChoice::Fsdp, "fsdp",
+                          "FSDP/ZeRO-3: batch split, parameters, gradients "
+                          "and optimizer state sharded over all workers"),
+               clEnumValN(BaselineChoice::MegatronDP, "megatron-dp",
+                          "Megatron tensor parallelism within the "
+                          "innermost --topology group (default 8 workers), "
+                          "data parallelism across groups")),
     cl::cat(category));
 
 cl::opt<cli::Flag<cli::ByteSize>> memoryFlag(
@@ -464,17 +473,26 @@ int runPlan(DiagnosticEngine &diags) {
   bool summarize = emitKind == EmitKind::Summary;
   bool hasLinears = llvm::any_of(planner::getMegatronTensorDims(problem),
                                  [](int dim) { return dim >= 0; });
-  llvm::Optional<plan::Plan> baselines[3];
-  const planner::BaselineKind kinds[3] = {planner::BaselineKind::DataParallel,
-                                          planner::BaselineKind::Replicate,
-                                          planner::BaselineKind::Megatron};
-  const BaselineChoice choices[3] = {BaselineChoice::DataParallel,
-                                     BaselineChoice::Replicate,
-                                     BaselineChoice::Megatron};
-  for (unsigned b = 0; b != 3; ++b) {
-    bool wanted = baseline == choices[b] ||
-                  (summarize && (kinds[b] != planner::BaselineKind::Megatron ||
-                                 hasLinears));
+  // megatron-dp is listed where it differs from megatron: groups smaller
+  // than K.
+  constexpr unsigned NumBaselines = 5;
+  llvm::Optional<plan::Plan> baselines[NumBaselines];
+  const planner::BaselineKind kinds[NumBaselines] = {
+      planner::BaselineKind::DataParallel, planner::BaselineKind::Replicate,
+      planner::BaselineKind::Megatron, planner::BaselineKind::Fsdp,
+      planner::BaselineKind::MegatronDP};
+  const BaselineChoice choices[NumBaselines] = {
+      BaselineChoice::DataParallel, BaselineChoice::Replicate,
+      BaselineChoice::Megatron, BaselineChoice::Fsdp,
+      BaselineChoice::MegatronDP};
+  unsigned group = planner::getMegatronGroup(*workers, options.topology);
+  for (unsigned b = 0; b != NumBaselines; ++b) {
+    bool summarized =
+        kinds[b] == planner::BaselineKind::Megatron ? hasLinears
+        : kinds[b] == planner::BaselineKind::MegatronDP
+            ? hasLinears && group > 1 && group < *workers
+            : true;
+    bool wanted = baseline == choices[b] || (summarize && summarized);
     if (!wanted)
       continue;
     auto p = planner::planBaseline(problem, kinds[b], *workers, options.topology);
@@ -487,14 +505,16 @@ int runPlan(DiagnosticEngine &diags) {
   summary.dataParallel = baselines[0] ? &*baselines[0] : nullptr;
   summary.replicated = baselines[1] ? &*baselines[1] : nullptr;
   summary.megatron = baselines[2] ? &*baselines[2] : nullptr;
+  summary.fsdp = baselines[3] ? &*baselines[3] : nullptr;
+  summary.megatronDP = baselines[4] ? &*baselines[4] : nullptr;
 
   if (baseline != BaselineChoice::None) {
-    static const char *const names[3] = {"the data-parallel baseline",
-                                         "the replicate baseline",
-                                         "the Megatron baseline"};
-    unsigned b = baseline == BaselineChoice::DataParallel ? 0
-                 : baseline == BaselineChoice::Replicate  ? 1
-                                                          : 2;
+    static const char *const names[NumBaselines] = {
+        "the data-parallel baseline", "the replicate baseline",
+        "the Megatron baseline", "the fsdp baseline",
+        "the megatron-dp baseline"};
+    unsigned b = std::find(std::begin(choices), std::end(choices), baseline) -
+                 std::begin(choices);
     summary.what = names[b];
     summary.plan = &*baselines[b];
     if (machine &&

@@ -24,7 +24,7 @@ namespace tofu {
 namespace planner {
 
 enum class SearchKind { Recursive, Exact };
-enum class BaselineKind { DataParallel, Replicate, Megatron };
+enum class BaselineKind { DataParallel, Replicate, Megatron, Fsdp, MegatronDP };
 
 /// Refinement measures every worker, so its cost grows with K while its
 /// gain shrinks: beyond this many workers it is off unless asked for.
@@ -87,10 +87,17 @@ llvm::Expected<plan::Plan> planGraph(const PlanningProblem &problem,
                                      PlannerReport &report);
 
 /// The named baseline, with its costs (and its estimate on `topology`).
-/// Only the Megatron baseline searches, and may fail like a search.
+/// Only the Megatron baselines search, and may fail like a search.
+/// MegatronDP puts Megatron's tensor parallelism within the innermost group
+/// of `topology` (without one, within groups of gcd(K, 8) workers) and data
+/// parallelism across the groups (getMegatronGroup).
 llvm::Expected<plan::Plan> planBaseline(const PlanningProblem &problem, BaselineKind kind,
                         unsigned workers,
                         const llvm::Optional<Topology> &topology = llvm::None);
+
+/// The workers of one Megatron group of the megatron-dp baseline.
+unsigned getMegatronGroup(unsigned workers,
+                          const llvm::Optional<Topology> &topology);
 
 /// The largest resident bytes of any worker.
 int64_t getMaxResidentBytes(const plan::Plan &p);

@@ -80,7 +80,21 @@ llvm::Expected<Assignment> searchExact(const PlanningProblem &problem,
                                        SearchStats &stats);
 
 /// The data-parallel baseline for K workers (docs/CostModel.md).
-Assignment makeDataParallel(const PlanningProblem &problem, unsigned k);
+/// `throughReshapes`: follow the batch through reshapes (findBatchVar), as
+/// the fsdp and megatron-dp baselines do.
+Assignment makeDataParallel(const PlanningProblem &problem, unsigned k,
+                            bool throughReshapes = false);
+/// The variable of `op` that carries the batch: the one that alone indexes
+/// the batch dimension (`batchDims`, per tensor, -1 for none) of one of its
+/// inputs; with `throughReshapes`, else output variable 0 when it occurs in
+/// an input's batch index (a reshape merging or splitting the batch keeps
+/// it outermost). -1 if none.
+int findBatchVar(const ProblemOp &op, ArrayRef<int> batchDims,
+                 bool throughReshapes);
+/// The fsdp baseline (ZeRO-3) for K workers: the data-parallel baseline's
+/// op steps, with every tensor that has no batch dimension stored sharded
+/// over all K workers (FsdpBaseline.cpp).
+Assignment makeFsdp(const PlanningProblem &problem, unsigned k);
 /// The tensor layout of Megatron-LM's tensor parallelism (Baselines.cpp):
 /// per tensor, the dimension its weights are split along, or -1.
 std::vector<int> getMegatronTensorDims(const PlanningProblem &problem);
