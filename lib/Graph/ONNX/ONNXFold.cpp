@@ -22,6 +22,7 @@
 
 #include <cmath>
 #include <functional>
+#include <numeric>
 
 using namespace tofu;
 using namespace tofu::graph;
@@ -100,6 +101,11 @@ private:
               ConstValue &out);
   bool concat(const onnx::NodeProto &node, ConstValue &out);
   bool slice(const onnx::NodeProto &node, ConstValue &out);
+  /// A Split of a constant: one value per output.
+  bool split(const onnx::NodeProto &node, std::vector<ConstValue> &parts);
+  /// Makes `node` a Constant node of `value` (its output `name`).
+  void makeConstant(onnx::NodeProto &node, const std::string &name,
+                    ConstValue value);
   bool reshape(const ConstValue &data, Shape shape, ConstValue &out);
   bool transpose(const onnx::NodeProto &node, const ConstValue &x,
                  ConstValue &out);
@@ -265,6 +271,64 @@ bool Folder::concat(const onnx::NodeProto &node, ConstValue &out) {
         copyElement(out, o++, *c, a * block + b);
     }
   return true;
+}
+
+bool Folder::split(const onnx::NodeProto &node,
+                   std::vector<ConstValue> &parts) {
+  const ConstValue *x = get(node, 0);
+  if (!x)
+    return false;
+  int64_t rank = x->shape.size();
+  const auto *axisAttr = findAttr(node, "axis");
+  int64_t axis = normalizeAxis(axisAttr ? axisAttr->i() : 0, rank);
+  if (axis < 0 || axis >= rank)
+    return false;
+  int64_t n = node.output_size(), extent = x->shape[axis];
+  std::vector<int64_t> sizes;
+  if (const auto *splitAttr = findAttr(node, "split")) {
+    sizes.assign(splitAttr->ints().begin(), splitAttr->ints().end());
+  } else if (const ConstValue *c = get(node, 1)) {
+    for (size_t i = 0; i != c->size(); ++i)
+      sizes.push_back(c->getInt(i));
+  } else if (n > 0 && extent % n == 0) {
+    sizes.assign(n, extent / n);
+  }
+  if (int64_t(sizes.size()) != n ||
+      std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != extent ||
+      llvm::any_of(sizes, [](int64_t v) { return v < 0; }))
+    return false;
+  int64_t outer = getNumElements(ArrayRef<int64_t>(x->shape).take_front(axis));
+  int64_t inner =
+      getNumElements(ArrayRef<int64_t>(x->shape).drop_front(axis + 1));
+  int64_t start = 0;
+  for (int64_t k = 0; k != n; ++k) {
+    ConstValue &part = parts.emplace_back();
+    part.elemType = x->elemType;
+    part.shape = x->shape;
+    part.shape[axis] = sizes[k];
+    part.resize(getNumElements(part.shape));
+    size_t o = 0;
+    for (int64_t a = 0; a != outer; ++a)
+      for (int64_t b = 0; b != sizes[k] * inner; ++b)
+        copyElement(part, o++, *x, (a * extent + start) * inner + b);
+    start += sizes[k];
+  }
+  return true;
+}
+
+void Folder::makeConstant(onnx::NodeProto &node, const std::string &name,
+                          ConstValue value) {
+  shapes[name] = value.shape;
+  node.set_op_type("Constant");
+  node.clear_input();
+  node.clear_output();
+  node.add_output(name);
+  node.clear_attribute();
+  auto *attr = node.add_attribute();
+  attr->set_name("value");
+  attr->set_type(onnx::AttributeProto::TENSOR);
+  *attr->mutable_t() = writeConstant(value, name);
+  consts[name] = std::move(value);
 }
 
 bool Folder::slice(const onnx::NodeProto &node, ConstValue &out) {
@@ -561,8 +625,29 @@ unsigned Folder::run() {
   for (const auto &info : graph.output())
     recordShape(info);
   unsigned folded = 0;
-  for (auto &node : *graph.mutable_node()) {
+  auto &nodes = *graph.mutable_node();
+  for (int i = 0; i != nodes.size(); ++i) {
+    onnx::NodeProto &node = nodes[i];
     ConstValue value;
+    std::vector<ConstValue> parts;
+    if (node.op_type() == "Split" && node.domain().empty() &&
+        split(node, parts)) {
+      // One Constant node per output, in the Split's place.
+      std::vector<std::string> names(node.output().begin(),
+                                     node.output().end());
+      std::string nodeName = node.name();
+      makeConstant(node, names[0], std::move(parts[0]));
+      for (size_t k = 1; k != names.size(); ++k) {
+        onnx::NodeProto *extra = nodes.Add();
+        extra->set_name(nodeName + "/" + std::to_string(k));
+        makeConstant(*extra, names[k], std::move(parts[k]));
+        for (int j = nodes.size() - 1; j > i + int(k); --j)
+          nodes.SwapElements(j, j - 1);
+      }
+      i += names.size() - 1;
+      ++folded;
+      continue;
+    }
     if (node.op_type() == "Constant") {
       if (node.output_size() == 1 && readConstantNode(node, value) &&
           int64_t(value.size()) <= kMaxFoldElements)

@@ -227,6 +227,21 @@ def badlstm():
                  [init("w", 1, 8, 4), init("r", 1, 8, 2), lens])
 
 
+def splitshape():
+    # Reshape targets that are parts of a Split of a constant: the folder
+    # splits the constant (ONNX shape inference does not propagate values
+    # through Split), so both targets are known.
+    nodes = [
+        const("c", [3, 8, 4, 6]), const("sizes", [2, 2]),
+        helper.make_node("Split", ["c", "sizes"], ["s0", "s1"],
+                         name="parts", axis=0),
+        helper.make_node("Reshape", ["x", "s0"], ["a"], name="r0"),
+        helper.make_node("Reshape", ["a", "s1"], ["y"], name="r1"),
+    ]
+    return model("splitshape", nodes, [f32("x", 2, 12)], [f32("y", 4, 6)],
+                 [])
+
+
 def badgru():
     # An activation the unrolling has no op for: an error naming it.
     nodes = [helper.make_node("GRU", ["x", "w", "r"], ["y"], name="gru",
@@ -321,7 +336,7 @@ if __name__ == "__main__":
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     for make in (mlp, convnet, attention, layernorm, shapechain, layers,
-                 clamps, lstm, badlstm, badgru, zerostride, noinput, badgelu,
+                 clamps, lstm, badlstm, badgru, splitshape, zerostride, noinput, badgelu,
                  unsupported, malformed, symbolic,
                  strings):
         onnx.save(make(), os.path.join(out, make.__name__ + ".onnx"))
