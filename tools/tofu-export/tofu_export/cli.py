@@ -6,6 +6,7 @@ built, traced or written as a tofu-graph), 2 bad usage.
 
 import argparse
 import json
+import math
 import sys
 import time
 from typing import List, Optional
@@ -116,13 +117,23 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--loss", default="auto",
                    choices=["auto", "ce", "mse", "sum", "output"],
                    help="the loss (default: auto; see below)")
-    p.add_argument("--optimizer", default="sgd", choices=["sgd", "adam"],
-                   help="the update to capture (default: sgd)")
-    p.add_argument("--lr", type=float, default=0.1,
-                   help="learning rate (default: 0.1)")
-    p.add_argument("--momentum", type=float, default=0.0,
+    p.add_argument("--optimizer", default="sgd",
+                   choices=["sgd", "adam", "adamw"],
+                   help="the update to capture, as torch.optim's SGD, Adam "
+                        "or AdamW (default: sgd)")
+    p.add_argument("--lr", type=float, default=None,
+                   help="learning rate (default: 0.1 for sgd, 0.001 for "
+                        "adam and adamw)")
+    p.add_argument("--momentum", type=float, default=None,
                    help="SGD momentum; non-zero adds a momentum buffer per "
                         "parameter (default: 0)")
+    p.add_argument("--betas", default=None, metavar="B1,B2",
+                   help="Adam's and AdamW's moment decay rates (default: "
+                        "0.9,0.999)")
+    p.add_argument("--eps", type=float, default=None,
+                   help="Adam's and AdamW's denominator term (default: 1e-8)")
+    p.add_argument("--weight-decay", type=float, default=None,
+                   help="weight decay (default: 0, AdamW's 0.01)")
     p.add_argument("--allow-unused-params", action="store_true",
                    help="leave trainable parameters that get no gradient "
                         "(and their optimizer state) out of the graph "
@@ -169,6 +180,58 @@ def _options(args) -> options.Options:
         batch=args.batch, image=args.image, classes=args.classes,
         vocab=args.vocab, steps=args.steps, kwargs=kwargs,
         inputs=[options.parse_input(s) for s in args.input])
+
+
+def _number(flag: str, value: float, low: float, high: float = math.inf,
+            high_open: bool = False) -> float:
+    inside = value < high if high_open else value <= high
+    if not (math.isfinite(value) and low <= value and inside):
+        bound = f"in [{low:g}, {high:g}{')' if high_open else ']'}"
+        if high == math.inf:
+            bound = f"at least {low:g}"
+        raise UsageError(f"{flag} must be {bound}, got {value:g}")
+    return value
+
+
+def optimizer_config(args):
+    """The optimizer the flags ask for (optim.OptimizerConfig)."""
+    from . import optim
+    return optim.OptimizerConfig(**optimizer_flags(args))
+
+
+def optimizer_flags(args) -> dict:
+    """OptimizerConfig's arguments from the flags, checked as torch.optim
+    checks them (a UsageError otherwise; torch is not loaded); unset flags
+    are left out, to take PyTorch's defaults."""
+    kw = {"name": args.optimizer}
+    adam = args.optimizer in ("adam", "adamw")
+    if args.lr is not None:
+        kw["lr"] = _number("--lr", args.lr, 0.0)
+    if args.weight_decay is not None:
+        kw["weight_decay"] = _number("--weight-decay", args.weight_decay, 0.0)
+    if args.momentum is not None:
+        if adam:
+            raise UsageError(f"--momentum applies to sgd, not "
+                             f"{args.optimizer} (see --betas)")
+        kw["momentum"] = _number("--momentum", args.momentum, 0.0)
+    for flag, value in (("--betas", args.betas), ("--eps", args.eps)):
+        if value is not None and not adam:
+            raise UsageError(f"{flag} applies to adam and adamw, not "
+                             f"{args.optimizer}")
+    if args.eps is not None:
+        kw["eps"] = _number("--eps", args.eps, 0.0)
+    if args.betas is not None:
+        parts = args.betas.split(",")
+        try:
+            betas = [float(b) for b in parts]
+        except ValueError:
+            betas = []
+        if len(betas) != 2:
+            raise UsageError(f"--betas expects two numbers B1,B2, got "
+                             f"'{args.betas}'")
+        kw["beta1"] = _number("--betas B1", betas[0], 0.0, 1.0, True)
+        kw["beta2"] = _number("--betas B2", betas[1], 0.0, 1.0, True)
+    return kw
 
 
 class MissingSpecs(ModelError):
@@ -254,6 +317,7 @@ def _capture(args, setup, target, loss, cfg, decomposer, has_spec, times):
 def export(args) -> dict:
     """Build, trace and convert; returns the graph and timing stats."""
     opts = _options(args)
+    optimizer = optimizer_flags(args)
     lib = library.load(args.spec, args.no_default_specs)
     has_spec = lib.has if lib is not None else (lambda _: True)
     t_import = time.perf_counter()
@@ -263,8 +327,7 @@ def export(args) -> dict:
     meta.register_meta_kernels()
     setup = models.resolve(args.model, opts)
     loss, target = _resolve_loss(setup, args.loss, has_spec)
-    cfg = optim.OptimizerConfig(name=args.optimizer, lr=args.lr,
-                                momentum=args.momentum)
+    cfg = optim.OptimizerConfig(**optimizer)
     t1 = time.perf_counter()
     decomposer = decompose.Decomposer(
         enabled=lib is not None and not args.no_decompose)
@@ -286,6 +349,7 @@ def export(args) -> dict:
     doc["metadata"] = {"tool": "tofu-export", "model": args.model,
                        "batch": args.batch, "loss": loss,
                        "optimizer": args.optimizer,
+                       "optimizer_options": cfg.options(),
                        "torch": torch.__version__}
     stats = {"import_s": t0 - t_import, "build_s": t1 - t0, **times,
              "rounds": decomposer.rounds + 1,

@@ -234,8 +234,7 @@ def eager_step(args, setup, doc):
     if target_t is not None:
         values["target"] = random_like(torch.empty(
             target_t["shape"], dtype=DTYPES[target_t["dtype"]]), ints)
-    cfg = optim.OptimizerConfig(name=args.optimizer, lr=args.lr,
-                                momentum=args.momentum)
+    cfg = cli.optimizer_config(args)
     params = {n: values[n].clone().requires_grad_(True)
               for n, _ in model.named_parameters()}
     state = {}
@@ -243,16 +242,20 @@ def eager_step(args, setup, doc):
         for s in cfg.state_names():
             values[f"{p}.{s}"] = torch.rand_like(params[p])
             state[f"{p}.{s}"] = values[f"{p}.{s}"]
+    if cfg.is_adam:
+        values[optim.STEP] = state[optim.STEP] = torch.rand(()) * 5
     out = functional_call(model, {**params, **dict(model.named_buffers())},
                           tuple(inputs))
     loss = step.make_loss(loss_kind)(out, values.get("target"))
     grads = torch.autograd.grad(loss, list(params.values()), allow_unused=True)
     expected = {"loss": loss.detach()}
+    shared, context = optim.begin_step(cfg, state)
+    expected.update({f"new:{s}": v for s, v in shared.items()})
     for (n, p), g in zip(params.items(), grads):
         if g is None:
             continue
         expected[f"grad:{n}"] = g
-        new_p, new_s = optim.update(cfg, n, p.detach(), g, state)
+        new_p, new_s = optim.update(cfg, n, p.detach(), g, state, context)
         expected[f"new:{n}"] = new_p
         expected.update({f"new:{s}": v for s, v in new_s.items()})
     return values, expected

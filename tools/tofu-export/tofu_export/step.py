@@ -179,11 +179,13 @@ def _unused_message(unused: List[str]) -> str:
 def _updates(cfg, recorder, params, grads, state, result):
     """Apply the optimizer to every parameter that got a gradient."""
     grad_out, param_out, state_out = [], [], []
+    with recorder.update_group("update.step"):
+        shared, context = optim.begin_step(cfg, state)
     for (name, p), g in zip(params.items(), grads):
         if g is None:
             continue
         with recorder.update_group(f"update.{name}"):
-            new_p, new_s = optim.update(cfg, name, p, g, state)
+            new_p, new_s = optim.update(cfg, name, p, g, state, context)
         result.grads.append(name)
         grad_out.append(g)
         result.new_params.append(name)
@@ -191,4 +193,7 @@ def _updates(cfg, recorder, params, grads, state, result):
         for key, value in new_s.items():
             result.new_state.append(key)
             state_out.append(value)
+    for key, value in shared.items():
+        result.new_state.append(key)
+        state_out.append(value)
     return grad_out + param_out + state_out
