@@ -11,7 +11,8 @@ the machine runs: run it on a quiet machine, and read the load average it
 prints.
 
 usage: /usr/bin/python3 bench/step-time.py [--build DIR] [--workers 2,4]
-           [--transports threads,mpi] [--steps N] [GRAPH.json ...]
+           [--transports threads,mpi] [--steps N] [--blas-threads N] [--cpu-time]
+           [--keep DIR] [GRAPH.json ...]
 (default graphs: models/mlp.json and models/resnet18.json)
 """
 
@@ -32,6 +33,14 @@ parser.add_argument("--build", default=os.path.join(root, "build"))
 parser.add_argument("--workers", default="2,4")
 parser.add_argument("--transports", default="threads,mpi")
 parser.add_argument("--steps", type=int, default=4)
+parser.add_argument("--blas-threads", default="1",
+                    help="OPENBLAS_NUM_THREADS for tofu-calibrate and "
+                    "tofu-run alike (default 1: K workers on K cores; more "
+                    "threads than cores make OpenBLAS's spinning threads "
+                    "erratic)")
+parser.add_argument("--cpu-time", action="store_true",
+                    help="calibrate with tofu-calibrate --cpu-time (a quiet "
+                    "machine's kernel times on a loaded one)")
 parser.add_argument("--keep", help="folder for the machine files, plans "
                     "and reports (default: a temporary one)")
 args = parser.parse_args()
@@ -40,7 +49,8 @@ bindir = os.path.join(args.build, "bin")
 work = args.keep or tempfile.mkdtemp(prefix="tofu-step-time-")
 os.makedirs(work, exist_ok=True)
 env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-           OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+           OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OPENBLAS_NUM_THREADS=args.blas_threads)
 mpirun = [shutil.which("mpirun") or "mpirun", "--oversubscribe"]
 
 
@@ -60,7 +70,8 @@ for transport in args.transports.split(","):
     for k in [int(w) for w in args.workers.split(",")]:
         machine = os.path.join(work, f"machine-{transport}-{k}.json")
         calibrate = [tool("tofu-calibrate"), "--workers", str(k),
-                     "--transport", transport, "-o", machine]
+                     "--transport", transport, "-o", machine] + \
+            (["--cpu-time"] if args.cpu_time else [])
         if transport == "mpi":
             calibrate = mpirun + ["-np", str(k)] + calibrate
         subprocess.run(calibrate, check=True, env=env,

@@ -59,8 +59,14 @@ planner::estimateStepOnMachine(const PlanningProblem &problem,
     for (unsigned w = 0; w != p.workers; ++w) {
       plan::getWorkerDigits(p.levels, w, digits);
       getOpBox(op, p.levels, *steps, digits, box);
-      seconds[w] += machine.getKernelSeconds(kind, work.getPoints(box),
-                                             work.getElements(box));
+      // GEMM-routed kernels' speed depends on their GEMMs' shape: points
+      // over the elements of the GEMM calls (about the narrowest side).
+      double elements =
+          kind == "gemm" || kind == "convolution"
+              ? work.getGemmElements(box, kind == "convolution")
+              : 0;
+      seconds[w] +=
+          machine.getKernelSeconds(kind, work.getPoints(box), elements);
     }
   }
   estimate.computeSeconds = *std::max_element(seconds.begin(), seconds.end());

@@ -68,3 +68,44 @@ double WorkModel::getElements(ArrayRef<analysis::Range> box) const {
     elements += double(plan::getVolume(input));
   return elements;
 }
+
+double WorkModel::getGemmElements(ArrayRef<analysis::Range> box,
+                                  bool convolution) const {
+  analysis::WorkerRegions full, one;
+  analysis::computeWorkerRegions(op.binding, box, full);
+  if (full.inputs.empty())
+    return getElements(box);
+  // Is `v` a batch variable: does taking one value of it shrink to one the
+  // dimensions it decides (a convolution: dimension 0 of the first input;
+  // a GEMM: some dimension of every input and of the output)?
+  auto shrinks = [](const analysis::Region &a, const analysis::Region &b) {
+    for (size_t d = 0; d != a.size(); ++d)
+      if (b[d].size() < a[d].size())
+        return true;
+    return false;
+  };
+  SmallVector<analysis::Range, 8> callBox(box.begin(), box.end());
+  double calls = 1;
+  for (unsigned v = 0, e = box.size(); v != e; ++v) {
+    if (box[v].size() <= 1)
+      continue;
+    SmallVector<analysis::Range, 8> probe(box.begin(), box.end());
+    probe[v].hi = probe[v].lo + 1;
+    analysis::computeWorkerRegions(op.binding, probe, one);
+    bool batch;
+    if (convolution) {
+      batch = !full.inputs[0].empty() &&
+              one.inputs[0][0].size() < full.inputs[0][0].size();
+    } else {
+      batch = op.analysis->getOutputRank() > v &&
+              shrinks(full.output, one.output);
+      for (size_t i = 0; batch && i != full.inputs.size(); ++i)
+        batch = shrinks(full.inputs[i], one.inputs[i]);
+    }
+    if (batch) {
+      calls *= double(box[v].size());
+      callBox[v] = probe[v];
+    }
+  }
+  return calls * getElements(callBox);
+}

@@ -25,10 +25,23 @@ struct KernelShape {
   std::vector<int64_t> varExtents;
 };
 
+/// --cpu-time: timeKernel and timeMemoryCopy count each thread's CPU time
+/// times `factor` (the workers per processor thread, at least 1: what the
+/// wall time of K workers sharing the cores would be on a quiet machine)
+/// instead of wall time. Needs single-threaded BLAS (OPENBLAS_NUM_THREADS=1):
+/// BLAS's own threads are not counted.
+struct CpuTimeScale {
+  static bool enabled;
+  static double factor;
+};
+
+/// How many rounds timeKernel takes the best of.
+constexpr unsigned KernelRounds = 7;
+
 /// Seconds of one call of `fn` over `shape` while `threads` threads (this
 /// process's workers) each call it at once on their own tensors: the
-/// slowest thread's time per call, the best of a few rounds of calls
-/// lasting about `roundSeconds` each.
+/// slowest thread's time per call, the best of KernelRounds rounds of
+/// calls lasting about `roundSeconds` each.
 double timeKernel(runtime::KernelFn fn, const KernelShape &shape,
                   unsigned threads, double roundSeconds);
 

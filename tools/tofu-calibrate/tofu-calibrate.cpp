@@ -81,6 +81,12 @@ cl::opt<bool> quick("quick",
                              "test of the tool, not a calibration)"),
                     cl::cat(category));
 
+cl::opt<bool> cpuTime(
+    "cpu-time",
+    cl::desc("Time kernels and copies by their threads' CPU time times the "
+             "workers per processor thread (at least 1): a quiet machine's "
+             "times on a loaded one; needs OPENBLAS_NUM_THREADS=1"),
+    cl::cat(category));
 cl::opt<std::string> timeGraph(
     "time-graph",
     cl::desc("Diagnostics: time the f32 ops of GRAPH.json at their whole "
@@ -204,9 +210,9 @@ bool timeKernels(Calibration &c, Job &job, planner::Machine &machine,
     double points = work.getPoints(box);
     // Elements read and written: the GEMM kinds' speed depends on the
     // shape, which the estimate keys by intensity (points / elements).
-    double elements = kernel.kind == codegen::KernelKind::Gemm ||
-                              kernel.kind == codegen::KernelKind::Convolution
-                          ? work.getElements(box)
+    bool conv = kernel.kind == codegen::KernelKind::Convolution;
+    double elements = conv || kernel.kind == codegen::KernelKind::Gemm
+                          ? work.getGemmElements(box, conv)
                           : 0;
     job.barrier();
     double seconds = job.mean(
@@ -219,8 +225,7 @@ bool timeKernels(Calibration &c, Job &job, planner::Machine &machine,
                                    seconds);
     if (root && predictor) {
       // --time-graph with --machine: the estimate's time for this call.
-      double predicted = predictor->getKernelSeconds(
-          kind, points, work.getElements(box));
+      double predicted = predictor->getKernelSeconds(kind, points, elements);
       llvm::errs() << llvm::format(" predicted %12.4g s", predicted);
       measuredTotal += seconds;
       predictedTotal += predicted;
@@ -322,6 +327,9 @@ int run(DiagnosticEngine &diags) {
     if (!job.transport)
       job.transport =
           runtime::createThreadTransport(std::max(job.workers, 2u), timeout);
+    tofu::CpuTimeScale::enabled = cpuTime;
+    tofu::CpuTimeScale::factor =
+        std::max(1.0, double(job.workers) / double(hardware));
     Calibration c;
     if (!prepare(diags, c, root))
       return Failure;

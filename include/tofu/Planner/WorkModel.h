@@ -28,10 +28,15 @@ public:
   /// variable, output variables first).
   double getPoints(ArrayRef<analysis::Range> box) const;
   /// The elements the kernel reads and writes over `box`: its output
-  /// region plus the region of each input it reads. Points over elements
-  /// is the kernel's arithmetic intensity (for a GEMM, about its narrowest
-  /// dimension), which the calibrated estimate keys GEMM speed by.
+  /// region plus the region of each input it reads.
   double getElements(ArrayRef<analysis::Range> box) const;
+  /// For a kernel routed to BLAS, which calls one GEMM per batch element
+  /// of the box (codegen's gemm and convolution kinds): the elements one
+  /// call reads and writes, times the calls. The batch variables of a
+  /// `convolution` are the one of its first input's dimension 0 (the
+  /// image), those of a GEMM the ones indexing every input and the output.
+  double getGemmElements(ArrayRef<analysis::Range> box,
+                         bool convolution) const;
 
 private:
   const ProblemOp &op;
