@@ -3,8 +3,8 @@
 // This file implements the device executor. One host thread enqueues, for
 // every op in graph order and every worker: the input boxes (local pieces
 // copied on the worker's stream, remote ones packed on the source's
-// stream, moved in one Communicator group and unpacked on the
-// destination's), the kernel, the partial values' combination at their
+// stream, moved one message at a time through the Communicator and
+// unpacked on the destination's), the kernel, the partial values' combination at their
 // roots, the output's delivery into the stored boxes, and the release of
 // the tensors whose last reader this op was. After the last op it moves
 // updated parameters into their parameters' stored boxes, then waits for
@@ -20,8 +20,6 @@
 #include "tofu/Runtime/StepMemory.h"
 
 #include <fmt/format.h>
-
-#include <map>
 
 using namespace tofu::runtime;
 using std::int64_t;
@@ -63,12 +61,13 @@ private:
     return b;
   }
 
-  /// Moves the pieces of `pieces` between distinct workers: packs them into
-  /// one staging buffer per (source, destination) on the source, moves all
-  /// of them as one group, and hands each piece's packed values on its
-  /// destination to `sink(piece, data)`. This process does its workers'
-  /// side of each pair; every process calls the communicator for every
-  /// group.
+  /// Moves the pieces of `pieces` between distinct workers, one message
+  /// per (source, destination) in getMessages' order: packs them into a
+  /// staging buffer on the source, moves it into one on the destination,
+  /// hands each piece's packed values there to `sink(piece, data)`, and
+  /// releases both before the next message. This process does its
+  /// workers' side of each message; every process calls the communicator
+  /// for every message.
   template <typename SizeFn, typename SourceFn, typename SinkFn>
   void movePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
                   SourceFn source, SinkFn sink);
@@ -87,54 +86,46 @@ template <typename SizeFn, typename SourceFn, typename SinkFn>
 void DeviceExecutor::Step::movePieces(const std::vector<Piece> &pieces,
                                       SizeFn sizeOf, SourceFn source,
                                       SinkFn sink) {
-  // One send and one receive buffer per message, in getMessages' order
-  // (StepMemory.h).
-  std::vector<Message> messages = getMessages(pieces, sizeOf);
-  if (messages.empty())
-    return;
-  struct Staging {
+  // One message at a time, in getMessages' order (StepMemory.h): a send
+  // buffer on the source and a receive buffer on the destination, moved as
+  // a group of one, unpacked, and released before the next message. The
+  // exchange finishes before later work on both workers' streams and the
+  // pool reuses a buffer only on its worker's stream, so a released send
+  // buffer is never overwritten while the transfer still reads it.
+  for (const Message &m : getMessages(pieces, sizeOf)) {
+    std::vector<Transfer> group;
     DeviceBuffer send, receive;
-    std::size_t bytes = 0, at = 0;
-  };
-  using Pair = std::pair<unsigned, unsigned>;
-  std::map<Pair, Staging> staging;
-  for (const Message &m : messages) {
-    if (!here(m.src) && !here(m.dst))
+    if (here(m.src) || here(m.dst)) {
+      if (here(m.src)) {
+        send = workers[m.src]->pool.allocate(m.bytes);
+        std::size_t at = 0;
+        for (const Piece &piece : pieces) {
+          if (piece.src != m.src || piece.dst != m.dst)
+            continue;
+          Endpoint from = source(piece);
+          unsigned size = sizeOf(piece);
+          device.copyRegion(piece.src, piece.box, from.data, *from.box,
+                            send.data() + at, piece.box, size);
+          at += piece.box.getVolume() * size;
+        }
+      }
+      if (here(m.dst))
+        receive = workers[m.dst]->pool.allocate(m.bytes);
+      group.push_back(
+          Transfer{m.src, m.dst, send.data(), receive.data(), m.bytes});
+    }
+    // Every process calls the communicator for every message.
+    communicator.exchange(group);
+    if (!here(m.dst))
       continue;
-    Staging &s = staging[{m.src, m.dst}];
-    s.bytes = m.bytes;
-    if (here(m.src))
-      s.send = workers[m.src]->pool.allocate(m.bytes);
-    if (here(m.dst))
-      s.receive = workers[m.dst]->pool.allocate(m.bytes);
-  }
-  for (const Piece &piece : pieces) {
-    if (piece.src == piece.dst || !here(piece.src))
-      continue;
-    Staging &s = staging[{piece.src, piece.dst}];
-    Endpoint from = source(piece);
-    unsigned size = sizeOf(piece);
-    device.copyRegion(piece.src, piece.box, from.data, *from.box,
-                      s.send.data() + s.at, piece.box, size);
-    s.at += piece.box.getVolume() * size;
-  }
-  std::vector<Transfer> group;
-  for (auto &[pair, s] : staging) {
-    group.push_back(Transfer{pair.first, pair.second, s.send.data(),
-                             s.receive.data(), s.bytes});
-    s.at = 0;
-  }
-  communicator.exchange(group);
-  // By source, then in schedule order: the order in which the CPU
-  // executor combines partial values, so that sums agree bit for bit.
-  for (auto &[pair, s] : staging) {
-    if (!here(pair.second))
-      continue;
+    // In schedule order: the order in which the CPU executor combines
+    // partial values, so that sums agree bit for bit.
+    std::size_t at = 0;
     for (const Piece &piece : pieces) {
-      if (piece.src != pair.first || piece.dst != pair.second)
+      if (piece.src != m.src || piece.dst != m.dst)
         continue;
-      sink(piece, s.receive.data() + s.at);
-      s.at += piece.box.getVolume() * sizeOf(piece);
+      sink(piece, receive.data() + at);
+      at += piece.box.getVolume() * sizeOf(piece);
     }
   }
 }

@@ -7,10 +7,11 @@
 // pieces to the workers storing them; free the tensors whose last reader
 // this op was. After the last op it moves updated parameters into their
 // parameters' stored boxes. Each message is staged in a pool buffer on
-// both sides, in the order and at the points the device executor stages
-// them (StepMemory.h), so both measure the same peak. Messages are tagged
-// with the step, the op and the phase; sends never block, so no order of
-// workers deadlocks.
+// both sides, one message at a time, in the order and at the points the
+// device executor stages them (StepMemory.h), so both measure the same
+// peak. Messages are tagged with the step, the op and the phase; sends
+// never block and a worker receives from lower-numbered workers before it
+// sends, so the workers cannot deadlock.
 //
 //===----------------------------------------------------------------------===//
 
@@ -98,11 +99,13 @@ private:
     const void *data;
     const Box *box;
   };
-  /// Moves this worker's pieces of `pieces` (one phase): packs those it
-  /// sends into one staging buffer per destination and sends them, then
-  /// receives one message per source into a staging buffer and hands each
-  /// piece's packed bytes to `sink(piece, bytes)`, by source and then in
-  /// schedule order. `source(piece)` is where a sent piece's values are.
+  /// Moves this worker's pieces of `pieces` (one phase), one message per
+  /// pair of workers in getMessages' order: packs those it sends to a
+  /// destination into a staging buffer and sends it; receives a source's
+  /// message into a staging buffer and hands each piece's packed bytes to
+  /// `sink(piece, bytes)` in schedule order. Each staging buffer is
+  /// released before the next message. `source(piece)` is where a sent
+  /// piece's values are.
   template <typename SizeFn, typename SourceFn, typename SinkFn>
   void movePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
                   std::uint64_t tag, SourceFn source, SinkFn sink);
@@ -125,45 +128,42 @@ private:
 template <typename SizeFn, typename SourceFn, typename SinkFn>
 void WorkerStep::movePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
                             std::uint64_t tag, SourceFn source, SinkFn sink) {
-  struct Staging {
-    unsigned peer;
-    Buffer buffer;
-    std::size_t at = 0;
-  };
-  std::vector<Staging> sends, receives;
-  std::vector<int> sendTo(plan.workers, -1);
+  // One message at a time, in getMessages' order (StepMemory.h): a send is
+  // packed into a staging buffer that is released once the transport has
+  // taken its copy; a receive is copied into a staging buffer, unpacked
+  // and released. So staging holds at most one message's buffer. Sends
+  // never block and each worker receives from lower-numbered workers
+  // before it sends, so the order cannot deadlock.
   for (const Message &m : getMessages(pieces, sizeOf)) {
     if (m.src == w) {
-      sendTo[m.dst] = sends.size();
-      sends.push_back(Staging{m.dst, worker.pool.allocate(m.bytes)});
-    }
-    if (m.dst == w)
-      receives.push_back(Staging{m.src, worker.pool.allocate(m.bytes)});
-  }
-  for (const Piece &piece : pieces) {
-    if (piece.src != w || piece.dst == w)
-      continue;
-    Endpoint from = source(piece);
-    unsigned size = sizeOf(piece);
-    Staging &s = sends[sendTo[piece.dst]];
-    packRegion(piece.box, from.data, *from.box, s.buffer.data() + s.at, size);
-    s.at += piece.box.getVolume() * size;
-  }
-  for (Staging &s : sends)
-    transport.send(w, s.peer, tag,
-                   Bytes(s.buffer.data(), s.buffer.data() + s.buffer.size()));
-  for (Staging &s : receives) {
-    Bytes message = transport.receive(w, s.peer, tag);
-    if (message.size() != s.buffer.size())
-      throw RuntimeError(fmt::format(
-          "worker {} received {} bytes from worker {} but expected {}", w,
-          message.size(), s.peer, s.buffer.size()));
-    std::memcpy(s.buffer.data(), message.data(), message.size());
-    for (const Piece &piece : pieces) {
-      if (piece.src != s.peer || piece.dst != w)
-        continue;
-      sink(piece, s.buffer.data() + s.at);
-      s.at += piece.box.getVolume() * sizeOf(piece);
+      Buffer staging = worker.pool.allocate(m.bytes);
+      std::size_t at = 0;
+      for (const Piece &piece : pieces) {
+        if (piece.src != w || piece.dst != m.dst)
+          continue;
+        Endpoint from = source(piece);
+        unsigned size = sizeOf(piece);
+        packRegion(piece.box, from.data, *from.box, staging.data() + at,
+                   size);
+        at += piece.box.getVolume() * size;
+      }
+      transport.send(w, m.dst, tag,
+                     Bytes(staging.data(), staging.data() + m.bytes));
+    } else if (m.dst == w) {
+      Bytes message = transport.receive(w, m.src, tag);
+      if (message.size() != m.bytes)
+        throw RuntimeError(fmt::format(
+            "worker {} received {} bytes from worker {} but expected {}", w,
+            message.size(), m.src, m.bytes));
+      Buffer staging = worker.pool.allocate(m.bytes);
+      std::memcpy(staging.data(), message.data(), message.size());
+      std::size_t at = 0;
+      for (const Piece &piece : pieces) {
+        if (piece.src != m.src || piece.dst != w)
+          continue;
+        sink(piece, staging.data() + at);
+        at += piece.box.getVolume() * sizeOf(piece);
+      }
     }
   }
 }

@@ -92,18 +92,17 @@ private:
     if (!stored[t].live)
       stored[t] = allocate(bytesOf(storedBox(t), t), tensors[t].use);
   }
-  /// A phase's staging on this worker: allocated, then released.
+  /// A phase's staging on this worker: one message at a time, each
+  /// buffer released before the next is allocated.
   void stage(const std::vector<Piece> &pieces,
              const std::function<unsigned(const Piece &)> &elementSize) {
-    std::vector<SimBuffer> staging;
     for (const Message &m : getMessages(pieces, elementSize)) {
-      if (m.src == w)
-        staging.push_back(allocate(m.bytes, MemoryUse::Send));
-      if (m.dst == w)
-        staging.push_back(allocate(m.bytes, MemoryUse::Receive));
-    }
-    for (SimBuffer &b : staging)
+      if (m.src != w && m.dst != w)
+        continue;
+      SimBuffer b =
+          allocate(m.bytes, m.src == w ? MemoryUse::Send : MemoryUse::Receive);
       release(b);
+    }
   }
   void runOp(unsigned i);
   void runNextStep();

@@ -5,9 +5,10 @@
 // its pool in one order, op by op:
 //  1. the input boxes it does not store as they are (workspace);
 //  2. the fetch messages' staging: per pair of distinct workers in
-//     increasing (source, destination) order (getMessages), a send buffer
-//     on the source and a receive buffer on the destination, released when
-//     the phase's pieces are unpacked;
+//     increasing (source, destination) order (getMessages), one message
+//     at a time: a send buffer on the source (released once sent) and a
+//     receive buffer on the destination (released once its pieces are
+//     unpacked), so staging holds at most one message's buffer;
 //  3. the output: into its stored box when it stores exactly the computed
 //     box of a non-partial op, else a workspace buffer of the computed box;
 //     then the input buffers are released;
