@@ -9,10 +9,9 @@
 
 #include "tofu/Planner/CostModel.h"
 #include "tofu/Planner/Assignment.h"
-#include "tofu/Runtime/Error.h"
-#include "tofu/Runtime/ExecutablePlan.h"
 #include "tofu/Planner/Executable.h"
 #include "tofu/Runtime/Error.h"
+#include "tofu/Runtime/ExecutablePlan.h"
 
 #include <algorithm>
 
