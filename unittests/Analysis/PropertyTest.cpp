@@ -728,7 +728,7 @@ TEST(AnalysisProperty, RegionsContainEveryReadAndAreExactWhereAffine) {
       ASSERT_TRUE(bool(analysis)) << toString(analysis.takeError());
       PropertyChecker checker(*op, *analysis, rng);
       unsigned ran = 0;
-      for (unsigned trial = 0; trial != 60 && ran != 12; ++trial)
+      for (unsigned trial = 0; trial != 240 && ran != 12; ++trial)
         ran += checker.runTrial();
       EXPECT_GT(ran, 0u) << "no random shapes fit operator " << op->getName().str();
       EXPECT_TRUE(checker.failures.empty())
