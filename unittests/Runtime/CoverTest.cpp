@@ -8,6 +8,7 @@
 
 #include "tofu/Runtime/Error.h"
 #include "tofu/Runtime/Schedule.h"
+#include "ErrorMessage.h"
 
 #include "gtest/gtest.h"
 
@@ -16,16 +17,6 @@
 using namespace tofu::runtime;
 
 namespace {
-
-/// The message `check` throws, or "" if it throws nothing.
-template <typename Fn> std::string getError(Fn check) {
-  try {
-    check();
-  } catch (const RuntimeError &e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(CoverTest, ManyBoxesNamesTheFirstHole) {
   // A 32 x 32 grid of 2 x 3 boxes (the last column 2 wide) covers a

@@ -12,6 +12,7 @@
 #include "tofu/Runtime/Executor.h"
 #include "OneWorkerTransport.h"
 #include "TestKernels.h"
+#include "ErrorMessage.h"
 
 #include "gtest/gtest.h"
 
@@ -99,16 +100,6 @@ TEST(ScheduleTest, UncoveredTensorIsAnError) {
   ExecutablePlan plan = makeReducePlan(4, 6, 8);
   plan.tensors[0].stored[1].reset();
   EXPECT_THROW(validatePlan(plan), RuntimeError);
-}
-
-/// The message `check` throws, or "" if it throws nothing.
-template <typename Fn> std::string getError(Fn check) {
-  try {
-    check();
-  } catch (const RuntimeError &e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(ScheduleTest, BoxRulesNameTheBoxAndTheCellLeftOut) {
