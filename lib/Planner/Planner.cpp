@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Planner/Planner.h"
+#include "tofu/Plan/PlanJSON.h"
 #include "tofu/Support/ByteSize.h"
 
 #include "llvm/Support/Format.h"
@@ -72,6 +73,12 @@ private:
       *options.progress << "tofu-plan: [" << llvm::format("%.1f", secondsSince(start))
                         << " s] " << msg << "\n";
   }
+  /// After each pass (PassInstrumentation.h): prints its result if asked.
+  void after(PlannerPass pass, const Twine &unit,
+             llvm::function_ref<void(llvm::raw_ostream &)> print) {
+    if (options.instrumentation)
+      options.instrumentation->runAfterPass(pass, unit, print);
+  }
   bool outOfTime() const {
     return options.timeLimitSeconds > 0 &&
            secondsSince(start) > options.timeLimitSeconds;
@@ -116,6 +123,9 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
     }
     Clock::time_point trialStart = Clock::now();
     std::string name = plan::formatLevels(levels);
+    std::string unit = "levels " + name;
+    if (price)
+      unit += ", byte price " + std::to_string(price);
     if (options.topology)
       settings.levelWeights = getLevelWeights(*options.topology, levels);
     settings.onLevel = [&](unsigned l, unsigned n) {
@@ -126,6 +136,10 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
         options.search == SearchKind::Exact
             ? searchExact(problem, levels, settings, report.stats)
             : searchRecursive(problem, levels, settings, report.stats);
+    if (assignment)
+      after(PlannerPass::Search, unit, [&](llvm::raw_ostream &os) {
+        printAssignment(os, problem, *assignment);
+      });
     int64_t unrefinedBytes = 0;
     if (assignment && options.search == SearchKind::Recursive &&
         options.refine && levels.size() > 1) {
@@ -137,6 +151,10 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
       if (llvm::Error err = refineLevels(problem, settings, /*maxRounds=*/3,
                                          *assignment, report.stats))
         assignment = std::move(err);
+      else
+        after(PlannerPass::Refine, unit, [&](llvm::raw_ostream &os) {
+          printAssignment(os, problem, *assignment);
+        });
     }
     if (!assignment) {
       failure = llvm::toString(assignment.takeError());
@@ -153,6 +171,9 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
       failure = llvm::toString(std::move(err));
       return llvm::None;
     }
+    after(PlannerPass::Lower, unit, [&](llvm::raw_ostream &os) {
+      plan::writePlanJSON(os, candidate, "");
+    });
     LevelTrial trial{levels, candidate.commBytes,
                      getMaxResidentBytes(candidate), secondsSince(trialStart),
                      unrefinedBytes};
@@ -359,6 +380,9 @@ llvm::Expected<plan::Plan> Driver::run() {
     report.tensorClasses = coarse->numTensorClasses;
     report.coarsened = true;
   }
+  after(PlannerPass::Coarsen, "graph", [&](llvm::raw_ostream &os) {
+    printCoarsening(os, problem, coarse ? &*coarse : nullptr);
+  });
   if (options.memoryBytes) {
     // Every element is stored somewhere, so some worker holds at least
     // 1/K of the graph.

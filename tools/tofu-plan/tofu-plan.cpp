@@ -13,6 +13,7 @@
 #include "Summary.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "tofu/CodeGen/GraphKernels.h"
 #include "tofu/Graph/ModelFile.h"
@@ -192,6 +193,18 @@ cl::opt<cl::boolOrDefault> refine(
 cl::opt<bool> quiet("quiet", cl::desc("No progress lines on stderr"),
                     cl::cat(category));
 
+cl::list<std::string> printAfter(
+    "print-after",
+    cl::desc("Print the result of planner pass PASS after each run of it "
+             "(coarsen, search, refine, lower, or all; comma-separated or "
+             "repeated), on stderr or in --print-after-file"),
+    cl::value_desc("PASS"), cl::CommaSeparated, cl::cat(category));
+
+cl::opt<std::string> printAfterFile(
+    "print-after-file",
+    cl::desc("Write --print-after's dumps to FILE instead of stderr"),
+    cl::value_desc("FILE"), cl::cat(category));
+
 cl::opt<bool> verifyMode(
     "verify",
     cl::desc("Check PLAN.json against GRAPH: coverage, steps and the cost "
@@ -234,9 +247,62 @@ bool loadProblem(StringRef path, graph::SpecLibrary &specs,
   return out.problem != nullptr;
 }
 
+/// The instrumentation --print-after asks for, writing to `file` when
+/// --print-after-file names one; null without --print-after. False after
+/// a usage error.
+bool makeInstrumentation(
+    std::unique_ptr<planner::PassInstrumentation> &instrumentation,
+    std::unique_ptr<llvm::ToolOutputFile> &file) {
+  if (printAfter.empty()) {
+    if (printAfterFile.getNumOccurrences()) {
+      error() << "--print-after-file goes with --print-after\n";
+      return false;
+    }
+    return true;
+  }
+  if (verifyMode || baseline != BaselineChoice::None) {
+    error() << "--print-after prints the search's passes; "
+            << (verifyMode ? "--verify" : "--baseline") << " runs none\n";
+    return false;
+  }
+  llvm::raw_ostream *os = &llvm::errs();
+  if (!printAfterFile.empty()) {
+    std::error_code ec;
+    file = std::make_unique<llvm::ToolOutputFile>(printAfterFile, ec,
+                                                  llvm::sys::fs::OF_Text);
+    if (ec) {
+      error() << "cannot write '" << printAfterFile << "': " << ec.message()
+              << "\n";
+      return false;
+    }
+    file->keep();
+    os = &file->os();
+  }
+  instrumentation = std::make_unique<planner::PassInstrumentation>(*os);
+  for (StringRef name : printAfter) {
+    if (name == "all") {
+      instrumentation->enablePrintAfterAll();
+      continue;
+    }
+    auto pass = planner::lookupPlannerPass(name);
+    if (!pass) {
+      error() << "--print-after: unknown pass '" << name
+              << "' (expected coarsen, search, refine, lower or all)\n";
+      return false;
+    }
+    instrumentation->enablePrintAfter(*pass);
+  }
+  return true;
+}
+
 int runVerify(DiagnosticEngine &diags) {
   if (positional.size() != 2) {
     error() << "--verify takes PLAN.json GRAPH\n";
+    return BadUsage;
+  }
+  if (!printAfter.empty()) {
+    error() << "--print-after prints the search's passes; --verify runs "
+               "none\n";
     return BadUsage;
   }
   auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(positional[0]);
@@ -429,6 +495,11 @@ int runPlan(DiagnosticEngine &diags) {
   else
     options.refine = *workers <= planner::MaxWorkersRefinedByDefault;
   options.progress = quiet ? nullptr : &llvm::errs();
+  std::unique_ptr<planner::PassInstrumentation> instrumentation;
+  std::unique_ptr<llvm::ToolOutputFile> dumpFile;
+  if (!makeInstrumentation(instrumentation, dumpFile))
+    return BadUsage;
+  options.instrumentation = instrumentation.get();
   if (memoryFlag.getNumOccurrences())
     options.memoryBytes = memoryFlag.value;
   if (!topologyFlag.empty()) {
@@ -549,16 +620,20 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::HideUnrelatedOptions(category);
   cl::SetVersionPrinter(printToolVersion);
-  if (!cl::ParseCommandLineOptions(
-          argc, argv,
-          "tofu-plan: partition a training graph across K workers, "
-          "minimising the bytes moved (docs/CostModel.md), and write the "
-          "plan.\n\n"
-          "  tofu-plan GRAPH --workers K [--emit=plan|summary|dot|cpp]\n"
-          "  tofu-plan --verify PLAN.json GRAPH\n\n"
-          "Exit status: 0 success, 1 bad input (diagnostics on stderr), 2 "
-          "bad usage.\n",
-          &llvm::errs()))
+  std::string overview =
+      "tofu-plan: partition a training graph across K workers, minimising "
+      "the bytes moved (docs/CostModel.md), and write the plan.\n\n"
+      "  tofu-plan GRAPH --workers K [--emit=plan|summary|dot|cpp]\n"
+      "  tofu-plan --verify PLAN.json GRAPH\n\n"
+      "The planner's passes (--print-after=PASS, docs/Planner.md, "
+      "\"Passes\"):\n";
+  for (const planner::PlannerPassInfo &pass : planner::getPlannerPasses())
+    overview += "  " + std::string(pass.name) +
+                std::string(10 - std::strlen(pass.name), ' ') +
+                pass.description + "\n";
+  overview += "\nExit status: 0 success, 1 bad input (diagnostics on "
+              "stderr), 2 bad usage.\n";
+  if (!cl::ParseCommandLineOptions(argc, argv, overview, &llvm::errs()))
     return BadUsage;
   llvm::SourceMgr srcMgr;
   DiagnosticEngine diags(srcMgr);

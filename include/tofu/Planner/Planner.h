@@ -12,6 +12,7 @@
 #define TOFU_PLANNER_PLANNER_H
 
 #include "tofu/Planner/CostModel.h"
+#include "tofu/Planner/PassInstrumentation.h"
 #include "tofu/Planner/Search.h"
 #include "tofu/Planner/Topology.h"
 
@@ -47,6 +48,8 @@ struct PlannerOptions {
   SmallVector<unsigned, 4> levels;
   /// Where progress lines go for searches over a second (null: nowhere).
   llvm::raw_ostream *progress = nullptr;
+  /// What runs after each pass (PassInstrumentation.h; null: nothing).
+  PassInstrumentation *instrumentation = nullptr;
 };
 
 /// One factoring tried.
