@@ -9,6 +9,8 @@
 
 #include "tofu/Analysis/Layout.h"
 
+#include <cassert>
+
 using namespace tofu;
 using namespace tofu::plan;
 
@@ -53,20 +55,16 @@ llvm::Error
 plan::checkLayouts(Plan &p, unsigned numTensors,
                    llvm::function_ref<ArrayRef<int64_t>(unsigned)> shapeOf,
                    bool fill) {
-  // A plan made for another graph is the cost model's error to report (it
-  // names what differs); its layouts say nothing about this graph.
-  if (p.tensors.size() != numTensors)
-    return llvm::Error::success();
+  // The plan matches its graph (planner::checkPlanMatchesGraph): a tensor
+  // per graph tensor, a step per level in each layout, and listed regions
+  // one per worker.
+  assert(p.tensors.size() == numTensors && "a plan of another graph");
   for (unsigned t = 0; t != numTensors; ++t) {
     TensorPlan &tensor = p.tensors[t];
     if (!tensor.layout)
       continue;
     ArrayRef<int64_t> shape = shapeOf(t);
     const auto &layout = *tensor.layout;
-    if (layout.size() != p.levels.size())
-      return layoutError(tensor, "its layout has " + Twine(layout.size()) +
-                                     " steps for " + Twine(p.levels.size()) +
-                                     " levels");
     for (unsigned l = 0, n = layout.size(); l != n; ++l)
       if (layout[l] != kReplicateDim && layout[l] >= shape.size())
         return layoutError(tensor, "layout step " + Twine(l) + " '" +
@@ -82,8 +80,6 @@ plan::checkLayouts(Plan &p, unsigned numTensors,
             getLayoutRegion(shape, p.levels, layout, w));
       continue;
     }
-    if (tensor.regions.size() != p.workers)
-      continue; // the cost model's check says so
     for (unsigned w = 0; w != p.workers; ++w) {
       Region derived = getLayoutRegion(shape, p.levels, layout, w);
       const llvm::Optional<Region> &listed = tensor.regions[w];

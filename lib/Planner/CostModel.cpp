@@ -108,10 +108,8 @@ void planner::computeOpShare(const ProblemOp &op, ArrayRef<unsigned> levels,
   analysis::computeWorkerRegions(op.binding, box, regions);
 }
 
-llvm::Error
-planner::resolvePlanSteps(const PlanningProblem &problem, const plan::Plan &p,
-                          std::vector<SmallVector<uint8_t, 4>> &steps) {
-  const graph::Graph &g = problem.getGraph();
+llvm::Error planner::checkPlanMatchesGraph(const graph::Graph &g,
+                                           const plan::Plan &p) {
   if (plan::getNumWorkers(p.levels) != p.workers)
     return planError("levels multiply to " +
                      Twine(plan::getNumWorkers(p.levels)) + ", not " +
@@ -125,7 +123,6 @@ planner::resolvePlanSteps(const PlanningProblem &problem, const plan::Plan &p,
   if (p.tensors.size() != g.getNumTensors())
     return planError("the plan has " + Twine(p.tensors.size()) +
                      " tensors, the graph " + Twine(g.getNumTensors()));
-  steps.resize(p.ops.size());
   for (unsigned i = 0, e = p.ops.size(); i != e; ++i) {
     const plan::OpPlan &op = p.ops[i];
     if (op.name != g.getOp(i).name)
@@ -135,18 +132,44 @@ planner::resolvePlanSteps(const PlanningProblem &problem, const plan::Plan &p,
     if (op.steps.size() != p.levels.size())
       return planError("op '" + op.name + "' has " + Twine(op.steps.size()) +
                        " steps for " + Twine(p.levels.size()) + " levels");
-    auto resolved = resolveSteps(problem.getOp(i), op.steps);
+  }
+  for (unsigned t = 0, e = p.tensors.size(); t != e; ++t) {
+    const plan::TensorPlan &tensor = p.tensors[t];
+    if (tensor.name != g.getTensor(t).name)
+      return planError("tensor " + Twine(t) + " is '" + tensor.name +
+                       "' in the plan but '" + g.getTensor(t).name +
+                       "' in the graph");
+    if (tensor.layout && tensor.layout->size() != p.levels.size())
+      return planError("tensor '" + tensor.name + "': its layout has " +
+                       Twine(tensor.layout->size()) + " steps for " +
+                       Twine(p.levels.size()) + " levels");
+    if ((!tensor.layout || !tensor.regions.empty()) &&
+        tensor.regions.size() != p.workers)
+      return planError("tensor '" + tensor.name + "' has " +
+                       Twine(tensor.regions.size()) + " regions for " +
+                       Twine(p.workers) + " workers");
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error
+planner::resolvePlanSteps(const PlanningProblem &problem, const plan::Plan &p,
+                          std::vector<SmallVector<uint8_t, 4>> &steps) {
+  const graph::Graph &g = problem.getGraph();
+  if (llvm::Error err = checkPlanMatchesGraph(g, p))
+    return err;
+  steps.resize(p.ops.size());
+  for (unsigned i = 0, e = p.ops.size(); i != e; ++i) {
+    auto resolved = resolveSteps(problem.getOp(i), p.ops[i].steps);
     if (!resolved)
-      return planError("op '" + op.name +
+      return planError("op '" + p.ops[i].name +
                        "': " + llvm::toString(resolved.takeError()));
     steps[i] = std::move(*resolved);
   }
   for (unsigned t = 0, e = p.tensors.size(); t != e; ++t) {
     const plan::TensorPlan &tensor = p.tensors[t];
     const graph::Tensor &gt = g.getTensor(t);
-    if (tensor.name != gt.name)
-      return planError("tensor " + Twine(t) + " is '" + tensor.name +
-                       "' in the plan but '" + gt.name + "' in the graph");
+    // Regions derived from a layout are filled in by checkLayouts.
     if (tensor.regions.size() != p.workers)
       return planError("tensor '" + tensor.name + "' has " +
                        Twine(tensor.regions.size()) + " regions for " +

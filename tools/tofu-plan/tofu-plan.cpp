@@ -320,6 +320,13 @@ int runVerify(DiagnosticEngine &diags) {
   LoadedGraph loaded;
   if (!loadProblem(positional[1], specs, diags, loaded))
     return BadInput;
+  // A plan made for another graph is one error; the checks below assume
+  // the plan matches.
+  if (llvm::Error err = planner::checkPlanMatchesGraph(*loaded.graph, *p)) {
+    error() << "the plan does not match the graph: "
+            << llvm::toString(std::move(err)) << "\n";
+    return BadInput;
+  }
   // A compact plan's regions, derived from its layouts (docs/PlanFormat.md).
   if (llvm::Error err = plan::checkLayouts(
           *p, loaded.problem->getTensors().size(),

@@ -224,6 +224,13 @@ bool load(DiagnosticEngine &diags, Loaded &out) {
   out.problem = planner::PlanningProblem::build(*out.graph, out.specs, diags);
   if (!out.problem)
     return false;
+  // A plan made for another graph is one error; the checks below assume
+  // the plan matches.
+  if (llvm::Error err = planner::checkPlanMatchesGraph(*out.graph, out.plan)) {
+    error() << "the plan does not match the graph: "
+            << llvm::toString(std::move(err)) << "\n";
+    return false;
+  }
   // A compact plan's regions, derived from its layouts (docs/PlanFormat.md).
   if (llvm::Error err = plan::checkLayouts(
           out.plan, out.problem->getTensors().size(),

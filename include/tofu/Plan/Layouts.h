@@ -34,9 +34,10 @@ Region getLayoutRegion(ArrayRef<int64_t> shape, ArrayRef<unsigned> levels,
                        ArrayRef<uint8_t> layout, unsigned w);
 
 /// Checks every layout of `p` against the graph's shapes (`shapeOf(t)` for
-/// tensor `t`, `numTensors` of them, graph order): one step per level, no
-/// dimension beyond the rank; a tensor with both a layout and a regions
-/// list must have the regions its layout derives. With `fill`, the regions
+/// tensor `t`, `numTensors` of them, graph order): no dimension beyond the
+/// rank; a tensor with both a layout and a regions list must have the
+/// regions its layout derives. `p` must match the graph
+/// (planner::checkPlanMatchesGraph, which tools run first). With `fill`, the regions
 /// of tensors that have only a layout are derived (K per tensor: for
 /// consumers that need the list); without, they stay empty.
 llvm::Error checkLayouts(Plan &p, unsigned numTensors,

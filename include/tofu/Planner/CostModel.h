@@ -52,10 +52,19 @@ void computeOpShare(const ProblemOp &op, ArrayRef<unsigned> levels,
 /// True if `steps` reduce a variable of `op`: its outputs are partial.
 bool isPartialShare(const ProblemOp &op, ArrayRef<uint8_t> steps);
 
-/// Checks that `p` lines up with the problem's graph, op by op and tensor
-/// by tensor (levels, names, one step per level, in-bounds regions), and
-/// resolves every op's steps into `steps`; an error says where it does not.
-/// What needs the graph is checked here; the regions by the runtime's own
+/// The one check that `p` is a plan of `g`, which tools run first (one
+/// error for a plan made for another graph) and every other check of a plan
+/// (resolvePlanSteps, plan::checkLayouts, verifyPlan) assumes: levels that
+/// multiply to the workers, each at least 2; the graph's ops and tensors,
+/// in graph order, by name; one step per level for every op and every
+/// tensor's layout; one region per worker for a tensor that lists regions
+/// (or has no layout). The error names the first difference.
+llvm::Error checkPlanMatchesGraph(const graph::Graph &g, const plan::Plan &p);
+
+/// Checks that `p` matches the problem's graph (checkPlanMatchesGraph),
+/// that every op's steps are strategies of its operator and every region
+/// lies in its tensor, and resolves every op's steps into `steps`; an error
+/// says where it does not. The regions are checked by the runtime's own
 /// rules (runtime::checkBoxInTensor, through applyRuntimeRule), so that a
 /// plan is judged one way before and after lowering.
 llvm::Error resolvePlanSteps(const PlanningProblem &problem,
