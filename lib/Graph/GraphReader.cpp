@@ -1,7 +1,9 @@
 //===- GraphReader.cpp - Read tofu-graph JSON into the Graph IR -----------===//
 //
-// This file implements the tofu-graph reader. llvm::json::parse checks the
-// syntax (its error carries a byte offset, which becomes an SMLoc); then the
+// This file implements the tofu-graph reader. findJSONSyntaxError checks the
+// syntax without building a document; where it finds an error,
+// llvm::json::parse decides and words it (its error carries a byte offset,
+// which becomes an SMLoc); then the
 // reader walks the document's JSONLocations tree, which has the parsed
 // value's structure in document order and gives the location of every
 // value and the raw text of every number (strings are decoded by
@@ -93,7 +95,10 @@ llvm::Optional<std::string> Reader::getString(const Node &node,
     error(at(node), what + " must be a string, not " + describe(node));
     return llvm::None;
   }
-  auto value = llvm::json::parse(locs.getText(node));
+  StringRef text = locs.getText(node);
+  if (!text.contains('\\') && text.size() >= 2)
+    return text.drop_front().drop_back().str(); // nothing to decode
+  auto value = llvm::json::parse(text);
   if (!value) {
     llvm::consumeError(value.takeError());
     return llvm::None;
@@ -361,10 +366,14 @@ std::unique_ptr<Graph> graph::readGraph(unsigned bufferId,
                     " levels");
     return nullptr;
   }
-  llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
-  if (!value) {
-    reportParseError(value.takeError(), buf, diags);
-    return nullptr;
+  // Strict JSON needs no document built; otherwise llvm::json::parse
+  // decides (it reads some numbers more leniently) and words the error.
+  if (findJSONSyntaxError(text)) {
+    llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
+    if (!value) {
+      reportParseError(value.takeError(), buf, diags);
+      return nullptr;
+    }
   }
   JSONLocations locs = JSONLocations::scan(text);
   if (const JSONLocations::Node *dup = locs.findDuplicateKey()) {

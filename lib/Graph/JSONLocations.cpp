@@ -1,15 +1,19 @@
 //===- JSONLocations.cpp - Where the values of a JSON text are ------------===//
 //
-// This file implements the location scan of a JSON text. The text has
-// already been accepted by llvm::json::parse, so the scan only has to find
-// token boundaries: it never reports errors, and it stays in bounds even if
-// handed something else.
+// This file implements the location scan of a JSON text and the strict
+// syntax check that precedes it. The scanned text has already been
+// accepted by the check or by llvm::json::parse, so the scan only has to
+// find token boundaries: it never reports errors, and it stays in bounds
+// even if handed something else.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Graph/JSONLocations.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/ConvertUTF.h"
 
 using namespace tofu;
@@ -213,6 +217,160 @@ llvm::Optional<size_t> graph::findExcessiveNesting(StringRef text,
     }
   }
   return llvm::None;
+}
+
+namespace {
+/// The strict JSON grammar over a text, one token at a time; the open
+/// containers are a stack, so no input recurses.
+class SyntaxChecker {
+public:
+  explicit SyntaxChecker(StringRef text) : text(text), n(text.size()) {}
+
+  /// The offset of the first error, or None.
+  llvm::Optional<size_t> check();
+
+private:
+  bool at(char c) const { return pos < n && text[pos] == c; }
+  bool atDigit() const { return pos < n && text[pos] >= '0' && text[pos] <= '9'; }
+  void space() {
+    while (pos < n && isSpace(text[pos]))
+      ++pos;
+  }
+  bool digits() {
+    if (!atDigit())
+      return false;
+    while (atDigit())
+      ++pos;
+    return true;
+  }
+  bool string();
+  bool number();
+  bool scalar();
+
+  StringRef text;
+  size_t n, pos = 0;
+};
+} // namespace
+
+bool SyntaxChecker::string() {
+  ++pos; // the opening quote
+  while (pos < n) {
+    unsigned char c = text[pos++];
+    if (c == '"')
+      return true;
+    if (c < 0x20)
+      return false;
+    if (c != '\\')
+      continue;
+    if (pos >= n)
+      return false;
+    char e = text[pos++];
+    if (e == 'u') {
+      for (int i = 0; i != 4; ++i, ++pos)
+        if (pos >= n || !llvm::isHexDigit(text[pos]))
+          return false;
+    } else if (!llvm::is_contained(StringRef("\"\\/bfnrt"), e)) {
+      return false;
+    }
+  }
+  return false;
+}
+
+bool SyntaxChecker::number() {
+  if (at('-'))
+    ++pos;
+  if (at('0'))
+    ++pos;
+  else if (!digits())
+    return false;
+  if (at('.')) {
+    ++pos;
+    if (!digits())
+      return false;
+  }
+  if (at('e') || at('E')) {
+    ++pos;
+    if (at('+') || at('-'))
+      ++pos;
+    if (!digits())
+      return false;
+  }
+  return true;
+}
+
+bool SyntaxChecker::scalar() {
+  char c = text[pos];
+  if (c == '"')
+    return string();
+  if (c == '-' || (c >= '0' && c <= '9'))
+    return number();
+  for (StringRef literal : {"true", "false", "null"})
+    if (text.substr(pos).startswith(literal)) {
+      pos += literal.size();
+      return true;
+    }
+  return false;
+}
+
+llvm::Optional<size_t> SyntaxChecker::check() {
+  size_t bad = 0;
+  if (!llvm::json::isUTF8(text, &bad))
+    return bad;
+  llvm::SmallVector<char, 64> open; // '{' or '[' per open container
+  enum { Value, Key, After } state = Value;
+  while (true) {
+    space();
+    if (state == Key) {
+      // After '{' or ',' in an object: a key, ':' and a value.
+      if (!at('"') || !string())
+        return pos;
+      space();
+      if (!at(':'))
+        return pos;
+      ++pos;
+      state = Value;
+      continue;
+    }
+    if (state == Value) {
+      if (pos >= n)
+        return pos;
+      char c = text[pos];
+      if (c == '{' || c == '[') {
+        open.push_back(c);
+        ++pos;
+        space();
+        if (at(c == '{' ? '}' : ']')) {
+          ++pos;
+          open.pop_back();
+          state = After;
+        } else {
+          state = c == '{' ? Key : Value;
+        }
+        continue;
+      }
+      if (!scalar())
+        return pos;
+      state = After;
+      continue;
+    }
+    // After a value: the end of the text, ',' or the container's close.
+    if (open.empty())
+      return pos == n ? llvm::None : llvm::Optional<size_t>(pos);
+    bool inObject = open.back() == '{';
+    if (at(',')) {
+      ++pos;
+      state = inObject ? Key : Value;
+    } else if (at(inObject ? '}' : ']')) {
+      ++pos;
+      open.pop_back();
+    } else {
+      return pos;
+    }
+  }
+}
+
+llvm::Optional<size_t> graph::findJSONSyntaxError(StringRef text) {
+  return SyntaxChecker(text).check();
 }
 
 std::string graph::compactJSON(StringRef json) {

@@ -289,13 +289,28 @@ CostReport PlanEvaluator::run() {
 }
 
 llvm::Expected<CostReport> planner::evaluatePlan(const PlanningProblem &problem,
-                                                 const plan::Plan &p) {
+                                                 const plan::Plan &p,
+                                                 Peaks peaks) {
   std::vector<SmallVector<uint8_t, 4>> steps;
   if (llvm::Error err = resolvePlanSteps(problem, p, steps))
     return std::move(err);
   CostReport report = PlanEvaluator(problem, p, steps).run();
-  predictPeaks(problem, p, steps, report);
+  if (peaks == Peaks::Predict)
+    predictPeaks(problem, p, steps, report);
   return report;
+}
+
+void planner::recordPeaks(const PlanningProblem &problem, plan::Plan &p) {
+  std::vector<SmallVector<uint8_t, 4>> steps;
+  CostReport report;
+  if (llvm::Error err = resolvePlanSteps(problem, p, steps)) {
+    // A plan that does not resolve has no schedule: no peaks (-1).
+    llvm::consumeError(std::move(err));
+    p.peakBytesPerWorker.assign(p.workers, -1);
+    return;
+  }
+  predictPeaks(problem, p, steps, report);
+  p.peakBytesPerWorker = report.peakBytesPerWorker;
 }
 
 void planner::predictPeaks(const PlanningProblem &problem, const plan::Plan &p,
@@ -303,21 +318,13 @@ void planner::predictPeaks(const PlanningProblem &problem, const plan::Plan &p,
                            CostReport &report) {
   report.peakBytesPerWorker.assign(p.workers, -1);
   report.peaks.assign(p.workers, runtime::WorkerPeak());
-  auto executable = buildExecutablePlan(problem, p, steps,
-                                        UnexecutedTypes::Placeholder);
-  if (!executable) {
-    llvm::consumeError(executable.takeError());
+  // Only a plan whose stored regions cover every tensor has a schedule.
+  auto peaks = predictPlanPeaks(problem, p, steps);
+  if (!peaks) {
+    llvm::consumeError(peaks.takeError());
     return;
   }
-  try {
-    // Only a plan whose stored regions cover every tensor has a schedule.
-    runtime::validatePlan(*executable);
-  } catch (const runtime::RuntimeError &) {
-    return;
-  }
-  report.peaks = runtime::predictPeaks(*executable,
-                                       runtime::buildSchedule(*executable),
-                                       getTensorMemory(problem));
+  report.peaks = std::move(*peaks);
   for (unsigned w = 0; w != p.workers; ++w)
     report.peakBytesPerWorker[w] = report.peaks[w].bytes;
 }

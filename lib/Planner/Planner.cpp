@@ -144,7 +144,8 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
     if (assignment && options.search == SearchKind::Recursive &&
         options.refine && levels.size() > 1) {
       progress("levels " + name + ": refining");
-      if (auto costs = evaluatePlan(problem, materializePlan(problem, *assignment)))
+      if (auto costs = evaluatePlan(problem, materializePlan(problem, *assignment),
+                                    Peaks::Skip))
         unrefinedBytes = costs->commBytes;
       else
         llvm::consumeError(costs.takeError());
@@ -161,7 +162,9 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
       return llvm::None;
     }
     plan::Plan candidate = materializePlan(problem, *assignment);
-    auto costs = evaluatePlan(problem, candidate);
+    // Candidates compare by bytes; only the chosen plan's peaks are
+    // predicted (run).
+    auto costs = evaluatePlan(problem, candidate, Peaks::Skip);
     if (!costs) {
       failure = llvm::toString(costs.takeError());
       return llvm::None;
@@ -398,14 +401,17 @@ llvm::Expected<plan::Plan> Driver::run() {
               Twine(options.workers) + " workers");
     auto result = searchWithinBudget(*options.memoryBytes);
     report.searchSeconds = secondsSince(start);
-    if (result)
+    if (result) {
+      recordPeaks(problem, *result);
       recordSearch(*result);
+    }
     return result;
   }
   llvm::Optional<plan::Plan> best = searchAtPrice(0);
   report.searchSeconds = secondsSince(start);
   if (!best)
     return llvm::createStringError(llvm::inconvertibleErrorCode(), *failure);
+  recordPeaks(problem, *best);
   recordSearch(*best);
   return std::move(*best);
 }

@@ -173,7 +173,8 @@ llvm::Expected<StepEstimate> planner::estimateStep(const PlanningProblem &proble
   std::vector<int64_t> lastOpBytes(p.ops.size(), 0);
   int64_t lastBytes = 0;
   for (unsigned n = 1, e = p.levels.size(); n <= e; ++n) {
-    auto costs = evaluatePlan(problem, n == e ? p : cutPlan(p, n));
+    auto costs =
+        evaluatePlan(problem, n == e ? p : cutPlan(p, n), Peaks::Skip);
     if (!costs)
       return costs.takeError();
     unsigned messages = 0;

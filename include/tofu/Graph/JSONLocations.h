@@ -83,6 +83,14 @@ constexpr unsigned MaxJSONDepth = 64;
 /// level; this check keeps a hostile file from exhausting the stack.
 llvm::Optional<size_t> findExcessiveNesting(StringRef text, unsigned maxDepth);
 
+/// The offset of the first place where `text` is not strict JSON
+/// (RFC 8259, UTF-8), or None. It builds nothing, so it is the cheap check
+/// before a scan; whatever it accepts llvm::json::parse accepts too (the
+/// reverse need not hold: llvm::json reads numbers more leniently, so
+/// readers ask llvm::json::parse for the message when this finds an
+/// error).
+llvm::Optional<size_t> findJSONSyntaxError(StringRef text);
+
 /// `json` (valid JSON text) without insignificant whitespace, with `", "`
 /// and `": "` separators: the form in which unknown fields are kept.
 std::string compactJSON(StringRef json);

@@ -100,8 +100,14 @@ struct CostReport {
 /// Evaluates `p` against `problem`. The plan must name the graph's ops and
 /// tensors in graph order with one step per level and one region (or none)
 /// per worker; an error says where it does not.
+/// With Peaks::Skip the report's peaks are left empty: predicting them
+/// builds the plan as the runtime executes it, the costliest part, which
+/// the search and the step estimates do not need (the search predicts
+/// only its chosen plan's, recordPeaks).
+enum class Peaks { Predict, Skip };
 llvm::Expected<CostReport> evaluatePlan(const PlanningProblem &problem,
-                                        const plan::Plan &p);
+                                        const plan::Plan &p,
+                                        Peaks peaks = Peaks::Predict);
 
 /// Sets `report`'s peaks: the plan as the runtime executes it
 /// (buildExecutablePlan, `steps` as resolvePlanSteps gives them), its
@@ -113,6 +119,10 @@ void predictPeaks(const PlanningProblem &problem, const plan::Plan &p,
 
 /// Copies the report's numbers into the plan.
 void recordCosts(const CostReport &report, plan::Plan &p);
+
+/// Sets `p.peakBytesPerWorker` (predictPeaks) for a plan whose other
+/// numbers were recorded from an evaluation with Peaks::Skip.
+void recordPeaks(const PlanningProblem &problem, plan::Plan &p);
 
 } // namespace planner
 } // namespace tofu
