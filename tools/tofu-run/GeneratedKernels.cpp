@@ -11,7 +11,7 @@
 #include "tofu/CodeGen/GraphKernels.h"
 #include "tofu/Runtime/Error.h"
 
-#include "llvm/Support/Format.h"
+#include <fmt/format.h>
 
 #include <chrono>
 
@@ -58,16 +58,15 @@ GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
   if (compiler.lastWasCached())
     log << " (cached)\n";
   else
-    log << llvm::format(" done in %.1f s\n", seconds.count());
+    log << fmt::format(" done in {:.1f} s\n", seconds.count());
   kernels->library = std::move(*library);
 
   ArrayRef<runtime::KernelInfo> table = kernels->library->getKernels();
   if (table.size() != g.getNumOps())
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
-        "'" + kernels->library->getPath() + "' has " +
-            std::to_string(table.size()) + " kernels for " +
-            std::to_string(g.getNumOps()) + " ops");
+        fmt::format("'{}' has {} kernels for {} ops",
+                    kernels->library->getPath(), table.size(), g.getNumOps()));
   std::string firstNote;
   unsigned numMissing = 0;
   for (unsigned i = 0, e = table.size(); i != e; ++i) {
@@ -94,7 +93,7 @@ GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
 
 void GeneratedKernels::run(unsigned kernel, const runtime::KernelCall &call) {
   if (kernel >= fns.size())
-    throw runtime::RuntimeError("no kernel " + std::to_string(kernel));
+    throw runtime::RuntimeError(fmt::format("no kernel {}", kernel));
   if (fns[kernel])
     fns[kernel](call);
   else

@@ -9,6 +9,8 @@
 
 #include "tofu/Runtime/Error.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
 
 using namespace tofu;
@@ -100,7 +102,7 @@ static void convertOut(const std::vector<double> &in, const BoxView &view) {
 
 void ReferenceKernels::run(unsigned kernel, const runtime::KernelCall &call) {
   if (kernel >= ops.size() || !ops[kernel])
-    throw runtime::RuntimeError("no kernel " + std::to_string(kernel));
+    throw runtime::RuntimeError(fmt::format("no kernel {}", kernel));
   const eval::CompiledOp &op = *ops[kernel];
   std::vector<std::vector<double>> values(call.numInputs);
   SmallVector<eval::BoxArg, 4> args;

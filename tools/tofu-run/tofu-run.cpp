@@ -47,6 +47,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <climits>
 #include <cmath>
@@ -396,8 +398,8 @@ void runSteps(Run &run, int loss, bool print) {
         continue;
       run.losses.push_back(toDoubles(value)[0]);
       if (print)
-        llvm::outs() << "step " << s + 1 << ": loss "
-                     << llvm::format("%.6g", run.losses.back()) << "\n";
+        llvm::outs() << fmt::format("step {}: loss {:.6g}\n", s + 1,
+                                    run.losses.back());
     }
   }
 }
@@ -413,8 +415,8 @@ struct Errors {
 /// What a reference run's values depend on besides the graph (not the
 /// kernels: a reference from one kind checks runs with the other).
 std::string getReferenceKey() {
-  std::string key = "seed " + std::to_string(seed) + ", steps " +
-                    std::to_string(numSteps.value);
+  std::string key =
+      fmt::format("seed {}, steps {}", uint64_t(seed), numSteps.value);
   for (const std::string &input : inputFiles)
     key += ", input " + input;
   return key;
@@ -472,9 +474,8 @@ Errors compare(const graph::Graph &g, const std::vector<unsigned> &checked,
       errors.maxRel = std::max(errors.maxRel, rel);
       if (!(rel <= tolerance.value)) {
         if (errors.ok)
-          errors.firstBad = g.getTensor(t).name + " element " +
-                            std::to_string(i) + ": " + std::to_string(a[i]) +
-                            " vs " + std::to_string(b[i]);
+          errors.firstBad = fmt::format("{} element {}: {} vs {}",
+                                        g.getTensor(t).name, i, a[i], b[i]);
         errors.ok = false;
       }
     }
