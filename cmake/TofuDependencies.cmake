@@ -4,6 +4,7 @@
 #   antlr4_static   the ANTLR 4 C++ runtime, linked statically
 #   GTest::gtest_main
 #   MPI::MPI_C      when TOFU_HAVE_MPI (optional)
+#   DNNL::dnnl, OpenMP::OpenMP_CXX   when TOFU_HAVE_DNNL (optional)
 #   fmt::fmt-header-only   the runtime's message formatting
 # and ANTLR4_TOOL, the grammar compiler.
 
@@ -49,6 +50,21 @@ if(TOFU_ENABLE_MPI)
   endif()
 endif()
 message(STATUS "MPI transport: ${TOFU_HAVE_MPI}")
+
+# oneDNN (Debian's libdnnl-dev), optional: the CPU runtime's convolutions,
+# batch norms and poolings (TofuRuntimeDNNL, docs/Runtime.md "Kernels");
+# without it every op runs its generated kernel. Its CPU runtime is OpenMP,
+# whose omp_set_num_threads sets the threads of each worker's calls.
+option(TOFU_ENABLE_DNNL "Run convolutions, batch norms and pooling on oneDNN when found" ON)
+set(TOFU_HAVE_DNNL OFF)
+if(TOFU_ENABLE_DNNL)
+  find_package(dnnl 2.3 CONFIG QUIET)
+  find_package(OpenMP COMPONENTS CXX QUIET)
+  if(dnnl_FOUND AND OpenMP_CXX_FOUND)
+    set(TOFU_HAVE_DNNL ON)
+  endif()
+endif()
+message(STATUS "oneDNN kernels: ${TOFU_HAVE_DNNL} ${dnnl_VERSION}")
 
 set(TOFU_LLVM_TOOLS_DIR ${LLVM_TOOLS_BINARY_DIR})
 set(LLVM_EXTERNAL_LIT ${LLVM_TOOLS_BINARY_DIR}/../build/utils/lit/lit.py

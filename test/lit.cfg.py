@@ -65,6 +65,11 @@ if getattr(config, "tofu_have_onnx", "OFF") == "ON" and subprocess.call(
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
     config.available_features.add("onnx")
 
+# `REQUIRES: onednn`: tofu-run runs convolutions, batch norms and pooling
+# on oneDNN (CMake found it; docs/Runtime.md).
+if getattr(config, "tofu_have_dnnl", "OFF") == "ON":
+    config.available_features.add("onednn")
+
 # `REQUIRES: mpi`: tofu-run was built with the MPI transport (CMake found
 # MPI) and the MPI launcher exists; `%mpirun -np K` runs K ranks on however
 # many cores there are. Open MPI refuses to run as root unless told to.

@@ -14,14 +14,80 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <dlfcn.h>
 
 using namespace tofu;
+
+namespace {
+/// Sets OpenBLAS's threads (the kernel library loaded it) to
+/// `libraries.threadsPerWorker`, if given.
+void setBlasThreads(const LibraryOptions &libraries, llvm::raw_ostream &log) {
+  if (!libraries.threadsPerWorker)
+    return;
+  void *blas = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
+  auto set = blas ? reinterpret_cast<void (*)(int)>(
+                        dlsym(blas, "openblas_set_num_threads"))
+                  : nullptr;
+  if (set)
+    set(int(libraries.threadsPerWorker));
+  else
+    log << "tofu-run: note: --threads-per-worker: no OpenBLAS loaded; the "
+           "GEMMs keep their BLAS's threads\n";
+  if (blas)
+    dlclose(blas);
+}
+} // namespace
+
+void GeneratedKernels::setLibraryThreads(
+    const codegen::GraphKernels &unit, const LibraryOptions &libraries,
+    const std::vector<bool> &forced, GeneratedKernels &kernels,
+    llvm::raw_ostream &log) {
+  setBlasThreads(libraries, log);
+#ifdef TOFU_HAVE_DNNL
+  if (!libraries.oneDnn)
+    return;
+  // The descriptions of the cuDNN path (KernelEmitter.h): one rule for
+  // "this box is one library call" on both.
+  runtime::LibraryProblems problems;
+  unsigned n = unit.opKernel.size();
+  problems.convs.resize(n);
+  problems.batchNorms.resize(n);
+  problems.poolings.resize(n);
+  for (unsigned op = 0; op != n; ++op) {
+    int k = unit.opKernel[op];
+    if (k < 0 || forced[op])
+      continue;
+    if (unit.kernels[k].conv)
+      problems.convs[op] = *unit.kernels[k].conv;
+    if (unit.kernels[k].batchNorm)
+      problems.batchNorms[op] = *unit.kernels[k].batchNorm;
+    if (unit.kernels[k].pooling)
+      problems.poolings[op] = *unit.kernels[k].pooling;
+  }
+  kernels.oneDnn = std::make_shared<runtime::OneDnnKernels>(
+      std::move(problems), libraries.threadsPerWorker);
+  log << "tofu-run: " << kernels.oneDnn->getNumDescribed()
+      << " ops on " << runtime::OneDnnKernels::getVersion()
+      << " where the box is one library problem\n";
+#else
+  (void)unit, (void)forced, (void)kernels;
+#endif
+}
+
+std::optional<runtime::OneDnnCounts> GeneratedKernels::getOneDnnCounts() const {
+#ifdef TOFU_HAVE_DNNL
+  if (oneDnn)
+    return oneDnn->getCounts();
+#endif
+  return std::nullopt;
+}
 
 llvm::Expected<std::unique_ptr<GeneratedKernels>>
 GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
                          StringRef cacheDir,
                          ArrayRef<std::string> evaluatorOps,
-                         llvm::raw_ostream &log) {
+                         llvm::raw_ostream &log,
+                         const LibraryOptions &libraries) {
   std::vector<bool> forced(g.getNumOps());
   for (const std::string &name : evaluatorOps) {
     auto it = llvm::find_if(
@@ -67,6 +133,7 @@ GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
         llvm::inconvertibleErrorCode(),
         fmt::format("'{}' has {} kernels for {} ops",
                     kernels->library->getPath(), table.size(), g.getNumOps()));
+  setLibraryThreads(*emitted, libraries, forced, *kernels, log);
   std::string firstNote;
   unsigned numMissing = 0;
   for (unsigned i = 0, e = table.size(); i != e; ++i) {
@@ -94,6 +161,10 @@ GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
 void GeneratedKernels::run(unsigned kernel, const runtime::KernelCall &call) {
   if (kernel >= fns.size())
     throw runtime::RuntimeError(fmt::format("no kernel {}", kernel));
+#ifdef TOFU_HAVE_DNNL
+  if (fns[kernel] && oneDnn && oneDnn->run(kernel, call))
+    return;
+#endif
   if (fns[kernel])
     fns[kernel](call);
   else

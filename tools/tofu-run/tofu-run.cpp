@@ -130,6 +130,18 @@ cl::list<std::string> evaluatorOps(
     cl::desc("With --kernels=generated, run op NAME with the evaluator's "
              "kernel (repeatable; to find a wrong generated kernel)"),
     cl::value_desc("NAME"), cl::cat(category));
+cl::opt<cli::Flag<cli::UnsignedInRange<1, UINT_MAX>>> threadsPerWorker(
+    "threads-per-worker",
+    cl::desc("Threads of each worker's oneDNN and OpenBLAS calls (default: "
+             "the libraries' own, OMP_NUM_THREADS and OPENBLAS_NUM_THREADS, "
+             "else every core)"),
+    cl::value_desc("N"), cl::cat(category));
+cl::opt<bool> useOneDnn(
+    "onednn",
+    cl::desc("With --kernels=generated, compute convolutions, batch norms "
+             "and poolings whose box is one library problem with oneDNN, "
+             "where tofu-run was built with it (default true)"),
+    cl::init(true), cl::cat(category));
 cl::opt<cli::Flag<cli::UnsignedInRange<1, UINT_MAX>>>
     numSteps("steps", cl::desc("Training steps to run (at least 1)"),
              cl::value_desc("N"), cl::init(1u), cl::cat(category));
@@ -298,7 +310,12 @@ struct Run {
   /// Wall seconds of the fastest step after the first (of the only step
   /// when there is one): the report's step_seconds.
   double stepSeconds = 0;
+  /// This process's oneDNN calls in the run's steps, if oneDNN ran.
+  std::optional<runtime::OneDnnCounts> oneDnn;
 };
+
+/// The generated kernels, when --kernels=generated.
+GeneratedKernels *generatedKernels = nullptr;
 
 /// Lowers `p` and starts its executor: on this run's processes, or on one
 /// thread of this process when `local`.
@@ -502,6 +519,15 @@ bool writeReport(const Run &run, const Errors &errors) {
       {"max_rel_error", errors.maxRel},
       {"step_seconds", run.stepSeconds},
       {"losses", std::move(losses)}};
+  if (run.oneDnn)
+    report["onednn_calls"] = llvm::json::Object{
+        {"conv_forward", int64_t(run.oneDnn->convForward)},
+        {"conv_backward_data", int64_t(run.oneDnn->convBackwardData)},
+        {"conv_backward_filter", int64_t(run.oneDnn->convBackwardFilter)},
+        {"batch_norm", int64_t(run.oneDnn->batchNorm)},
+        {"pooling", int64_t(run.oneDnn->pooling)},
+        {"total", int64_t(run.oneDnn->total())},
+        {"generated_fallbacks", int64_t(run.oneDnn->fallbacks)}};
   std::error_code ec;
   llvm::raw_fd_ostream os(reportFile, ec);
   if (ec) {
@@ -521,10 +547,15 @@ makeKernels(const graph::Graph &g, graph::SpecLibrary &specs) {
       return kernels.takeError();
     return std::unique_ptr<runtime::KernelProvider>(std::move(*kernels));
   }
+  LibraryOptions libraries;
+  libraries.oneDnn = useOneDnn;
+  libraries.threadsPerWorker =
+      threadsPerWorker.getNumOccurrences() ? threadsPerWorker.value : 0;
   auto kernels = GeneratedKernels::create(g, specs, kernelCache, evaluatorOps,
-                                          llvm::errs());
+                                          llvm::errs(), libraries);
   if (!kernels)
     return kernels.takeError();
+  generatedKernels = kernels->get();
   return std::unique_ptr<runtime::KernelProvider>(std::move(*kernels));
 }
 
@@ -618,6 +649,8 @@ int runTool(DiagnosticEngine &diags) {
   std::vector<runtime::HostTensor> values;
   try {
     runSteps(partitioned, loss, root);
+    if (generatedKernels)
+      partitioned.oneDnn = generatedKernels->getOneDnnCounts();
     if (check) {
       checked = checkedTensors(g, *loaded.problem);
       for (unsigned t : checked)
