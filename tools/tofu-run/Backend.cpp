@@ -19,6 +19,10 @@
 #include "tofu/Runtime/DeviceExecutor.h"
 #include "tofu/Runtime/Error.h"
 
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
 #ifdef TOFU_HAVE_CUDA_RUNTIME
 #include "tofu/CodeGen/GraphKernels.h"
 #include "tofu/CodeGen/KernelCompiler.h"
@@ -117,7 +121,7 @@ Engine tofu::createEngine(Backend backend, const runtime::ExecutablePlan &plan,
                           runtime::KernelProvider &kernels,
                           const graph::Graph &g, graph::SpecLibrary &specs,
                           std::unique_ptr<runtime::Transport> transport,
-                          unsigned localRank) {
+                          unsigned localRank, bool timeKernels) {
   Engine engine;
   engine.transport = std::move(transport);
   if (backend == Backend::Cpu) {
@@ -166,6 +170,10 @@ Engine tofu::createEngine(Backend backend, const runtime::ExecutablePlan &plan,
     options.deviceOfWorker = runtime::placeWorkersOnGpus(
         plan.workers, local, localRank, unsigned(gpus));
     engine.kernelLibrary = loadCudaKernels(g, specs, options);
+    if (timeKernels) {
+      engine.kernelTimes = std::make_unique<runtime::KernelTimes>();
+      options.times = engine.kernelTimes.get();
+    }
     engine.device = runtime::createCudaDevice(options);
     engine.communicator = runtime::createCudaCommunicator(
         *engine.device, engine.transport.get());
@@ -178,4 +186,40 @@ Engine tofu::createEngine(Backend backend, const runtime::ExecutablePlan &plan,
   engine.executor = std::make_unique<runtime::DeviceExecutor>(
       plan, *engine.device, *engine.communicator, engine.transport.get());
   return engine;
+}
+
+bool tofu::writeKernelTimes(const Engine &engine, const graph::Graph &g,
+                            llvm::StringRef path) {
+  llvm::json::Array ops;
+  double total = 0;
+  if (const runtime::KernelTimes *times = engine.kernelTimes.get()) {
+    for (unsigned k = 0, e = times->seconds.size(); k != e; ++k) {
+      if (times->launches[k] == 0)
+        continue;
+      total += times->seconds[k];
+      llvm::json::Object op{
+          {"op", int64_t(k)},
+          {"launches", int64_t(times->launches[k])},
+          {"library", runtime::getKernelLibraryName(times->library[k])},
+          {"seconds", times->seconds[k]}};
+      if (k < g.getNumOps()) {
+        op["name"] = g.getOp(k).name;
+        op["type"] = g.getOp(k).type;
+      }
+      ops.push_back(std::move(op));
+    }
+  }
+  llvm::json::Object out{
+      {"rounds", int64_t(engine.kernelTimes ? engine.kernelTimes->rounds : 0)},
+      {"total_seconds", total},
+      {"ops", std::move(ops)}};
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    llvm::errs() << "tofu-run: error: cannot write '" << path
+                 << "': " << ec.message() << "\n";
+    return false;
+  }
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
+  return true;
 }

@@ -14,6 +14,7 @@
 #include "tofu/Graph/SpecLibrary.h"
 #include "tofu/Runtime/Device.h"
 #include "tofu/Runtime/Executor.h"
+#include "tofu/Runtime/KernelTimes.h"
 
 #include <string>
 
@@ -29,6 +30,8 @@ struct Engine {
   std::unique_ptr<runtime::StepExecutor> executor;
   /// What keeps the device's kernels loaded (cuda).
   std::shared_ptr<void> kernelLibrary;
+  /// Per-op device times (cuda, when asked for: createEngine's timeKernels).
+  std::unique_ptr<runtime::KernelTimes> kernelTimes;
 };
 
 /// Why `backend` cannot run here ("" if it can): for cuda, that this
@@ -49,7 +52,13 @@ Engine createEngine(Backend backend, const runtime::ExecutablePlan &plan,
                     runtime::KernelProvider &kernels, const graph::Graph &g,
                     graph::SpecLibrary &specs,
                     std::unique_ptr<runtime::Transport> transport,
-                    unsigned localRank);
+                    unsigned localRank, bool timeKernels);
+
+/// Writes `engine`'s per-op device times as JSON to `path`
+/// (docs/DeviceExecutor.md, "On a GPU"); false, with the error on stderr, if
+/// it cannot.
+bool writeKernelTimes(const Engine &engine, const graph::Graph &g,
+                      llvm::StringRef path);
 
 } // namespace tofu
 

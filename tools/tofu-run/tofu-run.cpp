@@ -171,6 +171,12 @@ cl::opt<cli::Flag<cli::NonNegativeNumber>> tolerance(
     cl::value_desc("T"), cl::init(1e-4), cl::cat(category));
 cl::opt<std::string> reportFile("report", cl::desc("Write a JSON report"),
                                 cl::value_desc("FILE.json"), cl::cat(category));
+cl::opt<std::string> kernelTimesFile(
+    "kernel-times",
+    cl::desc("With --backend cuda: time every op's kernel with CUDA events "
+             "and write each op's device seconds in its fastest step "
+             "(JSON, docs/DeviceExecutor.md)"),
+    cl::value_desc("FILE.json"), cl::cat(category));
 cl::opt<cli::Flag<cli::PositiveNumber>> timeoutSeconds(
     "timeout", cl::desc("Longest wait for a message, in seconds"),
     cl::value_desc("SECONDS"), cl::init(60.0), cl::cat(category));
@@ -336,7 +342,8 @@ bool startRun(Loaded &loaded, const plan::Plan &p, Backend where,
       where, run.plan, kernels, *loaded.graph, loaded.specs,
       local ? runtime::createThreadTransport(run.plan.workers, timeout)
             : processes->createTransport(run.plan.workers, timeout),
-      local ? 0 : processes->getLocalRank());
+      local ? 0 : processes->getLocalRank(),
+      where == Backend::Cuda && !kernelTimesFile.empty());
   run.executor = run.engine.executor.get();
   for (unsigned t = 0, e = inputs.size(); t != e; ++t)
     if (inputs[t])
@@ -585,6 +592,10 @@ int runTool(DiagnosticEngine &diags) {
     error() << "--reference and --save-reference exclude each other\n";
     return BadUsage;
   }
+  if (!kernelTimesFile.empty() && backend != Backend::Cuda) {
+    error() << "--kernel-times is for --backend cuda\n";
+    return BadUsage;
+  }
   auto created = Processes::create(transportKind == TransportKind::Mpi);
   if (!created) {
     error() << llvm::toString(created.takeError()) << "\n";
@@ -659,6 +670,9 @@ int runTool(DiagnosticEngine &diags) {
   } catch (const runtime::RuntimeError &e) {
     return stepFailed(e.what());
   }
+  if (!kernelTimesFile.empty() &&
+      !writeKernelTimes(partitioned.engine, g, kernelTimesFile))
+    return BadInput;
   if (!root)
     return Success;
   llvm::outs() << "moved " << partitioned.movedBytes

@@ -197,28 +197,18 @@ public:
 
   void launch(unsigned w, unsigned kernel, const KernelCall &call) override {
     select(w);
-    if (kernel < options.gemms.size() && options.gemms[kernel])
-      return gemm(w, *options.gemms[kernel], call);
-#ifdef TOFU_HAVE_CUDNN
-    if (kernel < options.convs.size() && options.convs[kernel])
-      if (std::optional<ConvCall> p = planConvolution(*options.convs[kernel], call))
-        return convolve(w, *p, call.output.type);
-    if (kernel < options.batchNorms.size() && options.batchNorms[kernel])
-      if (std::optional<BatchNormCall> p = planBatchNorm(*options.batchNorms[kernel], call))
-        if (cudnnTakesBatchNorm(*p) &&
-            issuedDnn(issueBatchNorm(workers[w].dnn, *p, call.output.type), w,
-                      "cudnnBatchNormalizationForwardTraining"))
-          return;
-    if (kernel < options.poolings.size() && options.poolings[kernel])
-      if (std::optional<PoolingCall> p = planPooling(*options.poolings[kernel], call))
-        if (issuedDnn(issuePooling(workers[w].dnn, *p, call.output.type), w,
-                      "cudnnPoolingForward"))
-          return;
-#endif
-    if (kernel >= options.launches.size() || !options.launches[kernel])
-      throw RuntimeError(
-          fmt::format("worker {}: no CUDA kernel {}", w, kernel));
-    check(options.launches[kernel](call, workers[w].stream), w, "launch");
+    if (!options.times) {
+      dispatch(w, kernel, call);
+      return;
+    }
+    TimedLaunch timed;
+    timed.kernel = kernel;
+    check(cudaEventCreate(&timed.start), w, "cudaEventCreate");
+    check(cudaEventCreate(&timed.stop), w, "cudaEventCreate");
+    check(cudaEventRecord(timed.start, workers[w].stream), w, "cudaEventRecord");
+    timed.library = dispatch(w, kernel, call);
+    check(cudaEventRecord(timed.stop, workers[w].stream), w, "cudaEventRecord");
+    timedLaunches.push_back(timed);
   }
 
   void synchronize() override {
@@ -228,6 +218,8 @@ public:
       select(w);
       check(cudaStreamSynchronize(workers[w].stream), w, "a step's work");
     }
+    if (options.times && !timedLaunches.empty())
+      addTimedRound();
   }
 
   /// Whether this process runs worker `w` (has its GPU).
@@ -245,6 +237,68 @@ private:
     cudnnHandle_t dnn = nullptr;
 #endif
   };
+
+  /// A launch bracketed by two events (CudaOptions::times).
+  struct TimedLaunch {
+    unsigned kernel = 0;
+    cudaEvent_t start = nullptr, stop = nullptr;
+    KernelLibrary library = KernelLibrary::Generated;
+  };
+
+  /// Runs op `kernel`'s call on worker `w`'s stream: on cuBLAS or cuDNN
+  /// where its description allows, else its generated kernel.
+  KernelLibrary dispatch(unsigned w, unsigned kernel, const KernelCall &call) {
+    if (kernel < options.gemms.size() && options.gemms[kernel]) {
+      gemm(w, *options.gemms[kernel], call);
+      return KernelLibrary::CuBlas;
+    }
+#ifdef TOFU_HAVE_CUDNN
+    if (kernel < options.convs.size() && options.convs[kernel])
+      if (std::optional<ConvCall> p = planConvolution(*options.convs[kernel], call)) {
+        convolve(w, *p, call.output.type);
+        return KernelLibrary::CuDnn;
+      }
+    if (kernel < options.batchNorms.size() && options.batchNorms[kernel])
+      if (std::optional<BatchNormCall> p = planBatchNorm(*options.batchNorms[kernel], call))
+        if (cudnnTakesBatchNorm(*p) &&
+            issuedDnn(issueBatchNorm(workers[w].dnn, *p, call.output.type), w,
+                      "cudnnBatchNormalizationForwardTraining"))
+          return KernelLibrary::CuDnn;
+    if (kernel < options.poolings.size() && options.poolings[kernel])
+      if (std::optional<PoolingCall> p = planPooling(*options.poolings[kernel], call))
+        if (issuedDnn(issuePooling(workers[w].dnn, *p, call.output.type), w,
+                      "cudnnPoolingForward"))
+          return KernelLibrary::CuDnn;
+#endif
+    if (kernel >= options.launches.size() || !options.launches[kernel])
+      throw RuntimeError(
+          fmt::format("worker {}: no CUDA kernel {}", w, kernel));
+    check(options.launches[kernel](call, workers[w].stream), w, "launch");
+    return KernelLibrary::Generated;
+  }
+
+  /// Adds the timed launches since the last round to options.times; every
+  /// stream has been synchronized, so every event has completed.
+  void addTimedRound() {
+    std::size_t n = 0;
+    for (const TimedLaunch &t : timedLaunches)
+      n = std::max<std::size_t>(n, t.kernel + 1);
+    std::vector<double> seconds(n, 0);
+    std::vector<unsigned> launches(n, 0);
+    std::vector<KernelLibrary> library(n, KernelLibrary::Generated);
+    for (const TimedLaunch &t : timedLaunches) {
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, t.start, t.stop), 0,
+            "cudaEventElapsedTime");
+      seconds[t.kernel] += ms / 1e3;
+      ++launches[t.kernel];
+      library[t.kernel] = t.library;
+      cudaEventDestroy(t.start);
+      cudaEventDestroy(t.stop);
+    }
+    timedLaunches.clear();
+    options.times->addRound(seconds, launches, library);
+  }
 
   void select(unsigned w) {
     if (!isLocal(w))
@@ -422,6 +476,7 @@ private:
 #endif
 
   CudaOptions options;
+  std::vector<TimedLaunch> timedLaunches;
   std::vector<Worker> workers;
 };
 

@@ -21,6 +21,7 @@
 #include "tofu/Runtime/DeviceConv.h"
 #include "tofu/Runtime/DeviceGemm.h"
 #include "tofu/Runtime/DevicePooling.h"
+#include "tofu/Runtime/KernelTimes.h"
 
 #include <cuda_runtime_api.h>
 
@@ -60,6 +61,9 @@ struct CudaOptions {
   /// call's box as one cudnnPoolingForward; otherwise, and in a build
   /// without cuDNN, the launch function runs.
   std::vector<std::optional<DevicePooling>> poolings;
+  /// When set, every launch is timed with CUDA events and each
+  /// synchronize after launches adds a round to it (KernelTimes.h).
+  KernelTimes *times = nullptr;
 };
 
 /// The number of CUDA devices; 0 with `why` set to cudaGetDeviceCount's
