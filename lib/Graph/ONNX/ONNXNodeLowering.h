@@ -57,6 +57,15 @@ struct NodeLowering {
     why = reason.str();
     return false;
   }
+  /// `axis` as an index into a shape of `rank` (a negative axis counts from
+  /// the end) in `resolved`, or false after failing with "axis A is out of
+  /// range".
+  bool resolveAxis(int64_t axis, int64_t rank, int64_t &resolved) {
+    resolved = axis < 0 ? axis + rank : axis;
+    if (resolved >= 0 && resolved < rank)
+      return true;
+    return fail("axis " + Twine(axis) + " is out of range");
+  }
 
   /// `view` of tensor `x` (shape `from`) to `to`, as `name`; the input if
   /// the shapes are equal.

@@ -33,11 +33,9 @@ bool NodeLowering::batchNorm() {
 bool NodeLowering::layerNorm() {
   const Shape &shape = info(0).shape;
   int64_t rank = shape.size();
-  int64_t axis = attrInt(node, "axis", -1);
-  if (axis < 0)
-    axis += rank;
-  if (axis < 0 || axis >= rank)
-    return fail("axis " + Twine(attrInt(node, "axis", -1)) + " is out of range");
+  int64_t axis;
+  if (!resolveAxis(attrInt(node, "axis", -1), rank, axis))
+    return false;
   if (!hasInput(1) || !hasInput(2))
     return fail("only a layer norm with scale and bias is supported");
   for (int i = 1; i < node.output_size(); ++i)
@@ -87,9 +85,9 @@ bool NodeLowering::reduce(StringRef type) {
     return fail("more than 4 axes are not supported");
   Params params;
   for (size_t i = 0; i != axes.size(); ++i) {
-    int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
-    if (axis < 0 || axis >= rank)
-      return fail("axis " + Twine(axes[i]) + " is out of range");
+    int64_t axis;
+    if (!resolveAxis(axes[i], rank, axis))
+      return false;
     params.emplace_back("dim_" + std::to_string(i), I(axis));
   }
   params.emplace_back("keepdim", I(attrInt(node, "keepdims", 1)));

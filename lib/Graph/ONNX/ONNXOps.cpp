@@ -280,10 +280,9 @@ bool NodeLowering::concat() {
   for (int i = 0; i != node.input_size(); ++i)
     if (hasInput(i))
       inputs.push_back(in(i));
-  int64_t rank = out().shape.size();
-  int64_t axis = attrInt(node, "axis", 0);
-  if (axis < 0)
-    axis += rank;
+  int64_t axis;
+  if (!resolveAxis(attrInt(node, "axis", 0), out().shape.size(), axis))
+    return false;
   if (inputs.size() == 1) {
     l.alias(outName(), node.input(0));
     return true;
@@ -312,12 +311,9 @@ bool NodeLowering::split() {
   // The part sizes: input 1 (opset 13 on), the `split` attribute (before),
   // or equal parts, one per output.
   Shape shape = info(0).shape;
-  int64_t rank = shape.size();
-  int64_t axis = attrInt(node, "axis", 0);
-  if (axis < 0)
-    axis += rank;
-  if (axis < 0 || axis >= rank)
-    return fail("axis " + Twine(attrInt(node, "axis", 0)) + " is out of range");
+  int64_t axis;
+  if (!resolveAxis(attrInt(node, "axis", 0), shape.size(), axis))
+    return false;
   std::vector<int64_t> sizes;
   if (findAttr(node, "split"))
     sizes = attrInts(node, "split", {});
@@ -378,9 +374,9 @@ bool NodeLowering::slice() {
     return fail("starts, ends, axes and steps differ in length");
   std::vector<std::array<int64_t, 4>> cuts; // axis, start, end, step
   for (size_t k = 0; k != axes.size(); ++k) {
-    int64_t axis = axes[k] < 0 ? axes[k] + rank : axes[k];
-    if (axis < 0 || axis >= rank)
-      return fail("axis " + Twine(axes[k]) + " is out of range");
+    int64_t axis;
+    if (!resolveAxis(axes[k], rank, axis))
+      return false;
     if (steps[k] <= 0)
       return fail("only positive steps are supported");
     int64_t extent = shape[axis];
@@ -405,11 +401,9 @@ bool NodeLowering::slice() {
 bool NodeLowering::gather() {
   Shape shape = info(0).shape;
   int64_t rank = shape.size();
-  int64_t axis = attrInt(node, "axis", 0);
-  if (axis < 0)
-    axis += rank;
-  if (axis < 0 || axis >= rank)
-    return fail("axis " + Twine(attrInt(node, "axis", 0)) + " is out of range");
+  int64_t axis;
+  if (!resolveAxis(attrInt(node, "axis", 0), rank, axis))
+    return false;
   int64_t extent = shape[axis];
   std::vector<int64_t> idx;
   if (l.getInts(node.input(1), idx) && info(1).shape.size() <= 1 &&
@@ -534,10 +528,9 @@ bool NodeLowering::constantOfShape() {
 }
 
 bool NodeLowering::softmax(StringRef type) {
-  int64_t rank = info(0).shape.size();
-  int64_t axis = attrInt(node, "axis", -1);
-  if (axis < 0)
-    axis += rank;
+  int64_t axis;
+  if (!resolveAxis(attrInt(node, "axis", -1), info(0).shape.size(), axis))
+    return false;
   l.emit(type, {in(0)}, {{"dim", I(axis)}, {"half_to_float", I(0)}},
          outName(), out().shape, out().dtype);
   return true;

@@ -314,6 +314,24 @@ def malformed():
                              opset_imports=[helper.make_opsetid("", 13)])
 
 
+def badaxis():
+    # Axes beyond the rank (one resolution, NodeLowering::resolveAxis, for
+    # every op with an axis): each is an error naming the axis.
+    nodes = [
+        helper.make_node("Softmax", ["x"], ["y"], name="sm", axis=2),
+        helper.make_node("Concat", ["x", "x"], ["z"], name="cat", axis=-3),
+        helper.make_node("Split", ["x"], ["s1", "s2"], name="split", axis=2),
+        helper.make_node("LayerNormalization", ["x", "g", "b"], ["w"],
+                         name="ln", axis=4),
+    ]
+    graph = helper.make_graph(
+        nodes, "badaxis", [f32("x", 2, 4), f32("g", 4), f32("b", 4)],
+        [f32("y", 2, 4), f32("z", 4, 4), f32("s1", 1, 4), f32("s2", 1, 4),
+         f32("w", 2, 4)], [])
+    return helper.make_model(graph, producer_name="make_onnx.py",
+                             opset_imports=[helper.make_opsetid("", 17)])
+
+
 def symbolic():
     # A batch dimension left symbolic: the importer needs static shapes.
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
@@ -337,7 +355,7 @@ if __name__ == "__main__":
     os.makedirs(out, exist_ok=True)
     for make in (mlp, convnet, attention, layernorm, shapechain, layers,
                  clamps, lstm, badlstm, badgru, splitshape, zerostride, noinput, badgelu,
-                 unsupported, malformed, symbolic,
+                 unsupported, malformed, badaxis, symbolic,
                  strings):
         onnx.save(make(), os.path.join(out, make.__name__ + ".onnx"))
     with open(os.path.join(out, "garbage.onnx"), "wb") as f:
