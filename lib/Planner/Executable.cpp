@@ -2,8 +2,9 @@
 //
 // This file implements buildExecutablePlan: per worker each op's share
 // (computeOpShare) and each tensor's stored region, and which tensors live
-// through the step; and getTensorMemory, the element sizes and uses the
-// runtime's peak prediction takes.
+// through the step; predictPlanPeaks, the runtime's peak prediction on the
+// same boxes derived one op at a time; and getTensorMemory, the element
+// sizes and uses that prediction takes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,9 +41,11 @@ static runtime::Reducer toReducer(tdl::Reducer reducer) {
   return runtime::Reducer::Sum;
 }
 
+/// The tensors of `p`; with `withBoxes` false their stored boxes are left
+/// out (runtime::PlanBoxes gives them).
 static llvm::Error buildTensors(const PlanningProblem &problem,
                                 const plan::Plan &p,
-                                UnexecutedTypes unexecuted,
+                                UnexecutedTypes unexecuted, bool withBoxes,
                                 runtime::ExecutablePlan &out) {
   const graph::Graph &g = problem.getGraph();
   for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
@@ -68,13 +71,63 @@ static llvm::Error buildTensors(const PlanningProblem &problem,
                           : gt.role == graph::Role::Output || pt.updates >= 0 ||
                                 g.getUsers(t).empty();
     info.updates = pt.updates;
-    for (const auto &region : p.tensors[t].regions)
-      info.stored.push_back(region
-                                ? std::optional<Box>(toRuntimeBox(*region))
-                                : std::nullopt);
+    if (withBoxes)
+      for (const auto &region : p.tensors[t].regions)
+        info.stored.push_back(region
+                                  ? std::optional<Box>(toRuntimeBox(*region))
+                                  : std::nullopt);
     out.tensors.push_back(std::move(info));
   }
   return llvm::Error::success();
+}
+
+/// Op `i` without its per-worker shares.
+static llvm::Expected<runtime::OpInfo>
+buildOp(const PlanningProblem &problem, unsigned i, ArrayRef<uint8_t> steps) {
+  const ProblemOp &op = problem.getOp(i);
+  runtime::OpInfo info;
+  info.name = problem.getGraph().getOp(i).name;
+  info.type = problem.getGraph().getOp(i).type;
+  info.inputs.assign(op.inputs.begin(), op.inputs.end());
+  info.output = op.output;
+  info.kernel = i;
+  info.partial = isPartialShare(op, steps);
+  bool reducerSet = false;
+  for (uint8_t s : steps) {
+    if (!op.isReduceStep(s))
+      continue;
+    runtime::Reducer reducer = toReducer(op.strategies[s].reducer);
+    if (reducerSet && reducer != info.reducer)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "op '" + info.name + "' reduces with two different reducers");
+    info.reducer = reducer;
+    reducerSet = true;
+  }
+  return std::move(info);
+}
+
+/// Worker `digits`'s share of `op` as the runtime's boxes.
+static runtime::OpShare getShare(const PlanningProblem &problem,
+                                 const ProblemOp &op, ArrayRef<unsigned> levels,
+                                 ArrayRef<uint8_t> steps,
+                                 ArrayRef<unsigned> digits) {
+  SmallVector<analysis::Range, 8> box;
+  analysis::WorkerRegions regions;
+  computeOpShare(op, levels, steps, digits, box, regions);
+  runtime::OpShare share;
+  share.iteration = toRuntimeBox(box);
+  for (const analysis::Region &r : regions.inputs)
+    share.inputs.push_back(toRuntimeBox(r));
+  // An input the operator never reads has no region: an empty box of the
+  // tensor's rank.
+  for (unsigned pos = 0; pos != op.inputs.size(); ++pos)
+    if (share.inputs.size() <= pos)
+      share.inputs.push_back(
+          Box{std::vector<int64_t>(problem.getTensor(op.inputs[pos]).rank),
+              std::vector<int64_t>(problem.getTensor(op.inputs[pos]).rank)});
+  share.output = toRuntimeBox(regions.output);
+  return share;
 }
 
 llvm::Expected<runtime::ExecutablePlan>
@@ -84,53 +137,95 @@ planner::buildExecutablePlan(const PlanningProblem &problem,
                              UnexecutedTypes unexecuted) {
   runtime::ExecutablePlan out;
   out.workers = p.workers;
-  if (llvm::Error err = buildTensors(problem, p, unexecuted, out))
+  if (llvm::Error err =
+          buildTensors(problem, p, unexecuted, /*withBoxes=*/true, out))
     return std::move(err);
   std::vector<SmallVector<unsigned, 8>> digits(p.workers);
   for (unsigned w = 0; w != p.workers; ++w)
     plan::getWorkerDigits(p.levels, w, digits[w]);
-  SmallVector<analysis::Range, 8> box;
-  analysis::WorkerRegions regions;
   for (unsigned i = 0, e = problem.getOps().size(); i != e; ++i) {
-    const ProblemOp &op = problem.getOp(i);
-    runtime::OpInfo info;
-    info.name = problem.getGraph().getOp(i).name;
-    info.type = problem.getGraph().getOp(i).type;
-    info.inputs.assign(op.inputs.begin(), op.inputs.end());
-    info.output = op.output;
-    info.kernel = i;
-    info.partial = isPartialShare(op, steps[i]);
-    bool reducerSet = false;
-    for (uint8_t s : steps[i]) {
-      if (!op.isReduceStep(s))
-        continue;
-      runtime::Reducer reducer = toReducer(op.strategies[s].reducer);
-      if (reducerSet && reducer != info.reducer)
-        return llvm::createStringError(
-            llvm::inconvertibleErrorCode(),
-            "op '" + info.name + "' reduces with two different reducers");
-      info.reducer = reducer;
-      reducerSet = true;
-    }
-    for (unsigned w = 0; w != p.workers; ++w) {
-      computeOpShare(op, p.levels, steps[i], digits[w], box, regions);
-      runtime::OpShare share;
-      share.iteration = toRuntimeBox(box);
-      for (const analysis::Region &r : regions.inputs)
-        share.inputs.push_back(toRuntimeBox(r));
-      // An input the operator never reads has no region: an empty box of
-      // the tensor's rank.
-      for (unsigned pos = 0; pos != op.inputs.size(); ++pos)
-        if (share.inputs.size() <= pos)
-          share.inputs.push_back(
-              Box{std::vector<int64_t>(problem.getTensor(op.inputs[pos]).rank),
-                  std::vector<int64_t>(problem.getTensor(op.inputs[pos]).rank)});
-      share.output = toRuntimeBox(regions.output);
-      info.workers.push_back(std::move(share));
-    }
-    out.ops.push_back(std::move(info));
+    auto info = buildOp(problem, i, steps[i]);
+    if (!info)
+      return info.takeError();
+    for (unsigned w = 0; w != p.workers; ++w)
+      info->workers.push_back(
+          getShare(problem, problem.getOp(i), p.levels, steps[i], digits[w]));
+    out.ops.push_back(std::move(*info));
   }
   return std::move(out);
+}
+
+namespace {
+
+/// A plan's boxes for runtime::predictPeaks, derived op by op: stored
+/// boxes from the plan's regions, shares by computeOpShare.
+class ProblemBoxes : public runtime::PlanBoxes {
+public:
+  ProblemBoxes(const PlanningProblem &problem, const plan::Plan &p,
+               ArrayRef<SmallVector<uint8_t, 4>> steps)
+      : problem(problem), p(p), steps(steps), digits(p.workers) {
+    for (unsigned w = 0; w != p.workers; ++w)
+      plan::getWorkerDigits(p.levels, w, digits[w]);
+  }
+  std::vector<std::optional<Box>> getStored(unsigned t) override {
+    std::vector<std::optional<Box>> boxes;
+    boxes.reserve(p.workers);
+    for (const auto &region : p.tensors[t].regions)
+      boxes.push_back(region ? std::optional<Box>(toRuntimeBox(*region))
+                             : std::nullopt);
+    return boxes;
+  }
+  int64_t getStoredVolume(unsigned t, unsigned w) override {
+    const auto &region = p.tensors[t].regions[w];
+    return region ? plan::getVolume(*region) : 0;
+  }
+  const std::vector<runtime::OpShare> &getShares(unsigned i) override {
+    shares.clear();
+    for (unsigned w = 0; w != p.workers; ++w)
+      shares.push_back(
+          getShare(problem, problem.getOp(i), p.levels, steps[i], digits[w]));
+    return shares;
+  }
+
+private:
+  const PlanningProblem &problem;
+  const plan::Plan &p;
+  ArrayRef<SmallVector<uint8_t, 4>> steps;
+  std::vector<SmallVector<unsigned, 8>> digits;
+  std::vector<runtime::OpShare> shares;
+};
+
+} // namespace
+
+llvm::Expected<std::vector<runtime::WorkerPeak>>
+planner::predictPlanPeaks(const PlanningProblem &problem, const plan::Plan &p,
+                          ArrayRef<SmallVector<uint8_t, 4>> steps) {
+  runtime::ExecutablePlan skeleton;
+  skeleton.workers = p.workers;
+  if (llvm::Error err = buildTensors(problem, p, UnexecutedTypes::Placeholder,
+                                     /*withBoxes=*/false, skeleton))
+    return std::move(err);
+  for (unsigned i = 0, e = problem.getOps().size(); i != e; ++i) {
+    auto info = buildOp(problem, i, steps[i]);
+    if (!info)
+      return info.takeError();
+    skeleton.ops.push_back(std::move(*info));
+  }
+  for (const plan::TensorPlan &t : p.tensors)
+    if (t.regions.size() != p.workers)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "tensor '" + t.name + "' has " +
+                                         Twine(t.regions.size()).str() +
+                                         " regions for " +
+                                         Twine(p.workers).str() + " workers");
+  ProblemBoxes boxes(problem, p, steps);
+  std::vector<runtime::WorkerPeak> peaks;
+  if (llvm::Error err = applyRuntimeRule([&] {
+        peaks = runtime::predictPeaks(skeleton, p.workers, boxes,
+                                      getTensorMemory(problem));
+      }))
+    return std::move(err);
+  return std::move(peaks);
 }
 
 std::vector<runtime::TensorMemory>

@@ -1,16 +1,21 @@
 //===- StepMemory.cpp - What a worker's pool holds during a step ----------===//
 //
 // This file implements getMessages, which both executors stage their
-// messages by, and predictPeaks, which replays the executors' allocation
-// order (StepMemory.h) for one worker at a time over a FreeList of sizes.
+// messages by; getOpMessages and addNextStepBytes, which count the same
+// messages from a grid of the boxes; and predictPeaks, which replays the
+// executors' allocation order (StepMemory.h) for every worker over a
+// FreeList of sizes, from a built schedule or op by op from PlanBoxes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Runtime/StepMemory.h"
+#include "tofu/Runtime/Error.h"
 #include "tofu/Runtime/Executor.h"
 #include "tofu/Runtime/FreeList.h"
 
-#include <map>
+#include <fmt/format.h>
+
+#include <algorithm>
 
 using namespace tofu::runtime;
 using std::int64_t;
@@ -42,168 +47,706 @@ const char *tofu::runtime::getMemoryUseName(MemoryUse use) {
   return "?";
 }
 
+tofu::runtime::PlanBoxes::~PlanBoxes() = default;
+
+//===----------------------------------------------------------------------===//
+// Messages from a grid of the boxes
+//===----------------------------------------------------------------------===//
+
 namespace {
 
-/// A buffer of the simulated pool.
-struct SimBuffer {
-  std::size_t capacity = 0;
-  MemoryUse use = MemoryUse::Workspace;
-  bool live = false;
+using PairBytes = std::map<std::pair<unsigned, unsigned>, std::size_t>;
+
+
+bool holds(const Box *box, const Box &cell) {
+  return box && !box->isEmpty() && box->contains(cell);
+}
+
+int findHolder(const std::vector<const Box *> &boxes, const Box &cell) {
+  for (unsigned w = 0, e = boxes.size(); w != e; ++w)
+    if (holds(boxes[w], cell))
+      return w;
+  return -1;
+}
+
+/// The grid cut at every bound of a set of boxes: cells are numbered row
+/// major, and every box of the set is a block of whole cells.
+class Grid {
+public:
+  Grid(const std::vector<const std::vector<const Box *> *> &sets,
+       std::size_t maxCells)
+      : maxCells(maxCells) {
+    for (const auto *set : sets)
+      for (const Box *box : *set)
+        if (box && !box->isEmpty() && bounds.empty())
+          bounds.resize(box->getRank());
+    unsigned rank = bounds.size();
+    for (const auto *set : sets)
+      for (const Box *box : *set)
+        if (box && !box->isEmpty())
+          for (unsigned d = 0; d != rank; ++d) {
+            bounds[d].push_back(box->lo[d]);
+            bounds[d].push_back(box->hi[d]);
+          }
+    stride.assign(rank, 1);
+    for (unsigned d = rank; d-- > 0;) {
+      std::vector<int64_t> &b = bounds[d];
+      std::sort(b.begin(), b.end());
+      b.erase(std::unique(b.begin(), b.end()), b.end());
+      std::size_t n = b.size() - 1;
+      if (d > 0)
+        stride[d - 1] = stride[d] * n;
+      cells = cells > maxCells ? cells : cells * n;
+    }
+  }
+  unsigned getRank() const { return bounds.size(); }
+  std::size_t size() const { return cells; }
+  bool isTooLarge() const { return cells > maxCells; }
+
+  /// The cells `box` overlaps, per dimension [first, last); false if none.
+  bool getRange(const Box &box, std::vector<std::size_t> &first,
+                std::vector<std::size_t> &last) const {
+    unsigned rank = getRank();
+    first.resize(rank);
+    last.resize(rank);
+    for (unsigned d = 0; d != rank; ++d) {
+      const std::vector<int64_t> &b = bounds[d];
+      auto lo = std::upper_bound(b.begin(), b.end(), box.lo[d]);
+      first[d] = lo == b.begin() ? 0 : lo - b.begin() - 1;
+      last[d] = std::min<std::size_t>(
+          std::lower_bound(b.begin(), b.end(), box.hi[d]) - b.begin(),
+          b.size() - 1);
+      if (first[d] >= last[d])
+        return false;
+    }
+    return true;
+  }
+  /// Calls fn(cell, at) for each cell of the range (`at`: its index per
+  /// dimension).
+  template <typename Fn>
+  void forEach(const std::vector<std::size_t> &first,
+               const std::vector<std::size_t> &last, Fn fn) const {
+    unsigned rank = getRank();
+    std::vector<std::size_t> at = first;
+    for (;;) {
+      std::size_t cell = 0;
+      for (unsigned d = 0; d != rank; ++d)
+        cell += at[d] * stride[d];
+      fn(cell, at);
+      unsigned d = rank;
+      while (d-- > 0 && ++at[d] == last[d])
+        at[d] = first[d];
+      if (d == unsigned(-1))
+        return;
+    }
+  }
+  std::size_t getIntervals(unsigned d) const { return bounds[d].size() - 1; }
+  int64_t getLength(unsigned d, std::size_t i) const {
+    return bounds[d][i + 1] - bounds[d][i];
+  }
+  /// The length of cell interval `i` of dimension `d` within [lo, hi).
+  int64_t getOverlap(unsigned d, std::size_t i, int64_t lo, int64_t hi) const {
+    return std::max<int64_t>(0, std::min(hi, bounds[d][i + 1]) -
+                                    std::max(lo, bounds[d][i]));
+  }
+
+private:
+  std::vector<std::vector<int64_t>> bounds;
+  std::vector<std::size_t> stride;
+  std::size_t maxCells;
+  std::size_t cells = 1;
 };
 
-/// One worker's pool and stored tensors, replayed.
+bool inRange(const std::vector<std::size_t> &at,
+             const std::vector<std::size_t> &first,
+             const std::vector<std::size_t> &last) {
+  for (unsigned d = 0, e = at.size(); d != e; ++d)
+    if (at[d] < first[d] || at[d] >= last[d])
+      return false;
+  return true;
+}
+
+/// Adds the bytes each worker w receives into `targets[w]` of what it does
+/// not store itself in `stored`, from the lowest worker storing each cell
+/// (the fetch and next-step rules).
+void addFetchedBytes(const std::vector<const Box *> &targets,
+                     const std::vector<const Box *> &stored,
+                     unsigned elementSize, std::size_t maxCells,
+                     PairBytes &bytes) {
+  Grid grid({&stored}, maxCells);
+  if (grid.isTooLarge()) {
+    for (unsigned w = 0, e = targets.size(); w != e; ++w)
+      if (targets[w])
+        forEachCell(*targets[w], stored, [&](const Box &cell) {
+          int src = holds(stored[w], cell) ? int(w) : findHolder(stored, cell);
+          if (src >= 0 && unsigned(src) != w)
+            bytes[{unsigned(src), w}] +=
+                std::size_t(cell.getVolume()) * elementSize;
+        });
+    return;
+  }
+  std::vector<int> lowest(grid.size(), -1);
+  std::vector<std::size_t> first, last, ownFirst, ownLast;
+  for (unsigned w = 0, e = stored.size(); w != e; ++w)
+    if (stored[w] && !stored[w]->isEmpty() &&
+        grid.getRange(*stored[w], first, last))
+      grid.forEach(first, last, [&](std::size_t cell, const auto &) {
+        if (lowest[cell] < 0)
+          lowest[cell] = w;
+      });
+  for (unsigned w = 0, e = targets.size(); w != e; ++w) {
+    const Box *target = targets[w];
+    if (!target || target->isEmpty() || !grid.getRange(*target, first, last))
+      continue;
+    bool own = w < stored.size() && stored[w] && !stored[w]->isEmpty() &&
+               grid.getRange(*stored[w], ownFirst, ownLast);
+    grid.forEach(first, last, [&](std::size_t cell, const auto &at) {
+      if ((own && inRange(at, ownFirst, ownLast)) || lowest[cell] < 0)
+        return;
+      int64_t volume = 1;
+      for (unsigned d = 0, r = at.size(); d != r; ++d)
+        volume *= grid.getOverlap(d, at[d], target->lo[d], target->hi[d]);
+      bytes[{unsigned(lowest[cell]), w}] += std::size_t(volume) * elementSize;
+    });
+  }
+}
+
+/// The workers whose boxes hold each cell of `grid`, lowest first
+/// (compressed rows: cell c's are workers[offsets[c]..offsets[c+1])).
+struct CellWorkers {
+  std::vector<std::size_t> offsets;
+  std::vector<unsigned> workers;
+
+  CellWorkers(const Grid &grid, const std::vector<const Box *> &boxes) {
+    offsets.assign(grid.size() + 1, 0);
+    std::vector<std::size_t> first, last;
+    auto visit = [&](auto fn) {
+      for (unsigned w = 0, e = boxes.size(); w != e; ++w)
+        if (boxes[w] && !boxes[w]->isEmpty() &&
+            grid.getRange(*boxes[w], first, last))
+          grid.forEach(first, last,
+                       [&](std::size_t cell, const auto &) { fn(cell, w); });
+    };
+    visit([&](std::size_t cell, unsigned) { ++offsets[cell + 1]; });
+    for (std::size_t c = 0, e = grid.size(); c != e; ++c)
+      offsets[c + 1] += offsets[c];
+    workers.resize(offsets.back());
+    std::vector<std::size_t> next(offsets.begin(), offsets.end() - 1);
+    visit([&](std::size_t cell, unsigned w) { workers[next[cell]++] = w; });
+  }
+  const unsigned *begin(std::size_t cell) const {
+    return workers.data() + offsets[cell];
+  }
+  const unsigned *end(std::size_t cell) const {
+    return workers.data() + offsets[cell + 1];
+  }
+};
+
+/// The deliver (and, for partial ops, reduce) rule on one cell of volume
+/// `volume`, whose computers and storers are given lowest first.
+template <typename Computers, typename Storers>
+void addDelivered(const Computers &computers, const Storers &storers,
+                  std::size_t bytesPerCell, bool partial, PairBytes &reduce,
+                  PairBytes &deliver) {
+  if (computers.empty())
+    return;
+  unsigned first = computers.front(), root = first;
+  if (partial) {
+    for (unsigned c : computers)
+      if (std::binary_search(storers.begin(), storers.end(), c)) {
+        root = c;
+        break;
+      }
+    for (unsigned c : computers)
+      if (c != root)
+        reduce[{c, root}] += bytesPerCell;
+  }
+  for (unsigned d : storers) {
+    unsigned src = partial ? root
+                   : std::binary_search(computers.begin(), computers.end(), d)
+                       ? d
+                       : first;
+    if (src != d)
+      deliver[{src, d}] += bytesPerCell;
+  }
+}
+
+template <typename T> struct Span {
+  const T *b, *e;
+  const T *begin() const { return b; }
+  const T *end() const { return e; }
+  bool empty() const { return b == e; }
+  const T &front() const { return *b; }
+};
+
+void addDeliveryBytes(const std::vector<const Box *> &computed,
+                      const std::vector<const Box *> &stored,
+                      unsigned elementSize, bool partial, std::size_t maxCells,
+                      PairBytes &reduce, PairBytes &deliver) {
+  Grid grid({&stored, &computed}, maxCells);
+  if (grid.isTooLarge()) {
+    std::vector<const Box *> cuts = stored;
+    cuts.insert(cuts.end(), computed.begin(), computed.end());
+    const Box *hull = nullptr;
+    for (const Box *b : computed)
+      if (b && !b->isEmpty())
+        hull = b;
+    if (!hull)
+      return;
+    // The computed boxes cover the tensor: their hull is the whole of it.
+    Box whole = *hull;
+    for (const Box *b : computed)
+      if (b && !b->isEmpty())
+        for (unsigned d = 0; d != whole.getRank(); ++d) {
+          whole.lo[d] = std::min(whole.lo[d], b->lo[d]);
+          whole.hi[d] = std::max(whole.hi[d], b->hi[d]);
+        }
+    forEachCell(whole, cuts, [&](const Box &cell) {
+      std::vector<unsigned> computers, storers;
+      for (unsigned w = 0, e = computed.size(); w != e; ++w) {
+        if (holds(computed[w], cell))
+          computers.push_back(w);
+        if (holds(stored[w], cell))
+          storers.push_back(w);
+      }
+      addDelivered(computers, storers,
+                   std::size_t(cell.getVolume()) * elementSize, partial,
+                   reduce, deliver);
+    });
+    return;
+  }
+  CellWorkers computers(grid, computed), storers(grid, stored);
+  std::vector<std::size_t> first(grid.getRank(), 0), last(grid.getRank());
+  for (unsigned d = 0; d != grid.getRank(); ++d)
+    last[d] = grid.getIntervals(d);
+  grid.forEach(first, last, [&](std::size_t cell, const auto &at) {
+    int64_t volume = 1;
+    for (unsigned d = 0, r = at.size(); d != r; ++d)
+      volume *= grid.getLength(d, at[d]);
+    addDelivered(Span<unsigned>{computers.begin(cell), computers.end(cell)},
+                 Span<unsigned>{storers.begin(cell), storers.end(cell)},
+                 std::size_t(volume) * elementSize, partial, reduce, deliver);
+  });
+}
+
+std::vector<Message> toMessages(const PairBytes &bytes) {
+  std::vector<Message> messages;
+  messages.reserve(bytes.size());
+  for (const auto &[pair, size] : bytes)
+    messages.push_back(Message{pair.first, pair.second, size});
+  return messages;
+}
+
+} // namespace
+
+OpMessages tofu::runtime::getOpMessages(
+    const std::vector<OpShare> &shares,
+    const std::vector<std::vector<const Box *>> &storedInputs,
+    const std::vector<unsigned> &inputElementSizes,
+    const std::vector<const Box *> &storedOutput, unsigned outputElementSize,
+    bool partial, std::size_t maxGridCells) {
+  PairBytes fetch, reduce, deliver;
+  std::vector<const Box *> targets(shares.size());
+  for (unsigned p = 0, e = storedInputs.size(); p != e; ++p) {
+    for (unsigned w = 0, k = shares.size(); w != k; ++w)
+      targets[w] = &shares[w].inputs[p];
+    addFetchedBytes(targets, storedInputs[p], inputElementSizes[p],
+                    maxGridCells, fetch);
+  }
+  for (unsigned w = 0, k = shares.size(); w != k; ++w)
+    targets[w] = &shares[w].output;
+  addDeliveryBytes(targets, storedOutput, outputElementSize, partial,
+                   maxGridCells, reduce, deliver);
+  return OpMessages{toMessages(fetch), toMessages(reduce), toMessages(deliver)};
+}
+
+void tofu::runtime::addNextStepBytes(const std::vector<const Box *> &param,
+                                     const std::vector<const Box *> &updated,
+                                     unsigned elementSize, PairBytes &bytes,
+                                     std::size_t maxGridCells) {
+  addFetchedBytes(param, updated, elementSize, maxGridCells, bytes);
+}
+
+//===----------------------------------------------------------------------===//
+// The replay
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A worker's share of one op as its pool sees it.
+struct ShareMemory {
+  /// The input buffers it allocates (boxes not stored as they are), bytes.
+  std::vector<std::size_t> inputs;
+  /// The computed output box's bytes (0: empty).
+  std::size_t output = 0;
+  /// Computed into its stored box (a non-partial op storing exactly it).
+  bool intoStored = false;
+};
+
+/// A worker's messages of one phase, in (src, dst) order.
+using Messages = Span<Message>;
+
+/// One worker's pool and stored tensors, replayed event by event.
 class WorkerReplay {
 public:
-  WorkerReplay(const ExecutablePlan &plan, const Schedule &schedule,
-               const std::vector<TensorMemory> &tensors, unsigned w)
-      : plan(plan), schedule(schedule), tensors(tensors), w(w),
-        stored(plan.tensors.size()), lastUse(computeLastUse(plan)) {}
+  /// `storedBytes(t)`: the bytes of this worker's stored box of `t` (0: it
+  /// stores none).
+  WorkerReplay(const ExecutablePlan &plan, const std::vector<int> &lastUse,
+               const std::vector<TensorMemory> &tensors, unsigned w,
+               std::function<std::size_t(unsigned t)> storedBytes)
+      : plan(plan), lastUse(lastUse), tensors(tensors), w(w),
+        storedBytes(std::move(storedBytes)), stored(plan.tensors.size(), 0) {}
 
-  void runStep();
+  void beginStep();
+  void runOp(unsigned i, const ShareMemory &share, Messages fetch,
+             Messages reduce, Messages deliver);
+  void runNextStep(Messages messages);
   const WorkerPeak &getPeak() const { return peak; }
 
 private:
   struct Empty {};
+  struct SimBuffer {
+    std::size_t capacity = 0;
+    MemoryUse use = MemoryUse::Workspace;
+  };
 
-  SimBuffer allocate(std::size_t bytes, MemoryUse use) {
-    SimBuffer b{pool.take(bytes).capacity, use, true};
-    live[unsigned(use)] += int64_t(b.capacity);
+  std::size_t take(std::size_t bytes, MemoryUse use) {
+    std::size_t capacity = pool.take(bytes).capacity;
+    live[unsigned(use)] += int64_t(capacity);
     if (pool.getLiveBytes() > peak.bytes) {
       peak.bytes = pool.getLiveBytes();
       peak.uses = live;
     }
-    return b;
+    return capacity;
   }
-  void release(SimBuffer &b) {
-    if (!b.live)
+  void put(std::size_t &capacity, MemoryUse use) {
+    if (!capacity)
       return;
-    pool.put(b.capacity, Empty());
-    live[unsigned(b.use)] -= int64_t(b.capacity);
-    b.live = false;
+    pool.put(capacity, Empty());
+    live[unsigned(use)] -= int64_t(capacity);
+    capacity = 0;
   }
-  bool stores(unsigned t) const {
-    return plan.tensors[t].stored[w] && !plan.tensors[t].stored[w]->isEmpty();
-  }
-  const Box &storedBox(unsigned t) const { return *plan.tensors[t].stored[w]; }
-  std::size_t bytesOf(const Box &box, unsigned t) const {
-    return std::size_t(box.getVolume()) * tensors[t].elementSize;
-  }
+  void releaseStored(unsigned t) { put(stored[t], tensors[t].use); }
   void ensureStored(unsigned t) {
-    if (!stored[t].live)
-      stored[t] = allocate(bytesOf(storedBox(t), t), tensors[t].use);
+    if (!stored[t])
+      stored[t] = take(storedBytes(t), tensors[t].use);
   }
-  /// A phase's staging on this worker: one message at a time, each
-  /// buffer released before the next is allocated.
-  void stage(const std::vector<Piece> &pieces,
-             const std::function<unsigned(const Piece &)> &elementSize) {
-    for (const Message &m : getMessages(pieces, elementSize)) {
-      if (m.src != w && m.dst != w)
-        continue;
-      SimBuffer b =
-          allocate(m.bytes, m.src == w ? MemoryUse::Send : MemoryUse::Receive);
-      release(b);
+  /// A phase's staging: one message at a time, each buffer released
+  /// before the next is allocated.
+  void stage(Messages messages) {
+    for (const Message &m : messages) {
+      MemoryUse use = m.src == w ? MemoryUse::Send : MemoryUse::Receive;
+      std::size_t b = take(m.bytes, use);
+      put(b, use);
     }
   }
-  void runOp(unsigned i);
-  void runNextStep();
 
   const ExecutablePlan &plan;
-  const Schedule &schedule;
+  const std::vector<int> &lastUse;
   const std::vector<TensorMemory> &tensors;
   unsigned w;
+  std::function<std::size_t(unsigned)> storedBytes;
   FreeList<Empty> pool;
   std::array<int64_t, NumMemoryUses> live{};
   WorkerPeak peak;
-  std::vector<SimBuffer> stored;
-  std::vector<int> lastUse;
+  /// Per tensor, the capacity of its stored buffer (0: none held).
+  std::vector<std::size_t> stored;
 };
 
 } // namespace
 
-void WorkerReplay::runOp(unsigned i) {
+void WorkerReplay::runOp(unsigned i, const ShareMemory &share, Messages fetch,
+                         Messages reduce, Messages deliver) {
   const OpInfo &op = plan.ops[i];
-  const OpShare &share = op.workers[w];
-  const OpSchedule &sched = schedule.ops[i];
-  std::vector<SimBuffer> inputs;
-  for (unsigned p = 0, e = op.inputs.size(); p != e; ++p) {
-    unsigned t = op.inputs[p];
-    const Box &box = share.inputs[p];
-    if (box.isEmpty() || (stores(t) && storedBox(t) == box))
-      continue;
-    inputs.push_back(allocate(bytesOf(box, t), MemoryUse::Workspace));
-  }
-  stage(sched.fetch, [&](const Piece &piece) {
-    return tensors[op.inputs[piece.slot]].elementSize;
-  });
+  std::vector<std::size_t> inputs;
+  for (std::size_t bytes : share.inputs)
+    inputs.push_back(take(bytes, MemoryUse::Workspace));
+  stage(fetch);
   unsigned o = op.output;
-  SimBuffer outTemp;
-  if (!op.partial && stores(o) && storedBox(o) == share.output)
+  std::size_t outTemp = 0;
+  if (share.intoStored)
     ensureStored(o);
-  else if (!share.output.isEmpty())
-    outTemp = allocate(bytesOf(share.output, o), MemoryUse::Workspace);
-  for (SimBuffer &b : inputs)
-    release(b);
-  auto outputSize = [&](const Piece &) { return tensors[o].elementSize; };
+  else if (share.output)
+    outTemp = take(share.output, MemoryUse::Workspace);
+  for (std::size_t &b : inputs)
+    put(b, MemoryUse::Workspace);
   if (op.partial)
-    stage(sched.reduce, outputSize);
-  if (stores(o))
+    stage(reduce);
+  if (storedBytes(o))
     ensureStored(o);
-  stage(sched.deliver, outputSize);
-  release(outTemp);
+  stage(deliver);
+  put(outTemp, MemoryUse::Workspace);
   for (unsigned t : op.inputs)
     if (lastUse[t] == int(i) && !plan.tensors[t].persistent)
-      release(stored[t]);
+      releaseStored(t);
   if (lastUse[o] <= int(i) && !plan.tensors[o].persistent)
-    release(stored[o]);
+    releaseStored(o);
 }
 
-void WorkerReplay::runNextStep() {
-  std::vector<std::pair<unsigned, SimBuffer>> fresh;
-  for (const Piece &piece : schedule.nextStep) {
-    if (piece.dst != w)
+void WorkerReplay::runNextStep(Messages messages) {
+  // A fresh buffer per parameter it stores, in the order of the updated
+  // tensors (buildSchedule's next-step pieces).
+  std::vector<std::pair<unsigned, std::size_t>> fresh;
+  for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t) {
+    int param = plan.tensors[t].updates;
+    if (param < 0 || !storedBytes(param))
       continue;
-    unsigned param = plan.tensors[piece.slot].updates;
     bool have = false;
     for (auto &entry : fresh)
-      have |= entry.first == param;
+      have |= entry.first == unsigned(param);
     if (!have)
-      fresh.emplace_back(param, allocate(bytesOf(storedBox(param), param),
-                                         tensors[param].use));
+      fresh.emplace_back(param,
+                         take(storedBytes(param), tensors[param].use));
   }
-  stage(schedule.nextStep,
-        [&](const Piece &piece) { return tensors[piece.slot].elementSize; });
+  stage(messages);
   for (auto &[param, buffer] : fresh) {
-    release(stored[param]);
+    releaseStored(param);
     stored[param] = buffer;
   }
 }
 
-void WorkerReplay::runStep() {
+void WorkerReplay::beginStep() {
   for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t)
     if (!isHeldAcrossSteps(plan.tensors[t]))
-      release(stored[t]);
+      releaseStored(t);
   for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t)
-    if (plan.tensors[t].graphInput && stores(t))
+    if (plan.tensors[t].graphInput && storedBytes(t))
       ensureStored(t);
   // The executors reset their pools' peaks here; the live bytes now are
   // at most the peak so far, so the running peak is the largest step's.
   pool.resetPeak();
-  for (unsigned i = 0, e = plan.ops.size(); i != e; ++i)
-    runOp(i);
-  runNextStep();
 }
+
+namespace {
+
+/// A worker's share as its pool sees it: `stored(t)` is its stored box of
+/// tensor t (null: none).
+template <typename StoredFn>
+void getShareMemory(const OpInfo &op, const OpShare &share,
+                    const std::vector<TensorMemory> &tensors, StoredFn stored,
+                    ShareMemory &out) {
+  out.inputs.clear();
+  for (unsigned p = 0, e = op.inputs.size(); p != e; ++p) {
+    unsigned t = op.inputs[p];
+    const Box &box = share.inputs[p];
+    const Box *held = stored(t);
+    if (box.isEmpty() || (held && !held->isEmpty() && *held == box))
+      continue;
+    out.inputs.push_back(std::size_t(box.getVolume()) *
+                         tensors[t].elementSize);
+  }
+  const Box *held = stored(op.output);
+  out.intoStored = !op.partial && held && !held->isEmpty() &&
+                   *held == share.output;
+  out.output = std::size_t(share.output.getVolume()) *
+               tensors[op.output].elementSize;
+}
+
+/// Each worker's messages of a phase, in (src, dst) order: compressed rows
+/// over the workers.
+class ByWorker {
+public:
+  ByWorker(const std::vector<Message> &messages, unsigned workers)
+      : offsets(workers + 1, 0) {
+    for (const Message &m : messages) {
+      ++offsets[m.src + 1];
+      ++offsets[m.dst + 1];
+    }
+    for (unsigned w = 0; w != workers; ++w)
+      offsets[w + 1] += offsets[w];
+    rows.resize(offsets.back());
+    std::vector<std::size_t> next(offsets.begin(), offsets.end() - 1);
+    for (const Message &m : messages) {
+      rows[next[m.src]++] = m;
+      rows[next[m.dst]++] = m;
+    }
+  }
+  Messages of(unsigned w) const {
+    return Messages{rows.data() + offsets[w], rows.data() + offsets[w + 1]};
+  }
+
+private:
+  std::vector<std::size_t> offsets;
+  std::vector<Message> rows;
+};
+
+std::vector<const Box *> getPointers(const std::vector<std::optional<Box>> &boxes) {
+  std::vector<const Box *> out;
+  out.reserve(boxes.size());
+  for (const auto &box : boxes)
+    out.push_back(box ? &*box : nullptr);
+  return out;
+}
+
+} // namespace
 
 std::vector<WorkerPeak>
 tofu::runtime::predictPeaks(const ExecutablePlan &plan,
                             const Schedule &schedule,
                             const std::vector<TensorMemory> &tensors,
                             unsigned steps) {
+  std::vector<int> lastUse = computeLastUse(plan);
+  auto storedOf = [&](unsigned t, unsigned w) -> const Box * {
+    const auto &box = plan.tensors[t].stored[w];
+    return box ? &*box : nullptr;
+  };
+  auto mine = [](const std::vector<Message> &all, unsigned w) {
+    std::vector<Message> out;
+    for (const Message &m : all)
+      if (m.src == w || m.dst == w)
+        out.push_back(m);
+    return out;
+  };
+  auto span = [](const std::vector<Message> &v) {
+    return Messages{v.data(), v.data() + v.size()};
+  };
   std::vector<WorkerPeak> peaks;
   for (unsigned w = 0; w != plan.workers; ++w) {
-    WorkerReplay replay(plan, schedule, tensors, w);
-    for (unsigned s = 0; s != steps; ++s)
-      replay.runStep();
+    WorkerReplay replay(plan, lastUse, tensors, w, [&, w](unsigned t) {
+      const Box *box = storedOf(t, w);
+      return box ? std::size_t(box->getVolume()) * tensors[t].elementSize
+                 : std::size_t(0);
+    });
+    ShareMemory share;
+    for (unsigned s = 0; s != steps; ++s) {
+      replay.beginStep();
+      for (unsigned i = 0, e = plan.ops.size(); i != e; ++i) {
+        const OpInfo &op = plan.ops[i];
+        const OpSchedule &sched = schedule.ops[i];
+        getShareMemory(op, op.workers[w], tensors,
+                       [&](unsigned t) { return storedOf(t, w); }, share);
+        auto inputSize = [&](const Piece &piece) {
+          return tensors[op.inputs[piece.slot]].elementSize;
+        };
+        auto outputSize = [&](const Piece &) {
+          return tensors[op.output].elementSize;
+        };
+        std::vector<Message> fetch = mine(getMessages(sched.fetch, inputSize), w),
+                             reduce = mine(getMessages(sched.reduce, outputSize), w),
+                             deliver = mine(getMessages(sched.deliver, outputSize), w);
+        replay.runOp(i, share, span(fetch), span(reduce), span(deliver));
+      }
+      std::vector<Message> next = mine(
+          getMessages(schedule.nextStep,
+                      [&](const Piece &piece) {
+                        return tensors[piece.slot].elementSize;
+                      }),
+          w);
+      replay.runNextStep(span(next));
+    }
     peaks.push_back(replay.getPeak());
   }
+  return peaks;
+}
+
+/// validatePlan's rules for one op's shares (computed boxes covering the
+/// output, boxes in their tensors).
+static void checkShares(const ExecutablePlan &plan, const OpInfo &op,
+                        const std::vector<OpShare> &shares, unsigned workers) {
+  if (shares.size() != workers)
+    throw RuntimeError(fmt::format("op '{}' has {} shares for {} workers",
+                                   op.name, shares.size(), workers));
+  const TensorInfo &out = plan.tensors[op.output];
+  std::vector<const Box *> computed;
+  for (unsigned w = 0; w != workers; ++w) {
+    const OpShare &share = shares[w];
+    std::string where = fmt::format("op '{}' on worker {}", op.name, w);
+    if (share.inputs.size() != op.inputs.size())
+      throw RuntimeError(fmt::format("{} reads {} boxes of {} inputs", where,
+                                     share.inputs.size(), op.inputs.size()));
+    for (unsigned p = 0, e = op.inputs.size(); p != e; ++p)
+      checkBoxInTensor(fmt::format("{}: the box of input {}", where, p),
+                       share.inputs[p], plan.tensors[op.inputs[p]].shape);
+    checkBoxInTensor(where + ": the output box", share.output, out.shape);
+    computed.push_back(&share.output);
+  }
+  checkBoxesCover(fmt::format("the computed boxes of op '{}'", op.name),
+                  computed, out.shape);
+}
+
+std::vector<WorkerPeak>
+tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
+                            PlanBoxes &boxes,
+                            const std::vector<TensorMemory> &tensors,
+                            unsigned steps) {
+  // validatePlan's tensor rules, one tensor at a time.
+  for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t) {
+    const TensorInfo &info = plan.tensors[t];
+    std::vector<std::optional<Box>> stored = boxes.getStored(t);
+    if (stored.size() != workers)
+      throw RuntimeError(fmt::format("tensor '{}' has {} boxes for {} workers",
+                                     info.name, stored.size(), workers));
+    for (unsigned w = 0; w != workers; ++w)
+      if (stored[w])
+        checkBoxInTensor(
+            fmt::format("tensor '{}' stored on worker {}", info.name, w),
+            *stored[w], info.shape);
+    checkBoxesCover(fmt::format("the stored boxes of tensor '{}'", info.name),
+                    getPointers(stored), info.shape);
+  }
+  std::vector<int> lastUse = computeLastUse(plan);
+  std::vector<WorkerReplay> replays;
+  replays.reserve(workers);
+  for (unsigned w = 0; w != workers; ++w)
+    replays.emplace_back(plan, lastUse, tensors, w, [&boxes, &tensors, w](unsigned t) {
+      return std::size_t(boxes.getStoredVolume(t, w)) * tensors[t].elementSize;
+    });
+  // The next step's messages do not change from step to step.
+  PairBytes nextBytes;
+  for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t) {
+    int param = plan.tensors[t].updates;
+    if (param < 0)
+      continue;
+    std::vector<std::optional<Box>> paramBoxes = boxes.getStored(param),
+                                    updated = boxes.getStored(t);
+    addNextStepBytes(getPointers(paramBoxes), getPointers(updated),
+                     tensors[t].elementSize, nextBytes);
+  }
+  ByWorker next(toMessages(nextBytes), workers);
+  ShareMemory memory;
+  for (unsigned s = 0; s != steps; ++s) {
+    for (WorkerReplay &replay : replays)
+      replay.beginStep();
+    for (unsigned i = 0, e = plan.ops.size(); i != e; ++i) {
+      const OpInfo &op = plan.ops[i];
+      const std::vector<OpShare> &shares = boxes.getShares(i);
+      checkShares(plan, op, shares, workers);
+      std::vector<std::vector<std::optional<Box>>> inputBoxes;
+      std::vector<std::vector<const Box *>> storedInputs;
+      std::vector<unsigned> inputSizes;
+      for (unsigned t : op.inputs) {
+        inputBoxes.push_back(boxes.getStored(t));
+        inputSizes.push_back(tensors[t].elementSize);
+      }
+      for (const auto &b : inputBoxes)
+        storedInputs.push_back(getPointers(b));
+      std::vector<std::optional<Box>> outputBoxes = boxes.getStored(op.output);
+      std::vector<const Box *> storedOutput = getPointers(outputBoxes);
+      OpMessages messages =
+          getOpMessages(shares, storedInputs, inputSizes, storedOutput,
+                        tensors[op.output].elementSize, op.partial);
+      ByWorker fetch(messages.fetch, workers), reduce(messages.reduce, workers),
+          deliver(messages.deliver, workers);
+      for (unsigned w = 0; w != workers; ++w) {
+        getShareMemory(
+            op, shares[w], tensors,
+            [&](unsigned t) -> const Box * {
+              if (t == op.output)
+                return storedOutput[w];
+              for (unsigned p = 0, n = op.inputs.size(); p != n; ++p)
+                if (op.inputs[p] == t)
+                  return storedInputs[p][w];
+              return nullptr;
+            },
+            memory);
+        replays[w].runOp(i, memory, fetch.of(w), reduce.of(w), deliver.of(w));
+      }
+    }
+    for (unsigned w = 0; w != workers; ++w)
+      replays[w].runNextStep(next.of(w));
+  }
+  std::vector<WorkerPeak> peaks;
+  for (const WorkerReplay &replay : replays)
+    peaks.push_back(replay.getPeak());
   return peaks;
 }

@@ -4,18 +4,23 @@
 // worker and byte for byte, the peak the CPU Executor's and the device
 // executor's pools measure over one to three steps of the hand-built chain
 // plan (a fetch, a partial combination, a delivery to one worker, a
-// parameter update moved back) at K = 1, 2 and 4, with its composition.
+// parameter update moved back) at K = 1, 2 and 4, with its composition;
+// and that the form the planner uses at scale (getOpMessages from a grid of
+// the boxes, predictPeaks over PlanBoxes) gives the schedule's messages and
+// the same peaks on random plans.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Runtime/DeviceExecutor.h"
+#include "tofu/Runtime/Error.h"
 #include "tofu/Runtime/FreeList.h"
 #include "tofu/Runtime/StepMemory.h"
-#include "TestKernels.h"
+#include "ChainExecutors.h"
 
 #include "gtest/gtest.h"
 
 #include <numeric>
+#include <random>
 
 using namespace tofu::runtime;
 using namespace tofu::runtime::test;
@@ -71,19 +76,10 @@ class PredictPeaksTest : public testing::TestWithParam<unsigned> {};
 
 TEST_P(PredictPeaksTest, EqualsWhatBothExecutorsMeasure) {
   unsigned k = GetParam();
-  ExecutablePlan plan = makeChainPlan(k);
-  KernelTable kernels({KernelInfo{"mm", matmul, nullptr, 3},
-                       KernelInfo{"scale", scale, nullptr, 2}});
-  auto transport = createThreadTransport(k, std::chrono::seconds(10));
-  Executor cpu(plan, kernels, *transport);
-  auto device = createHostDevice(k, kernels);
-  auto communicator = createHostCommunicator(*device);
-  DeviceExecutor gpu(plan, *device, *communicator);
-  for (StepExecutor *e : {static_cast<StepExecutor *>(&cpu),
-                          static_cast<StepExecutor *>(&gpu)}) {
-    e->setInput(0, iota({M, N}, 0.5f));
-    e->setInput(1, iota({N, P}, 0.25f));
-  }
+  ChainExecutors chain(k);
+  const ExecutablePlan &plan = chain.plan;
+  Executor &cpu = chain.cpu;
+  DeviceExecutor &gpu = chain.gpu;
   // w (tensor 1) is the parameter, w2 its next value; the rest activations.
   std::vector<TensorMemory> tensors(plan.tensors.size());
   tensors[1].use = tensors[4].use = MemoryUse::Parameter;
@@ -115,5 +111,243 @@ TEST_P(PredictPeaksTest, EqualsWhatBothExecutorsMeasure) {
 
 INSTANTIATE_TEST_SUITE_P(Workers, PredictPeaksTest,
                          testing::Values(1u, 2u, 4u));
+
+/// PlanBoxes over a built plan.
+class BuiltBoxes : public PlanBoxes {
+public:
+  explicit BuiltBoxes(const ExecutablePlan &plan) : plan(plan) {}
+  std::vector<std::optional<Box>> getStored(unsigned t) override {
+    return plan.tensors[t].stored;
+  }
+  std::int64_t getStoredVolume(unsigned t, unsigned w) override {
+    const auto &box = plan.tensors[t].stored[w];
+    return box ? box->getVolume() : 0;
+  }
+  const std::vector<OpShare> &getShares(unsigned i) override {
+    return plan.ops[i].workers;
+  }
+
+private:
+  const ExecutablePlan &plan;
+};
+
+/// A random box within `shape` (often empty or whole).
+Box randomBox(const std::vector<std::int64_t> &shape, std::mt19937 &rng) {
+  Box b = Box::whole(shape);
+  for (unsigned d = 0; d != shape.size(); ++d) {
+    std::int64_t x = rng() % (shape[d] + 1), y = rng() % (shape[d] + 1);
+    if (rng() % 3) {
+      b.lo[d] = std::min(x, y);
+      b.hi[d] = std::max(x, y);
+    }
+  }
+  return b;
+}
+
+/// Boxes of `shape` for k workers that cover it: a grid of uneven parts
+/// handed out to the workers in a random order (with replicas when there
+/// are more workers than parts), some workers also holding a random box,
+/// the whole tensor, or nothing.
+std::vector<std::optional<Box>> randomCover(const std::vector<std::int64_t> &shape,
+                                            unsigned k, std::mt19937 &rng) {
+  std::vector<std::vector<std::int64_t>> cuts(shape.size());
+  std::size_t parts = 1;
+  for (unsigned d = 0; d != shape.size(); ++d) {
+    cuts[d] = {0, shape[d]};
+    unsigned n = rng() % 3;
+    for (unsigned c = 0; c != n && parts * (c + 2) <= k; ++c)
+      cuts[d].push_back(rng() % (shape[d] + 1));
+    std::sort(cuts[d].begin(), cuts[d].end());
+    parts *= cuts[d].size() - 1;
+  }
+  std::vector<unsigned> order(k);
+  std::iota(order.begin(), order.end(), 0u);
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<std::optional<Box>> boxes(k);
+  for (unsigned i = 0; i != k; ++i) {
+    unsigned w = order[i];
+    if (i >= parts && rng() % 4 == 0) {
+      unsigned r = rng() % 3;
+      if (r == 0)
+        boxes[w] = Box::whole(shape);
+      else if (r == 1)
+        boxes[w] = randomBox(shape, rng);
+      continue; // r == 2: nothing
+    }
+    Box b = Box::whole(shape);
+    std::size_t cell = i % parts;
+    for (unsigned d = shape.size(); d-- > 0;) {
+      std::size_t n = cuts[d].size() - 1;
+      b.lo[d] = cuts[d][cell % n];
+      b.hi[d] = cuts[d][cell % n + 1];
+      cell /= n;
+    }
+    boxes[w] = b;
+  }
+  return boxes;
+}
+
+/// A random plan: two graph inputs, then ops each reading one or two
+/// earlier tensors into a new one; the last op's output updates tensor 1.
+ExecutablePlan makeRandomPlan(unsigned k, std::mt19937 &rng) {
+  ExecutablePlan plan;
+  plan.workers = k;
+  auto addTensor = [&](std::vector<std::int64_t> shape) {
+    TensorInfo t;
+    t.name = "t" + std::to_string(plan.tensors.size());
+    t.shape = std::move(shape);
+    t.stored = randomCover(t.shape, k, rng);
+    t.persistent = rng() % 3 == 0;
+    plan.tensors.push_back(std::move(t));
+    return unsigned(plan.tensors.size() - 1);
+  };
+  auto randomShape = [&]() -> std::vector<std::int64_t> {
+    unsigned rank = rng() % 3;
+    std::vector<std::int64_t> shape;
+    for (unsigned d = 0; d != rank; ++d)
+      shape.push_back(1 + rng() % 7);
+    return shape;
+  };
+  for (unsigned t = 0; t != 2; ++t) {
+    addTensor(randomShape());
+    plan.tensors[t].graphInput = true;
+    plan.tensors[t].persistent = t == 1 || rng() % 2;
+  }
+  unsigned ops = 2 + rng() % 4;
+  for (unsigned i = 0; i != ops; ++i) {
+    OpInfo op;
+    op.name = "op" + std::to_string(i);
+    unsigned inputs = 1 + rng() % 2;
+    for (unsigned p = 0; p != inputs; ++p)
+      op.inputs.push_back(rng() % plan.tensors.size());
+    bool last = i + 1 == ops;
+    op.output = addTensor(last ? plan.tensors[1].shape : randomShape());
+    if (last)
+      plan.tensors[op.output].updates = 1;
+    op.partial = rng() % 2;
+    std::vector<std::optional<Box>> computed =
+        randomCover(plan.tensors[op.output].shape, k, rng);
+    for (unsigned w = 0; w != k; ++w) {
+      OpShare share;
+      for (unsigned t : op.inputs)
+        share.inputs.push_back(randomBox(plan.tensors[t].shape, rng));
+      std::size_t rank = plan.tensors[op.output].shape.size();
+      share.output = computed[w] ? *computed[w]
+                                 : Box{std::vector<std::int64_t>(rank),
+                                       std::vector<std::int64_t>(rank)};
+      share.iteration = share.output;
+      op.workers.push_back(std::move(share));
+    }
+    plan.ops.push_back(std::move(op));
+  }
+  return plan;
+}
+
+std::vector<const Box *> pointers(const std::vector<std::optional<Box>> &boxes) {
+  std::vector<const Box *> out;
+  for (const auto &b : boxes)
+    out.push_back(b ? &*b : nullptr);
+  return out;
+}
+
+void expectSameMessages(const std::vector<Message> &a,
+                        const std::vector<Message> &b, const std::string &what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (std::size_t i = 0; i != a.size(); ++i) {
+    EXPECT_EQ(a[i].src, b[i].src) << what << " message " << i;
+    EXPECT_EQ(a[i].dst, b[i].dst) << what << " message " << i;
+    EXPECT_EQ(a[i].bytes, b[i].bytes) << what << " message " << i;
+  }
+}
+
+TEST(StepMemoryTest, GridMessagesAndPeaksEqualTheSchedules) {
+  std::mt19937 rng(22);
+  unsigned plans = 0, moved = 0;
+  for (unsigned trial = 0; trial != 400; ++trial) {
+    unsigned k = 1 + rng() % 9;
+    ExecutablePlan plan = makeRandomPlan(k, rng);
+    validatePlan(plan);
+    Schedule schedule = buildSchedule(plan);
+    std::vector<TensorMemory> tensors(plan.tensors.size());
+    for (TensorMemory &t : tensors)
+      t.elementSize = 1u << (rng() % 4);
+    std::string where = "trial " + std::to_string(trial);
+    for (const OpInfo &op : plan.ops) {
+      std::vector<std::vector<const Box *>> inputs;
+      std::vector<unsigned> sizes;
+      for (unsigned t : op.inputs) {
+        inputs.push_back(pointers(plan.tensors[t].stored));
+        sizes.push_back(tensors[t].elementSize);
+      }
+      const OpSchedule &sched = schedule.ops[&op - plan.ops.data()];
+      auto inSize = [&](const Piece &p) {
+        return tensors[op.inputs[p.slot]].elementSize;
+      };
+      auto outSize = [&](const Piece &) {
+        return tensors[op.output].elementSize;
+      };
+      // The grid, and (0 cells allowed) the scan of buildSchedule's cells.
+      for (std::size_t maxCells : {kMaxGridCells, std::size_t(0)}) {
+        OpMessages m = getOpMessages(
+            op.workers, inputs, sizes, pointers(plan.tensors[op.output].stored),
+            tensors[op.output].elementSize, op.partial, maxCells);
+        std::string what = where + " " + op.name + " max cells " +
+                           std::to_string(maxCells);
+        expectSameMessages(m.fetch, getMessages(sched.fetch, inSize),
+                           what + " fetch");
+        expectSameMessages(m.reduce,
+                           op.partial ? getMessages(sched.reduce, outSize)
+                                      : std::vector<Message>(),
+                           what + " reduce");
+        expectSameMessages(m.deliver, getMessages(sched.deliver, outSize),
+                           what + " deliver");
+        moved += m.fetch.size() + m.reduce.size() + m.deliver.size();
+      }
+    }
+    std::map<std::pair<unsigned, unsigned>, std::size_t> next;
+    unsigned updated = plan.tensors.size() - 1;
+    addNextStepBytes(pointers(plan.tensors[1].stored),
+                     pointers(plan.tensors[updated].stored),
+                     tensors[updated].elementSize, next);
+    std::vector<Message> nextMessages;
+    for (const auto &[pair, bytes] : next)
+      nextMessages.push_back(Message{pair.first, pair.second, bytes});
+    expectSameMessages(nextMessages,
+                       getMessages(schedule.nextStep,
+                                   [&](const Piece &p) {
+                                     return tensors[p.slot].elementSize;
+                                   }),
+                       where + " next step");
+    for (unsigned steps = 1; steps <= 2; ++steps) {
+      BuiltBoxes boxes(plan);
+      std::vector<WorkerPeak> a = predictPeaks(plan, schedule, tensors, steps),
+                              b = predictPeaks(plan, k, boxes, tensors, steps);
+      ASSERT_EQ(a.size(), b.size());
+      for (unsigned w = 0; w != k; ++w) {
+        EXPECT_EQ(a[w].bytes, b[w].bytes) << where << " worker " << w;
+        EXPECT_EQ(a[w].uses, b[w].uses) << where << " worker " << w;
+      }
+    }
+    ++plans;
+  }
+  EXPECT_EQ(plans, 400u);
+  // The random plans move data (the comparison is not of empty lists).
+  EXPECT_GT(moved, 1000u);
+}
+
+TEST(StepMemoryTest, PlanBoxesAreCheckedAsValidatePlanDoes) {
+  ExecutablePlan plan = makeChainPlan(2);
+  plan.tensors[2].stored[1].reset(); // h's second half stored nowhere
+  BuiltBoxes boxes(plan);
+  std::vector<TensorMemory> tensors(plan.tensors.size());
+  try {
+    predictPeaks(plan, 2, boxes, tensors);
+    FAIL() << "an uncovered tensor was accepted";
+  } catch (const RuntimeError &e) {
+    EXPECT_NE(std::string(e.what()).find("stored boxes of tensor 'h'"),
+              std::string::npos)
+        << e.what();
+  }
+}
 
 } // namespace

@@ -29,7 +29,12 @@
 // predictPeaks replays that order over a FreeList of sizes only: the peak
 // each worker's pool measures in a fresh executor's first steps, and what
 // its buffers held at that peak. The planner's peak_bytes_per_worker is
-// this prediction (docs/CostModel.md).
+// this prediction (docs/CostModel.md). It comes in two forms with one
+// replay: over a built plan and its Schedule (small K, tests), and over a
+// plan whose boxes are produced one op at a time (PlanBoxes), with each
+// phase's messages counted from a grid of the boxes (getOpMessages) in
+// time linear in the cells moved rather than K per cell: the form the
+// planner uses at thousands of workers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +45,7 @@
 
 #include <array>
 #include <functional>
+#include <map>
 
 namespace tofu {
 namespace runtime {
@@ -104,6 +110,59 @@ struct TensorMemory {
 /// element size and use.
 std::vector<WorkerPeak> predictPeaks(const ExecutablePlan &plan,
                                      const Schedule &schedule,
+                                     const std::vector<TensorMemory> &tensors,
+                                     unsigned steps = 1);
+
+/// The messages of one op's phases (getMessages of buildSchedule's fetch,
+/// reduce and deliver pieces), counted per cell of the grid cut by the
+/// stored and computed boxes: each cell's source follows the schedule's
+/// rules (Schedule.cpp) without scanning every worker per cell.
+struct OpMessages {
+  std::vector<Message> fetch, reduce, deliver;
+};
+/// `shares` are the op's boxes per worker; `storedInputs[p]` the stored
+/// boxes of input p per worker (null: none) and `inputElementSizes[p]` its
+/// element size; likewise for the output. The boxes must be in their
+/// tensors and the stored (and computed) boxes must cover them
+/// (validatePlan). A grid of more than `maxGridCells` cells is not built:
+/// its cells are scanned worker by worker, as buildSchedule does.
+constexpr std::size_t kMaxGridCells = std::size_t(1) << 24;
+OpMessages getOpMessages(const std::vector<OpShare> &shares,
+                         const std::vector<std::vector<const Box *>> &storedInputs,
+                         const std::vector<unsigned> &inputElementSizes,
+                         const std::vector<const Box *> &storedOutput,
+                         unsigned outputElementSize, bool partial,
+                         std::size_t maxGridCells = kMaxGridCells);
+/// The next-step messages of one updated tensor stored as `updated` into
+/// its parameter stored as `param` (per worker), as buildSchedule's
+/// nextStep pieces; added to `bytes` per (src, dst).
+void addNextStepBytes(const std::vector<const Box *> &param,
+                      const std::vector<const Box *> &updated,
+                      unsigned elementSize,
+                      std::map<std::pair<unsigned, unsigned>, std::size_t> &bytes,
+                      std::size_t maxGridCells = kMaxGridCells);
+
+/// A plan's per-worker boxes, produced when asked, so that a plan of many
+/// workers is never held whole.
+class PlanBoxes {
+public:
+  virtual ~PlanBoxes();
+  /// Every worker's stored box of tensor `t` (nullopt: it stores none).
+  virtual std::vector<std::optional<Box>> getStored(unsigned t) = 0;
+  /// The elements of worker `w`'s stored box of `t` (0: none).
+  virtual std::int64_t getStoredVolume(unsigned t, unsigned w) = 0;
+  /// Op `i`'s share on every worker; valid until the next call.
+  virtual const std::vector<OpShare> &getShares(unsigned i) = 0;
+};
+
+/// predictPeaks over a plan whose `stored` boxes and op `workers` lists
+/// may be empty (`plan` gives the tensors' flags and the ops' inputs,
+/// outputs and partial flags; `workers` the worker count): the boxes come
+/// from `boxes` one op at a time and the messages from getOpMessages, so
+/// memory grows with the workers times the tensors, not with a schedule.
+/// Checks the boxes as validatePlan does (throws RuntimeError).
+std::vector<WorkerPeak> predictPeaks(const ExecutablePlan &plan,
+                                     unsigned workers, PlanBoxes &boxes,
                                      const std::vector<TensorMemory> &tensors,
                                      unsigned steps = 1);
 
