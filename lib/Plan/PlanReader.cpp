@@ -251,6 +251,18 @@ llvm::Expected<Plan> plan::readPlanJSON(StringRef text) {
   if (const json::Value *search = root->get("search"))
     if (llvm::Error err = readSearch(*search, p))
       return err;
+  if (const json::Value *recompute = root->get("recompute")) {
+    const json::Array *names = recompute->getAsArray();
+    if (!names)
+      return malformed("recompute", "expected an array of tensor names");
+    for (unsigned i = 0, e = names->size(); i != e; ++i) {
+      auto name = (*names)[i].getAsString();
+      if (!name)
+        return malformed("recompute[" + Twine(i) + "]",
+                         "expected a tensor name");
+      p.recompute.push_back(name->str());
+    }
+  }
   auto ops = getArray(*root, "ops", Twine());
   if (!ops)
     return ops.takeError();

@@ -122,6 +122,14 @@ void plan::writePlanJSON(llvm::raw_ostream &os, const Plan &p,
     writeSeconds(os, *p.estimate);
   if (p.search)
     writeSearch(os, *p.search);
+  if (!p.recompute.empty()) {
+    os << ",\n \"recompute\": ";
+    llvm::json::OStream j(os);
+    j.array([&] {
+      for (const std::string &name : p.recompute)
+        j.value(name);
+    });
+  }
   os << ",\n \"ops\": [";
   for (unsigned i = 0, e = p.ops.size(); i != e; ++i) {
     os << (i ? ",\n  " : "\n  ") << "{\"name\": ";

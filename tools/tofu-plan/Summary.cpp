@@ -15,6 +15,10 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Format.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <tuple>
+
 using namespace tofu;
 using namespace tofu::planner;
 
@@ -53,6 +57,9 @@ private:
   void printGroups();
   void printTopSites();
   std::string explain(unsigned i) const;
+  /// What --peak-memory recomputed.
+  void printRecompute();
+  void printRecomputeFrontier();
 
   llvm::raw_ostream &os;
   const SummaryInput &in;
@@ -295,8 +302,55 @@ void SummaryPrinter::printTopSites() {
           "step)\n";
 }
 
+void SummaryPrinter::printRecompute() {
+  const planner::RecomputeReport *r = in.recompute;
+  if (!r)
+    return;
+  os << "recompute:  --peak-memory " << formatBytes(r->budget) << ": ";
+  if (!r->chosen) {
+    os << "the plan fits recomputing nothing\n";
+    return;
+  }
+  os << r->chosen << " of " << r->candidates
+     << " forward activations recomputed in the backward pass ("
+     << formatBytes(r->recomputedBytes) << ", " << r->probes
+     << " plans evaluated)\n"
+     << "            recomputing nothing: peak " << formatBytes(r->peakBefore)
+     << ", comm_bytes " << r->commBefore
+     << "; no plan recomputing nothing peaks below "
+     << formatBytes(r->liveBound) << "\n"
+     << "            recomputing:         peak " << formatBytes(r->peakAfter)
+     << ", comm_bytes " << r->commAfter << "\n";
+  printRecomputeFrontier();
+}
+
+void SummaryPrinter::printRecomputeFrontier() {
+  // The plans evaluated that no other beats on both peak and bytes moved,
+  // by peak.
+  std::vector<planner::RecomputeReport::Point> points = in.recompute->points;
+  std::sort(points.begin(), points.end(), [](const auto &a, const auto &b) {
+    return std::make_tuple(a.peak, a.commBytes, a.recomputedBytes) <
+           std::make_tuple(b.peak, b.commBytes, b.recomputedBytes);
+  });
+  os << "            frontier of the plans evaluated (peak, bytes moved):\n";
+  os << llvm::format("              %14s %16s %10s %14s\n",
+                     (const char *)"peak/wkr", (const char *)"comm_bytes",
+                     (const char *)"recomputed", (const char *)"(bytes)");
+  int64_t leastComm = INT64_MAX;
+  for (const auto &point : points) {
+    if (point.commBytes >= leastComm)
+      continue;
+    leastComm = point.commBytes;
+    os << llvm::format("              %14s %16lld %10u %14s\n",
+                       formatBytes(point.peak).c_str(),
+                       (long long)point.commBytes, point.tensors,
+                       formatBytes(point.recomputedBytes).c_str());
+  }
+}
+
 void SummaryPrinter::print() {
   printTotals();
+  printRecompute();
   printBaselines();
   printTopology();
   printSearch();

@@ -8,6 +8,7 @@
 #define TOFU_TOOLS_TOFU_PLAN_SUMMARY_H
 
 #include "tofu/Planner/Planner.h"
+#include "tofu/Planner/RecomputeChoice.h"
 
 namespace tofu {
 
@@ -24,6 +25,8 @@ struct SummaryInput {
   const plan::Plan *megatron = nullptr;
   const plan::Plan *fsdp = nullptr;
   const plan::Plan *megatronDP = nullptr;
+  /// What --peak-memory did; null without it.
+  const planner::RecomputeReport *recompute = nullptr;
 };
 
 /// Prints the report: totals, baselines as ratios, the search, per group

@@ -25,6 +25,8 @@
 #include "tofu/Plan/PlanJSON.h"
 #include "tofu/Planner/PlanVerifier.h"
 #include "tofu/Planner/Planner.h"
+#include "tofu/Planner/Recompute.h"
+#include "tofu/Planner/RecomputeChoice.h"
 #include "tofu/Planner/StepTime.h"
 #include "tofu/Support/CommandLine.h"
 #include "tofu/Support/Diagnostics.h"
@@ -129,6 +131,14 @@ cl::opt<cli::Flag<cli::ByteSize>> memoryFlag(
     "memory",
     cl::desc("Cap on resident bytes per worker; within it tensors may be "
              "replicated where that saves communication"),
+    cl::value_desc("BYTES[K|M|G]"), cl::cat(category));
+
+cl::opt<cli::Flag<cli::ByteSize>> peakMemoryFlag(
+    "peak-memory",
+    cl::desc("Cap on the predicted peak bytes per worker (what the runtime "
+             "measures); when the searched plan exceeds it, forward "
+             "activations are recomputed in the backward pass until it "
+             "fits (docs/Planner.md, \"Recomputation\")"),
     cl::value_desc("BYTES[K|M|G]"), cl::cat(category));
 
 cl::opt<std::string> topologyFlag(
@@ -335,12 +345,31 @@ int runVerify(DiagnosticEngine &diags) {
     error() << positional[0] << ": " << llvm::toString(std::move(err)) << "\n";
     return BadInput;
   }
+  // A plan that recomputes is the plan of the rewritten graph
+  // (tofu/Planner/Recompute.h).
+  const planner::PlanningProblem *problem = loaded.problem.get();
+  llvm::Optional<planner::RecomputedPlan> recomputed;
+  if (!p->recompute.empty()) {
+    auto prepared = planner::prepareRecomputedPlan(*loaded.graph, specs, *p);
+    if (!prepared) {
+      error() << positional[0] << ": " << llvm::toString(prepared.takeError())
+              << "\n";
+      return BadInput;
+    }
+    recomputed = std::move(*prepared);
+    problem = recomputed->problem.get();
+  }
   planner::CostReport report;
-  if (!planner::verifyPlan(*loaded.problem, *p, llvm::errs(), report))
+  if (!planner::verifyPlan(*problem, recomputed ? recomputed->plan : *p,
+                           llvm::errs(), report))
     return BadInput;
   llvm::outs() << positional[0] << ": valid plan for " << p->workers
                << " workers: every tensor covered, comm_bytes "
-               << report.commBytes << " recomputed\n";
+               << report.commBytes << " recomputed";
+  if (!p->recompute.empty())
+    llvm::outs() << " (" << p->recompute.size()
+                 << " activations recomputed in the backward pass)";
+  llvm::outs() << "\n";
   return Success;
 }
 
@@ -430,8 +459,12 @@ bool writeCpp(llvm::raw_ostream &os, const planner::PlanningProblem &problem,
   return true;
 }
 
+/// Writes the output; `g` and `p` are what runs (for a plan that
+/// recomputes, the rewritten graph and its plan), `json` the plan as
+/// written (the graph's own ops and tensors, and `recompute`).
 int writeOutput(const graph::Graph &g, const plan::Plan &p,
-                const SummaryInput &summary, graph::SpecLibrary &specs) {
+                const plan::Plan &json, const SummaryInput &summary,
+                graph::SpecLibrary &specs) {
   std::error_code ec;
   llvm::ToolOutputFile out(outputFile, ec, llvm::sys::fs::OF_Text);
   if (ec) {
@@ -440,7 +473,7 @@ int writeOutput(const graph::Graph &g, const plan::Plan &p,
   }
   switch (emitKind) {
   case EmitKind::Plan:
-    plan::writePlanJSON(out.os(), p, getGraphField());
+    plan::writePlanJSON(out.os(), json, getGraphField());
     break;
   case EmitKind::Summary:
     printPlanSummary(out.os(), summary);
@@ -598,7 +631,8 @@ int runPlan(DiagnosticEngine &diags) {
     if (machine &&
         !estimateOnMachine(problem, specs, *machine, *baselines[b]))
       return BadInput;
-    return writeOutput(*loaded.graph, *summary.plan, summary, specs);
+    return writeOutput(*loaded.graph, *summary.plan, *summary.plan, summary,
+                       specs);
   }
   planner::PlannerReport report;
   auto p = planner::planGraph(problem, options, report);
@@ -614,11 +648,40 @@ int runPlan(DiagnosticEngine &diags) {
   summary.what = searchKind == planner::SearchKind::Exact
                      ? "the exact optimum"
                      : "the recursive search's plan";
-  summary.plan = &*p;
+  planner::RecomputeReport recomputeReport;
+  if (peakMemoryFlag.getNumOccurrences()) {
+    auto fitted = planner::fitPeakBudget(problem, specs, std::move(*p),
+                                         peakMemoryFlag.value, recomputeReport);
+    if (!fitted) {
+      error() << llvm::toString(fitted.takeError()) << "\n";
+      return BadInput;
+    }
+    p = std::move(*fitted);
+    summary.recompute = &recomputeReport;
+  }
   summary.report = &report;
-  if (machine && !estimateOnMachine(problem, specs, *machine, *p))
+  // A plan that recomputes runs as the rewritten graph's plan: the summary,
+  // Graphviz and C++ show that; the plan JSON is the graph's own.
+  llvm::Optional<planner::RecomputedPlan> recomputed;
+  if (!p->recompute.empty()) {
+    auto prepared = planner::prepareRecomputedPlan(*loaded.graph, specs, *p);
+    if (!prepared) {
+      error() << llvm::toString(prepared.takeError()) << "\n";
+      return BadInput;
+    }
+    recomputed = std::move(*prepared);
+    summary.problem = recomputed->problem.get();
+  }
+  const graph::Graph &runGraph =
+      recomputed ? *recomputed->rewritten.graph : *loaded.graph;
+  plan::Plan &runPlan = recomputed ? recomputed->plan : *p;
+  summary.plan = &runPlan;
+  if (machine &&
+      !estimateOnMachine(*summary.problem, specs, *machine, runPlan))
     return BadInput;
-  return writeOutput(*loaded.graph, *p, summary, specs);
+  if (recomputed)
+    p->estimate = runPlan.estimate;
+  return writeOutput(runGraph, runPlan, *p, summary, specs);
 }
 
 } // namespace

@@ -31,6 +31,7 @@
 #include "tofu/Plan/PlanJSON.h"
 #include "tofu/Planner/CostModel.h"
 #include "tofu/Planner/PlanVerifier.h"
+#include "tofu/Planner/Recompute.h"
 #include "tofu/Runtime/CudaDevice.h"
 #include "tofu/Runtime/Error.h"
 #include "tofu/Support/CommandLine.h"
@@ -195,7 +196,10 @@ llvm::raw_ostream &error() {
                                 "tofu-run");
 }
 
-/// Everything a run needs, loaded.
+/// Everything a run needs, loaded. For a plan that recomputes
+/// (tofu/Planner/Recompute.h), `graph`, `problem` and `plan` are the
+/// rewritten graph and its plan, which the run executes; the rewrite keeps
+/// every tensor of the graph at its index.
 struct Loaded {
   std::unique_ptr<graph::Graph> graph;
   graph::SpecLibrary specs;
@@ -257,6 +261,18 @@ bool load(DiagnosticEngine &diags, Loaded &out) {
           [&](unsigned t) { return out.problem->getShape(t); }, /*fill=*/true)) {
     error() << planFile << ": " << llvm::toString(std::move(err)) << "\n";
     return false;
+  }
+  if (!out.plan.recompute.empty()) {
+    auto prepared =
+        planner::prepareRecomputedPlan(*out.graph, out.specs, out.plan);
+    if (!prepared) {
+      error() << planFile << ": " << llvm::toString(prepared.takeError())
+              << "\n";
+      return false;
+    }
+    out.problem = std::move(prepared->problem);
+    out.graph = std::move(prepared->rewritten.graph);
+    out.plan = std::move(prepared->plan);
   }
   // A plan whose numbers are not the cost model's, recomputed from the plan
   // and the graph, is refused (docs/Runtime.md): its comm_bytes and peaks

@@ -143,6 +143,10 @@ struct Plan {
   llvm::Optional<StepEstimate> estimate;
   /// What the search did; None for plans no search made (baselines).
   llvm::Optional<SearchRecord> search;
+  /// Forward activations recomputed in the backward pass, by name
+  /// (tofu/Planner/Recompute.h); empty: none, and the plan is the graph's
+  /// own.
+  std::vector<std::string> recompute;
 };
 
 /// "2x2x2"; "1" for no levels (one worker).

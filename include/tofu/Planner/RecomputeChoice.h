@@ -1,0 +1,80 @@
+//===- RecomputeChoice.h - Recompute until the peak fits a budget -*- C++ -*-===//
+//
+// This file declares the planner's recomputation decision under
+// `tofu-plan --peak-memory B` (docs/Planner.md, "Recomputation"): given the
+// plan the search found, if its fullest worker's predicted peak exceeds B,
+// choose forward activations to recompute (Recompute.h) until it fits.
+//
+// The choice is greedy over a ranked list: the candidates
+// (getRecomputeCandidates) are ordered by what recomputing them costs per
+// byte they free: first those whose producer moves no bytes under the plan,
+// then by the producer's work points (WorkModel, over the whole op) per
+// byte of the tensor, ascending, ties to the larger tensor, then the
+// earlier. The planner takes the shortest prefix of that list whose
+// rewritten plan's predicted peak fits, found by bisection on the prefix
+// length (each probe evaluates the rewritten plan with the cost model, so a
+// probe's peak is exactly what the runtime measures). The partitioning is
+// the search's, decided before and kept: the three levers (partitioning,
+// replication under --memory, recomputation) are searched in that order,
+// not jointly.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_PLANNER_RECOMPUTECHOICE_H
+#define TOFU_PLANNER_RECOMPUTECHOICE_H
+
+#include "tofu/Planner/PlanningProblem.h"
+
+#include "llvm/Support/Error.h"
+
+#include <vector>
+
+namespace tofu {
+namespace graph {
+class SpecLibrary;
+} // namespace graph
+
+namespace planner {
+
+/// What the recomputation decision did, for the summary.
+struct RecomputeReport {
+  int64_t budget = 0;
+  /// The fullest worker's peak and comm_bytes of the plan as searched
+  /// (nothing recomputed) and as returned.
+  int64_t peakBefore = 0, peakAfter = 0;
+  int64_t commBefore = 0, commAfter = 0;
+  /// getLiveBytesBound of the graph: no plan recomputing nothing has a
+  /// smaller fullest-worker peak.
+  int64_t liveBound = 0;
+  unsigned candidates = 0, chosen = 0;
+  /// Rewritten plans evaluated.
+  unsigned probes = 0;
+  /// Bytes of the recomputed tensors (whole tensors, all workers).
+  int64_t recomputedBytes = 0;
+  /// One plan evaluated: how many tensors (and bytes) it recomputes, its
+  /// fullest worker's peak and its comm_bytes.
+  struct Point {
+    unsigned tensors;
+    int64_t recomputedBytes, peak, commBytes;
+  };
+  /// Every plan evaluated, the plan recomputing nothing first.
+  std::vector<Point> points;
+};
+
+/// `p` (a plan of `problem`'s graph with the cost model's numbers) made to
+/// fit `budget` bytes of peak per worker: unchanged if it fits, else with
+/// the shortest ranked prefix of candidates in `recompute` and the numbers
+/// of its rewritten plan. An error when even recomputing every candidate
+/// does not fit (giving the peaks with none and with all).
+llvm::Expected<plan::Plan> fitPeakBudget(const PlanningProblem &problem,
+                                         graph::SpecLibrary &specs,
+                                         plan::Plan p, int64_t budget,
+                                         RecomputeReport &report);
+
+/// The fullest worker's peak of `p`.
+int64_t getMaxPeakBytes(const plan::Plan &p);
+
+} // namespace planner
+} // namespace tofu
+
+#endif // TOFU_PLANNER_RECOMPUTECHOICE_H
