@@ -12,7 +12,7 @@
 
 #include "tofu/Runtime/DeviceExecutor.h"
 #include "tofu/Runtime/Error.h"
-#include "TestKernels.h"
+#include "ChainExecutors.h"
 
 #include "gtest/gtest.h"
 
@@ -21,27 +21,14 @@ using namespace tofu::runtime::test;
 
 namespace {
 
-KernelTable makeKernels() {
-  return KernelTable({KernelInfo{"mm", matmul, nullptr, 3},
-                      KernelInfo{"scale", scale, nullptr, 2}});
-}
-
 class DeviceExecutorTest : public testing::TestWithParam<unsigned> {};
 
 TEST_P(DeviceExecutorTest, AgreesWithTheCpuExecutor) {
   unsigned k = GetParam();
-  ExecutablePlan plan = makeChainPlan(k);
-  KernelTable kernels = makeKernels();
-  auto transport = createThreadTransport(k, std::chrono::seconds(10));
-  Executor cpu(plan, kernels, *transport);
-  auto device = createHostDevice(k, kernels);
-  auto communicator = createHostCommunicator(*device);
-  DeviceExecutor gpu(plan, *device, *communicator);
-  for (StepExecutor *e : {static_cast<StepExecutor *>(&cpu),
-                          static_cast<StepExecutor *>(&gpu)}) {
-    e->setInput(0, iota({M, N}, 0.5f));
-    e->setInput(1, iota({N, P}, 0.25f));
-  }
+  ChainExecutors chain(k);
+  const ExecutablePlan &plan = chain.plan;
+  Executor &cpu = chain.cpu;
+  DeviceExecutor &gpu = chain.gpu;
   for (unsigned step = 0; step != 2; ++step) {
     StepResult a = cpu.runStep(), b = gpu.runStep();
     EXPECT_EQ(b.movedBytes, a.movedBytes) << "step " << step;
@@ -74,7 +61,7 @@ struct Rig {
         communicator(createHostCommunicator(*device)),
         executor(plan, *device, *communicator) {}
   ExecutablePlan plan;
-  KernelTable kernels = makeKernels();
+  KernelTable kernels = makeChainKernels();
   std::unique_ptr<Device> device;
   std::unique_ptr<Communicator> communicator;
   DeviceExecutor executor;
@@ -133,7 +120,7 @@ TEST(DeviceExecutor, OutOfDeviceMemory) {
 }
 
 TEST(DeviceExecutor, HostTransfersStayInTheirWorkersMemory) {
-  KernelTable kernels = makeKernels();
+  KernelTable kernels = makeChainKernels();
   auto device = createHostDevice(2, kernels);
   auto communicator = createHostCommunicator(*device);
   void *a = device->allocate(0, 16), *b = device->allocate(1, 16);
@@ -150,7 +137,7 @@ TEST(DeviceExecutor, HostTransfersStayInTheirWorkersMemory) {
 
 TEST(DeviceExecutor, WorkerCountMustMatch) {
   ExecutablePlan plan = makeChainPlan(2);
-  KernelTable kernels = makeKernels();
+  KernelTable kernels = makeChainKernels();
   auto device = createHostDevice(4, kernels);
   auto communicator = createHostCommunicator(*device);
   EXPECT_THROW(DeviceExecutor(plan, *device, *communicator), RuntimeError);

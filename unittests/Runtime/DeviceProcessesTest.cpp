@@ -27,11 +27,6 @@ using namespace tofu::runtime::test;
 
 namespace {
 
-KernelTable makeKernels() {
-  return KernelTable({KernelInfo{"mm", matmul, nullptr, 3},
-                      KernelInfo{"scale", scale, nullptr, 2}});
-}
-
 /// The tensors the tests gather: w (updated), y, w2, z.
 const std::vector<unsigned> Gathered = {1, 3, 4, 5};
 
@@ -49,7 +44,7 @@ std::vector<Seen> runProcesses(const ExecutablePlan &plan, unsigned steps,
   unsigned k = plan.workers;
   OneWorkerTransport::Shared shared;
   shared.inner = createThreadTransport(k, std::chrono::seconds(10));
-  KernelTable kernels = makeKernels();
+  KernelTable kernels = makeChainKernels();
   std::vector<Seen> seen(k);
   std::vector<std::thread> threads;
   for (unsigned r = 0; r != k; ++r)
@@ -60,8 +55,7 @@ std::vector<Seen> runProcesses(const ExecutablePlan &plan, unsigned steps,
         auto communicator = createHostCommunicator(*device, &processes);
         DeviceExecutor executor(plan, *device, *communicator, &processes);
         EXPECT_EQ(executor.isRoot(), r == 0);
-        executor.setInput(0, iota({M, N}, 0.5f));
-        executor.setInput(1, iota({N, P}, 0.25f));
+        setChainInputs(executor);
         if (fail >= 0)
           executor.injectFailure(unsigned(fail), 0);
         for (unsigned s = 0; s != steps; ++s) {
@@ -83,12 +77,11 @@ class DeviceProcessesTest : public testing::TestWithParam<unsigned> {};
 TEST_P(DeviceProcessesTest, AgreesWithOneProcess) {
   unsigned k = GetParam();
   ExecutablePlan plan = makeChainPlan(k);
-  KernelTable kernels = makeKernels();
+  KernelTable kernels = makeChainKernels();
   auto device = createHostDevice(k, kernels);
   auto communicator = createHostCommunicator(*device);
   DeviceExecutor one(plan, *device, *communicator);
-  one.setInput(0, iota({M, N}, 0.5f));
-  one.setInput(1, iota({N, P}, 0.25f));
+  setChainInputs(one);
   std::vector<Seen> seen = runProcesses(plan, 2);
   for (unsigned s = 0; s != 2; ++s) {
     StepResult want = one.runStep();
@@ -124,7 +117,7 @@ TEST(DeviceProcesses, AFailureEndsTheOthersWaits) {
 }
 
 TEST(DeviceProcesses, ADeviceHoldsOnlyItsProcessWorkers) {
-  KernelTable kernels = makeKernels();
+  KernelTable kernels = makeChainKernels();
   auto device = createHostDevice(2, kernels, 0, {1});
   EXPECT_THROW(device->allocate(0, 16), RuntimeError);
   void *b = device->allocate(1, 16);

@@ -3,8 +3,8 @@
 // This file defines the kernels and values the runtime's unit tests share:
 // an f32 matmul and an f32 scaling, both over KernelCall boxes, a
 // two-worker matmul plan with a partial (reduce) share, the chain plan of
-// the device executor's tests (K = 1, 2, 4), and a deterministic f32
-// tensor.
+// the device executor's tests (K = 1, 2, 4) with its kernels and inputs,
+// and a deterministic f32 tensor.
 //
 //===----------------------------------------------------------------------===//
 
@@ -182,6 +182,18 @@ inline HostTensor iota(std::vector<std::int64_t> shape, float scale) {
     std::memcpy(t.data.data() + i * 4, &v, 4);
   }
   return t;
+}
+
+/// The chain plan's kernels: 0 "mm", 1 "scale".
+inline KernelTable makeChainKernels() {
+  return KernelTable({KernelInfo{"mm", matmul, nullptr, 3},
+                      KernelInfo{"scale", scale, nullptr, 2}});
+}
+
+/// Sets the chain plan's graph inputs x (tensor 0) and w (tensor 1).
+inline void setChainInputs(StepExecutor &e) {
+  e.setInput(0, iota({M, N}, 0.5f));
+  e.setInput(1, iota({N, P}, 0.25f));
 }
 
 /// The product of the f32 matrices x[m,n] and w[n,p], row-major.
