@@ -127,6 +127,14 @@ run() {
       tar -C "$results" -czf "$out"/results.tar.gz .
     done
   done
+  # Whether cuDNN makes ResNet-18's difference: the same K = 1 run with its
+  # convolutions, batch norms and poolings on the generated kernels.
+  local rc=0 tag=resnet18.k1.nocudnn
+  timeout "${GPU_CHECK_TIMEOUT:-60}" "$run" "$dir/plans/resnet18.k1.json" \
+    --graph "$dir/graphs/resnet18.json" --backend cuda --cuda-cudnn=false \
+    --check --steps $steps >"$results/$tag.txt" 2>&1 || rc=$?
+  echo "$tag rc=$rc | $(grep -m1 '^check:' "$results/$tag.txt")" | tee -a "$out"/summary.txt
+  tar -C "$results" -czf "$out"/results.tar.gz .
 }
 
 case ${1:-} in

@@ -41,6 +41,13 @@ llvm::cl::opt<bool> cudaLoadOnly(
                    "graph's CUDA kernels, print how many ops have a launch "
                    "function, and exit 0 (no GPU needed)"),
     llvm::cl::Hidden);
+llvm::cl::opt<bool> cudaUseCudnn(
+    "cuda-cudnn",
+    llvm::cl::desc("Testing: with --backend cuda, compute convolutions, batch "
+                   "norms and poolings with cuDNN where the box allows "
+                   "(default); false runs their generated kernels, to tell "
+                   "whether cuDNN causes a --check difference"),
+    llvm::cl::init(true), llvm::cl::Hidden);
 } // namespace
 #endif
 
@@ -91,6 +98,8 @@ std::shared_ptr<void> loadCudaKernels(const graph::Graph &g,
     int k = unit->opKernel[op];
     if (k >= 0 && unit->kernels[k].gemm)
       options.gemms[op] = *unit->kernels[k].gemm;
+    if (!cudaUseCudnn)
+      continue;
     if (k >= 0 && unit->kernels[k].conv)
       options.convs[op] = *unit->kernels[k].conv;
     if (k >= 0 && unit->kernels[k].batchNorm)

@@ -69,13 +69,27 @@ bool issuedDnn(cudnnStatus_t status, unsigned worker, const char *what) {
 #endif
 
 #ifdef TOFU_HAVE_CUDNN
-/// The first algorithm of cuDNN's ranked `found` results that runs and is
-/// deterministic; `fallback` if none is.
+/// Whether a convolution gradient algorithm sums in the spatial domain, as
+/// the generated kernels do: FFT and Winograd transforms round differently
+/// (ResNet-18's check on an H100 was beyond 1e-4 while they were allowed;
+/// docs/DeviceExecutor.md, "On a GPU").
+bool isDirectSum(cudnnConvolutionBwdDataAlgo_t algo) {
+  return algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_0 ||
+         algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+}
+bool isDirectSum(cudnnConvolutionBwdFilterAlgo_t algo) {
+  return algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0 ||
+         algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1 ||
+         algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
+}
+
+/// The first algorithm of cuDNN's ranked `found` results that runs, is
+/// deterministic and sums directly; `fallback` if none is.
 template <typename Perf, typename Algo>
 Algo firstDeterministic(const Perf *perf, int found, Algo fallback) {
   for (int i = 0; i != found; ++i)
     if (perf[i].status == CUDNN_STATUS_SUCCESS &&
-        perf[i].determinism == CUDNN_DETERMINISTIC)
+        perf[i].determinism == CUDNN_DETERMINISTIC && isDirectSum(perf[i].algo))
       return perf[i].algo;
   return fallback;
 }
@@ -362,8 +376,8 @@ private:
 
 #ifdef TOFU_HAVE_CUDNN
   /// planConvolution's call as one cudnnConvolutionForward (implicit GEMM),
-  /// BackwardData or BackwardFilter (the first deterministic algorithm of
-  /// cuDNN's heuristics, else algorithm 1), in FMA math (no TF32, as the
+  /// BackwardData or BackwardFilter (the first deterministic direct-sum
+  /// algorithm of cuDNN's heuristics, else algorithm 1), in FMA math (no TF32, as the
   /// generated kernels compute), with the workspace cuDNN asks for taken
   /// from the device's stream-ordered pool on the worker's stream.
   void convolve(unsigned w, const ConvCall &p, ElementType type) {
