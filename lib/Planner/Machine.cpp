@@ -82,6 +82,59 @@ double Machine::getKernelSeconds(StringRef kind, double points,
   return samples.back().seconds * points / samples.back().points;
 }
 
+/// The value at `x` of the piecewise-linear function through `xy` (sorted
+/// by x; points of equal x averaged), constant beyond the ends.
+static double interpolate(std::vector<std::pair<double, double>> xy,
+                          double x) {
+  llvm::sort(xy);
+  std::vector<std::pair<double, double>> merged;
+  for (size_t i = 0, e = xy.size(); i != e;) {
+    size_t j = i;
+    double sum = 0;
+    for (; j != e && xy[j].first == xy[i].first; ++j)
+      sum += xy[j].second;
+    merged.push_back({xy[i].first, sum / double(j - i)});
+    i = j;
+  }
+  if (x <= merged.front().first)
+    return merged.front().second;
+  for (size_t i = 1, e = merged.size(); i != e; ++i)
+    if (x <= merged[i].first) {
+      const auto &a = merged[i - 1], &b = merged[i];
+      return a.second +
+             (x - a.first) / (b.first - a.first) * (b.second - a.second);
+    }
+  return merged.back().second;
+}
+
+double Machine::getOpSeconds(StringRef type, StringRef kind, double points,
+                             double elements) const {
+  auto it = ops.find(type.str());
+  if (it == ops.end() || it->second.empty())
+    return getKernelSeconds(kind, points, elements);
+  if (!(points > 0))
+    return 0;
+  const std::vector<Sample> &samples = it->second;
+  std::vector<std::pair<double, double>> rates;
+  if (elements > 0)
+    for (const Sample &s : samples)
+      if (s.elements > 0)
+        rates.push_back({std::log(s.points / s.elements),
+                         s.seconds / s.points});
+  if (!rates.empty())
+    return points * interpolate(rates, std::log(points / elements));
+  // Linear in points between samples; the end samples' rate beyond them.
+  const Sample &first = samples.front(), &last = samples.back();
+  if (points <= first.points)
+    return first.seconds * points / first.points;
+  if (points >= last.points)
+    return last.seconds * points / last.points;
+  std::vector<std::pair<double, double>> curve;
+  for (const Sample &s : samples)
+    curve.push_back({s.points, s.seconds});
+  return interpolate(curve, points);
+}
+
 namespace {
 
 /// Walks a machine file's location tree, reporting at the offending value.
@@ -112,23 +165,24 @@ private:
                             " number");
     return true;
   }
-  bool samples(const Node &node, StringRef kind,
+  /// Reads the samples at `node` (`where`: "kernels.KIND" or "ops.TYPE").
+  bool samples(const Node &node, const Twine &where,
                std::vector<Machine::Sample> &out);
 
   DiagnosticEngine &diags;
   const JSONLocations &locs;
 };
 
-bool Reader::samples(const Node &node, StringRef kind,
+bool Reader::samples(const Node &node, const Twine &where,
                      std::vector<Machine::Sample> &out) {
   if (node.kind != Node::Kind::Array || node.children.empty())
-    return fail(node, "kernels." + kind +
+    return fail(node, where +
                           " must be a non-empty array of [points, seconds]");
   for (uint32_t c : node.children) {
     const Node &pair = locs.getNode(c);
     if (pair.kind != Node::Kind::Array ||
         (pair.children.size() != 2 && pair.children.size() != 3))
-      return fail(pair, "a sample of kernels." + kind +
+      return fail(pair, "a sample of " + where +
                             " must be [points, seconds] or [points, "
                             "seconds, elements]");
     Machine::Sample s;
@@ -138,7 +192,7 @@ bool Reader::samples(const Node &node, StringRef kind,
          !number(locs.getNode(pair.children[2]), "elements", s.elements)))
       return false;
     if (!out.empty() && s.points <= out.back().points)
-      return fail(pair, "the samples of kernels." + kind +
+      return fail(pair, "the samples of " + where +
                             " must have increasing points");
     out.push_back(s);
   }
@@ -220,7 +274,7 @@ std::unique_ptr<Machine> Reader::read() {
                       "elementwise, reduction)");
       return nullptr;
     }
-    if (!samples(kind, kind.key, machine->kernels[kind.key]))
+    if (!samples(kind, "kernels." + kind.key, machine->kernels[kind.key]))
       return nullptr;
   }
   for (const char *kind : MachineKernelKinds)
@@ -228,6 +282,18 @@ std::unique_ptr<Machine> Reader::read() {
       fail(*kernels, "\"kernels\" has no \"" + Twine(kind) + "\"");
       return nullptr;
     }
+  // Optional: samples per op type (tofu-calibrate --graph).
+  if (const Node *ops = locs.getMember(root, "ops")) {
+    if (ops->kind != Node::Kind::Object) {
+      fail(*ops, "\"ops\" must be an object of op types");
+      return nullptr;
+    }
+    for (uint32_t c : ops->children) {
+      const Node &type = locs.getNode(c);
+      if (!samples(type, "ops." + type.key, machine->ops[type.key]))
+        return nullptr;
+    }
+  }
   return machine;
 }
 
@@ -276,6 +342,20 @@ void planner::writeMachineJSON(llvm::raw_ostream &os, const Machine &machine) {
   auto number = [&](double value) {
     llvm::json::OStream(os).value(value);
   };
+  auto writeSamples = [&](const std::vector<Machine::Sample> &samples,
+                          const char *separator) {
+    for (size_t i = 0, e = samples.size(); i != e; ++i) {
+      os << (i ? separator : "") << "[";
+      number(samples[i].points);
+      os << ", ";
+      number(samples[i].seconds);
+      if (samples[i].elements > 0) {
+        os << ", ";
+        number(samples[i].elements);
+      }
+      os << "]";
+    }
+  };
   os << "{\"format\": \"tofu-machine\", \"version\": 1, \"transport\": ";
   llvm::json::OStream(os).value(machine.transport);
   os << ",\n \"workers\": " << machine.workers
@@ -288,19 +368,23 @@ void planner::writeMachineJSON(llvm::raw_ostream &os, const Machine &machine) {
       continue;
     os << (first ? "\n  \"" : "],\n  \"") << kind << "\": [";
     first = false;
-    for (size_t i = 0, e = it->second.size(); i != e; ++i) {
-      os << (i ? ",\n    [" : "[");
-      number(it->second[i].points);
-      os << ", ";
-      number(it->second[i].seconds);
-      if (it->second[i].elements > 0) {
-        os << ", ";
-        number(it->second[i].elements);
-      }
+    writeSamples(it->second, ",\n    ");
+  }
+  os << (first ? "},\n" : "]},\n");
+  if (!machine.ops.empty()) {
+    os << " \"ops\": {";
+    bool firstType = true;
+    for (const auto &[type, samples] : machine.ops) {
+      os << (firstType ? "\n  " : ",\n  ");
+      firstType = false;
+      llvm::json::OStream(os).value(type);
+      os << ": [";
+      writeSamples(samples, ", ");
       os << "]";
     }
+    os << "},\n";
   }
-  os << (first ? "},\n" : "]},\n") << " \"memory_bandwidth\": ";
+  os << " \"memory_bandwidth\": ";
   number(machine.memoryBandwidth);
   os << ",\n \"transport_bandwidth\": ";
   number(machine.transportBandwidth);

@@ -55,6 +55,7 @@ planner::estimateStepOnMachine(const PlanningProblem &problem,
     StringRef kind = i < opKinds.size() && !opKinds[i].empty()
                          ? StringRef(opKinds[i])
                          : StringRef("elementwise");
+    StringRef type = problem.getGraph().getOp(op.graphOp).type;
     WorkModel work(op);
     for (unsigned w = 0; w != p.workers; ++w) {
       plan::getWorkerDigits(p.levels, w, digits);
@@ -65,8 +66,8 @@ planner::estimateStepOnMachine(const PlanningProblem &problem,
           kind == "gemm" || kind == "convolution"
               ? work.getGemmElements(box, kind == "convolution")
               : 0;
-      seconds[w] +=
-          machine.getKernelSeconds(kind, work.getPoints(box), elements);
+      seconds[w] += machine.getOpSeconds(type, kind, work.getPoints(box),
+                                         elements);
     }
   }
   estimate.computeSeconds = *std::max_element(seconds.begin(), seconds.end());

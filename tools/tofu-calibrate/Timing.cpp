@@ -27,6 +27,13 @@ static double secondsSince(Clock::time_point start) {
 
 namespace {
 
+int64_t volume(const std::vector<int64_t> &shape) {
+  int64_t v = 1;
+  for (int64_t e : shape)
+    v *= e;
+  return v;
+}
+
 /// One thread's tensors and call.
 struct Call {
   std::vector<std::vector<float>> inputs;
@@ -36,21 +43,20 @@ struct Call {
   std::vector<int64_t> outLo, varLo, varHi;
   runtime::KernelCall call;
 
-  Call(const KernelShape &shape, std::mt19937 &rng) {
+  /// Random inputs, or `like`'s values.
+  Call(const KernelShape &shape, std::mt19937 &rng, const Call *like) {
     std::uniform_real_distribution<float> dist(-1, 1);
-    auto volume = [](const std::vector<int64_t> &s) {
-      int64_t v = 1;
-      for (int64_t e : s)
-        v *= e;
-      return v;
-    };
     unsigned n = shape.inputs.size();
     inputs.resize(n);
     lo.resize(n);
     for (unsigned i = 0; i != n; ++i) {
-      inputs[i].resize(volume(shape.inputs[i]));
-      for (float &x : inputs[i])
-        x = dist(rng);
+      if (like) {
+        inputs[i] = like->inputs[i];
+      } else {
+        inputs[i].resize(volume(shape.inputs[i]));
+        for (float &x : inputs[i])
+          x = dist(rng);
+      }
       lo[i].assign(shape.inputs[i].size(), 0);
       views.push_back({runtime::ElementType::F32,
                        unsigned(shape.inputs[i].size()), inputs[i].data(),
@@ -107,12 +113,27 @@ template <typename Fn> double together(unsigned threads, Fn body) {
 double tofu::timeKernel(runtime::KernelFn fn, const KernelShape &shape,
                         unsigned threads, double roundSeconds) {
   std::mt19937 rng(1);
-  std::vector<std::unique_ptr<Call>> calls;
+  // Per thread, copies of the call's tensors that consecutive calls
+  // rotate through: as many as make the copies' bytes reach
+  // ColdWorkingSetBytes (at most MaxCopies), so that a call whose tensors
+  // outgrow the core's cache reads them from memory, as in a training
+  // step, where an op's large inputs were produced many ops before.
+  double bytes = double(volume(shape.output));
+  for (const auto &input : shape.inputs)
+    bytes += double(volume(input));
+  bytes *= sizeof(float);
+  unsigned copies =
+      bytes > double(HotCallBytes)
+          ? unsigned(std::clamp(double(ColdWorkingSetBytes) / bytes, 1.0,
+                                double(MaxCopies)))
+          : 1;
+  std::vector<std::vector<std::unique_ptr<Call>>> calls(threads);
   for (unsigned t = 0; t != threads; ++t)
-    calls.push_back(std::make_unique<Call>(shape, rng));
-  // One call alone (warming caches and the BLAS threads) sizes the rounds.
+    for (unsigned c = 0; c != copies; ++c)
+      calls[t].push_back(std::make_unique<Call>(shape, rng, c ? calls[t][0].get() : nullptr));
+  // One call alone (warming the BLAS threads) sizes the rounds.
   auto start = Clock::now();
-  fn(calls[0]->call);
+  fn(calls[0][0]->call);
   double once = std::max(secondsSince(start), 1e-9);
   unsigned repeats = unsigned(std::clamp(roundSeconds / once, 1.0, 1e5));
   // The best of 7 rounds: on a loaded machine, the rounds that other jobs
@@ -121,7 +142,7 @@ double tofu::timeKernel(runtime::KernelFn fn, const KernelShape &shape,
   for (unsigned round = 0; round != KernelRounds; ++round) {
     double seconds = together(threads, [&](unsigned t) {
       for (unsigned r = 0; r != repeats; ++r)
-        fn(calls[t]->call);
+        fn(calls[t][r % copies]->call);
     });
     best = round ? std::min(best, seconds / repeats) : seconds / repeats;
   }

@@ -12,6 +12,7 @@
 #include "tofu/Runtime/Kernel.h"
 #include "tofu/Runtime/Transport.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -38,10 +39,20 @@ struct CpuTimeScale {
 /// How many rounds timeKernel takes the best of.
 constexpr unsigned KernelRounds = 7;
 
+/// A call whose tensors take at most this many bytes runs on the same
+/// tensors every time (they stay in the core's cache, as an op's small
+/// inputs do in a step, produced just before); a larger one rotates
+/// through copies of its tensors totalling about ColdWorkingSetBytes per
+/// worker (beyond the last-level caches of the machines measured; at most
+/// MaxCopies), so that it reads them from memory.
+constexpr size_t HotCallBytes = size_t(1) << 20;
+constexpr size_t ColdWorkingSetBytes = size_t(64) << 20;
+constexpr unsigned MaxCopies = 16;
+
 /// Seconds of one call of `fn` over `shape` while `threads` threads (this
 /// process's workers) each call it at once on their own tensors: the
 /// slowest thread's time per call, the best of KernelRounds rounds of
-/// calls lasting about `roundSeconds` each.
+/// calls lasting about `roundSeconds` each (cold or hot, as above).
 double timeKernel(runtime::KernelFn fn, const KernelShape &shape,
                   unsigned threads, double roundSeconds);
 

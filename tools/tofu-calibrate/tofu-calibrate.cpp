@@ -24,7 +24,6 @@
 #include "tofu/Runtime/Error.h"
 #include "tofu/Support/CommandLine.h"
 #include "tofu/Support/Diagnostics.h"
-#include "tofu/Support/Version.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -87,6 +86,13 @@ cl::opt<bool> cpuTime(
              "workers per processor thread (at least 1): a quiet machine's "
              "times on a loaded one; needs OPENBLAS_NUM_THREADS=1"),
     cl::cat(category));
+cl::list<std::string> graphFiles(
+    "graph",
+    cl::desc("Also time the op types of GRAPH.json (repeatable): up to "
+             "three ops of each type, at their whole size and at a K-th of "
+             "it; the estimate times an op of a calibrated type from its "
+             "type's samples"),
+    cl::value_desc("GRAPH.json"), cl::cat(category));
 cl::opt<std::string> timeGraph(
     "time-graph",
     cl::desc("Diagnostics: time the f32 ops of GRAPH.json at their whole "
@@ -135,10 +141,12 @@ struct Calibration {
   std::unique_ptr<codegen::KernelLibrary> library;
 };
 
-bool prepare(DiagnosticEngine &diags, Calibration &c, bool root) {
+/// Reads and compiles the graph in `file`, or the calibration graph.
+bool prepare(DiagnosticEngine &diags, Calibration &c, bool root,
+             StringRef file) {
   llvm::SourceMgr &sm = diags.getSourceMgr();
-  if (!timeGraph.empty()) {
-    c.graph = graph::readGraphFile(timeGraph, diags);
+  if (!file.empty()) {
+    c.graph = graph::readGraphFile(file, diags);
   } else {
     unsigned id = sm.AddNewSourceBuffer(
         llvm::MemoryBuffer::getMemBufferCopy(getCalibrationGraph(quick),
@@ -174,6 +182,43 @@ bool prepare(DiagnosticEngine &diags, Calibration &c, bool root) {
   return true;
 }
 
+/// Whether every tensor of op `i` is f32 (the timed calls' element type).
+bool isF32(const graph::Graph &g, unsigned i) {
+  bool f32 = g.getTensor(g.getOp(i).outputs[0].index).dtype == DType::F32;
+  for (const graph::TensorRef &t : g.getOp(i).inputs)
+    f32 &= g.getTensor(t.index).dtype == DType::F32;
+  return f32;
+}
+
+/// Op `i`'s call over its whole tensors and iteration box.
+KernelShape getCallShape(const graph::Graph &g, unsigned i,
+                         const codegen::GeneratedKernel &kernel) {
+  KernelShape shape;
+  for (const graph::TensorRef &t : g.getOp(i).inputs) {
+    const Shape &s = g.getTensor(t.index).shape;
+    shape.inputs.emplace_back(s.begin(), s.end());
+  }
+  const Shape &out = g.getTensor(g.getOp(i).outputs[0].index).shape;
+  shape.output.assign(out.begin(), out.end());
+  shape.varExtents = kernel.varExtents;
+  return shape;
+}
+
+/// Sorts samples by points; of two calls of the same size, keeps the
+/// faster.
+void sortSamples(std::vector<planner::Machine::Sample> &samples) {
+  llvm::sort(samples, [](const planner::Machine::Sample &a,
+                         const planner::Machine::Sample &b) {
+    return a.points < b.points ||
+           (a.points == b.points && a.seconds < b.seconds);
+  });
+  samples.erase(std::unique(samples.begin(), samples.end(),
+                            [](const auto &a, const auto &b) {
+                              return a.points == b.points;
+                            }),
+                samples.end());
+}
+
 /// Times every op of the calibration graph into `machine.kernels`.
 bool timeKernels(Calibration &c, Job &job, planner::Machine &machine,
                  bool root, const planner::Machine *predictor) {
@@ -189,21 +234,9 @@ bool timeKernels(Calibration &c, Job &job, planner::Machine &machine,
       return false;
     }
     const codegen::GeneratedKernel &kernel = c.emitted.kernels[k];
-    if (!timeGraph.empty()) {
-      bool f32 = g.getTensor(g.getOp(i).outputs[0].index).dtype == DType::F32;
-      for (const graph::TensorRef &t : g.getOp(i).inputs)
-        f32 &= g.getTensor(t.index).dtype == DType::F32;
-      if (!f32)
-        continue;
-    }
-    KernelShape shape;
-    for (const graph::TensorRef &t : g.getOp(i).inputs) {
-      const Shape &s = g.getTensor(t.index).shape;
-      shape.inputs.emplace_back(s.begin(), s.end());
-    }
-    const Shape &out = g.getTensor(g.getOp(i).outputs[0].index).shape;
-    shape.output.assign(out.begin(), out.end());
-    shape.varExtents = kernel.varExtents;
+    if (!timeGraph.empty() && !isF32(g, i))
+      continue;
+    KernelShape shape = getCallShape(g, i, kernel);
     const planner::ProblemOp &op = c.problem->getOp(i);
     planner::getOpBox(op, {}, {}, {}, box);
     planner::WorkModel work(op);
@@ -225,7 +258,8 @@ bool timeKernels(Calibration &c, Job &job, planner::Machine &machine,
                                    seconds);
     if (root && predictor) {
       // --time-graph with --machine: the estimate's time for this call.
-      double predicted = predictor->getKernelSeconds(kind, points, elements);
+      double predicted = predictor->getOpSeconds(g.getOp(i).type, kind,
+                                                 points, elements);
       llvm::errs() << llvm::format(" predicted %12.4g s", predicted);
       measuredTotal += seconds;
       predictedTotal += predicted;
@@ -240,25 +274,95 @@ bool timeKernels(Calibration &c, Job &job, planner::Machine &machine,
         "tofu-calibrate: all timed ops %.4g s measured, %.4g s predicted "
         "(%.2f)\n",
         measuredTotal, predictedTotal, predictedTotal / measuredTotal);
-  for (auto &[kind, samples] : machine.kernels) {
-    llvm::sort(samples, [](const planner::Machine::Sample &a,
-                           const planner::Machine::Sample &b) {
-      return a.points < b.points ||
-             (a.points == b.points && a.seconds < b.seconds);
-    });
-    // Two calls of the same size: keep the faster.
-    samples.erase(std::unique(samples.begin(), samples.end(),
-                              [](const auto &a, const auto &b) {
-                                return a.points == b.points;
-                              }),
-                  samples.end());
-  }
+  for (auto &[kind, samples] : machine.kernels)
+    sortSamples(samples);
   for (const char *kind : planner::MachineKernelKinds)
     if (!machine.kernels.count(kind) && timeGraph.empty()) {
       error() << "the calibration graph has no " << kind
               << " kernel (the kernel generator routes its ops otherwise)\n";
       return false;
     }
+  return true;
+}
+
+/// How many ops of one type --graph times.
+constexpr unsigned OpsPerType = 3;
+
+/// --graph: times up to OpsPerType ops of each f32 op type of `c.graph`
+/// (the smallest, the largest and the middle one by work points), each at
+/// its whole iteration box and at a K-th of it (its first variable of at
+/// least K values cut to a K-th), into `machine.ops`.
+bool timeGraphOps(Calibration &c, Job &job, planner::Machine &machine,
+                  bool root) {
+  const graph::Graph &g = *c.graph;
+  struct Instance {
+    double points;
+    unsigned op;
+  };
+  std::map<std::string, std::vector<Instance>> byType;
+  SmallVector<analysis::Range, 8> box;
+  for (unsigned i = 0, e = g.getNumOps(); i != e; ++i) {
+    if (c.emitted.opKernel[i] < 0 || !c.library->getKernel(i) || !isF32(g, i))
+      continue;
+    planner::getOpBox(c.problem->getOp(i), {}, {}, {}, box);
+    double points = planner::WorkModel(c.problem->getOp(i)).getPoints(box);
+    if (points > 0)
+      byType[g.getOp(i).type].push_back({points, i});
+  }
+  for (auto &[type, instances] : byType) {
+    llvm::sort(instances, [](const Instance &a, const Instance &b) {
+      return a.points < b.points;
+    });
+    std::vector<unsigned> picked;
+    size_t n = instances.size();
+    for (size_t j : {size_t(0), n / 2, n - 1})
+      if (!llvm::is_contained(picked, instances[j].op))
+        picked.push_back(instances[j].op);
+    std::vector<planner::Machine::Sample> &samples = machine.ops[type];
+    for (unsigned i : picked) {
+      const codegen::GeneratedKernel &kernel =
+          c.emitted.kernels[c.emitted.opKernel[i]];
+      const planner::ProblemOp &op = c.problem->getOp(i);
+      planner::getOpBox(op, {}, {}, {}, box);
+      KernelShape shape = getCallShape(g, i, kernel);
+      bool sameBox = shape.varExtents.size() == box.size();
+      for (size_t v = 0; sameBox && v != box.size(); ++v)
+        sameBox = box[v].lo == 0 && box[v].size() == shape.varExtents[v];
+      if (!sameBox) {
+        error() << "op '" << g.getOp(i).name
+                << "': the kernel's iteration box is not the planner's\n";
+        return false;
+      }
+      planner::WorkModel work(op);
+      bool conv = kernel.kind == codegen::KernelKind::Convolution;
+      bool gemm = conv || kernel.kind == codegen::KernelKind::Gemm;
+      // The whole box, then a K-th of it.
+      for (unsigned part : {1u, job.workers}) {
+        if (part > 1) {
+          auto v = llvm::find_if(box, [&](const analysis::Range &r) {
+            return r.size() >= int64_t(part);
+          });
+          if (v == box.end())
+            break;
+          v->hi = v->lo + (v->size() + part - 1) / part;
+          shape.varExtents[v - box.begin()] = v->size();
+        }
+        double points = work.getPoints(box);
+        double elements = gemm ? work.getGemmElements(box, conv) : 0;
+        job.barrier();
+        double seconds = job.mean(
+            timeKernel(c.library->getKernel(i), shape, job.localThreads(),
+                       quick ? 0.002 : 0.02),
+            1e-12);
+        if (root)
+          llvm::errs() << llvm::format("  %-12s %-28s %12.4g points %12.4g s\n",
+                                       codegen::getKernelKindName(kernel.kind),
+                                       type.c_str(), points, seconds);
+        samples.push_back({points, seconds, elements});
+      }
+    }
+    sortSamples(samples);
+  }
   return true;
 }
 
@@ -331,7 +435,7 @@ int run(DiagnosticEngine &diags) {
     tofu::CpuTimeScale::factor =
         std::max(1.0, double(job.workers) / double(hardware));
     Calibration c;
-    if (!prepare(diags, c, root))
+    if (!prepare(diags, c, root, timeGraph))
       return Failure;
     planner::Machine machine;
     machine.transport =
@@ -352,6 +456,16 @@ int run(DiagnosticEngine &diags) {
       return Failure;
     if (!timeGraph.empty())
       return Success;
+    for (const std::string &file : graphFiles) {
+      Calibration ops;
+      if (!prepare(diags, ops, root, file))
+        return Failure;
+      if (root)
+        llvm::errs() << "tofu-calibrate: timing the op types of " << file
+                     << ":\n";
+      if (!timeGraphOps(ops, job, machine, root))
+        return Failure;
+    }
     job.barrier();
     machine.memoryBandwidth =
         job.mean(timeMemoryCopy(job.localThreads()), /*bytes/s*/ 1);
@@ -385,16 +499,13 @@ int run(DiagnosticEngine &diags) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  cl::HideUnrelatedOptions(category);
-  cl::SetVersionPrinter(printToolVersion);
-  if (!cl::ParseCommandLineOptions(
-          argc, argv,
+  if (!cli::parseToolCommandLine(
+          argc, argv, {&category},
           "tofu-calibrate: measure this machine for tofu-plan --machine "
           "(docs/StepTime.md).\n\n"
           "  tofu-calibrate [--workers K] -o MACHINE.json\n"
           "  mpirun -np K tofu-calibrate --transport mpi -o MACHINE.json\n\n"
-          "Exit status: 0 success, 1 failure, 2 bad usage.\n",
-          &llvm::errs()))
+          "Exit status: 0 success, 1 failure, 2 bad usage.\n"))
     return BadUsage;
   llvm::SourceMgr srcMgr;
   DiagnosticEngine diags(srcMgr);

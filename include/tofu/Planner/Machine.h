@@ -48,6 +48,10 @@ struct Machine {
   unsigned hardwareThreads = 1;
   /// Per kind of kernel, samples in increasing order of points.
   std::map<std::string, std::vector<Sample>> kernels;
+  /// Per op type (a graph op's "type"), samples of that type's own
+  /// kernels in increasing order of points (tofu-calibrate --graph); an op
+  /// of a type listed here is timed from them, not from its kind's.
+  std::map<std::string, std::vector<Sample>> ops;
   /// Bytes per second of a large memory copy (one worker).
   double memoryBandwidth = 0;
   /// Bytes per second of one message through the transport, and seconds
@@ -68,6 +72,18 @@ struct Machine {
   ///    it, linear between samples, the largest sample's rate above it.
   double getKernelSeconds(StringRef kind, double points,
                           double elements = 0) const;
+
+  /// Seconds of one call of an op of type `type` (kernel kind `kind`)
+  /// doing `points` work points on `elements` GEMM elements (0: not a
+  /// GEMM kind). With samples of `type` in `ops`:
+  ///  - elements given and recorded: the points at the seconds per point
+  ///    of the type's calls of the same intensity, interpolated in log
+  ///    intensity, clamped at the ends;
+  ///  - otherwise linear in points between the type's samples, and at the
+  ///    nearest end sample's seconds per point outside them.
+  /// Without: getKernelSeconds(kind, points, elements).
+  double getOpSeconds(StringRef type, StringRef kind, double points,
+                      double elements = 0) const;
 };
 
 /// Reads a machine file (docs/StepTime.md); null after located
