@@ -15,7 +15,7 @@
 #include "tofu/Eval/Evaluator.h"
 #include "tofu/Eval/Npy.h"
 #include "tofu/Support/Diagnostics.h"
-#include "tofu/Support/Version.h"
+#include "tofu/Support/CommandLine.h"
 #include "tofu/TDL/Instantiate.h"
 #include "tofu/TDL/Parser.h"
 #include "tofu/TDL/Sema.h"
@@ -306,14 +306,11 @@ ExitStatus evaluateOp(const Module &library, const OpDecl &first) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  cl::HideUnrelatedOptions(evalCategory);
-  cl::SetVersionPrinter(printToolVersion);
-  if (!cl::ParseCommandLineOptions(
-          argc, argv,
+  if (!cli::parseToolCommandLine(
+          argc, argv, {&evalCategory},
           "tdl-eval: evaluate one TDL operator on tensors read from .npy "
           "files and write its output as a .npy file\n\n"
-          "Exit status: 0 success, 1 bad input, 2 bad usage.\n",
-          &llvm::errs()))
+          "Exit status: 0 success, 1 bad input, 2 bad usage.\n"))
     return BadUsage;
 
   llvm::SourceMgr srcMgr;

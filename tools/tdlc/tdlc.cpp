@@ -16,7 +16,7 @@
 
 #include "tofu/Analysis/OperatorSummary.h"
 #include "tofu/Support/Diagnostics.h"
-#include "tofu/Support/Version.h"
+#include "tofu/Support/CommandLine.h"
 #include "tofu/TDL/Parser.h"
 #include "tofu/TDL/Printers.h"
 #include "tofu/TDL/Sema.h"
@@ -124,16 +124,13 @@ void emitJSON(llvm::raw_ostream &os, ArrayRef<const OpDecl *> ops) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  cl::HideUnrelatedOptions(
-      {&tdlcCategory, &getStrategiesCategory(), &getKernelCategory(),
-       &getCoverageCategory()});
-  cl::SetVersionPrinter(printToolVersion);
-  if (!cl::ParseCommandLineOptions(
+  if (!cli::parseToolCommandLine(
           argc, argv,
+          {&tdlcCategory, &getStrategiesCategory(), &getKernelCategory(),
+           &getCoverageCategory()},
           "tdlc: check TDL operator definitions and print their AST, IR, a "
           "summary, their partition strategies or the C++ kernel of an "
-          "instance\n",
-          &llvm::errs()))
+          "instance\n"))
     return BadUsage;
 
   llvm::SourceMgr srcMgr;

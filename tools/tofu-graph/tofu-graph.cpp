@@ -16,7 +16,7 @@
 #include "tofu/Graph/SpecLibrary.h"
 #include "tofu/Graph/Verifier.h"
 #include "tofu/Support/Diagnostics.h"
-#include "tofu/Support/Version.h"
+#include "tofu/Support/CommandLine.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -80,15 +80,13 @@ cl::opt<std::string> outputFile("o", cl::desc("Write output to FILE"),
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  cl::HideUnrelatedOptions(category);
-  cl::SetVersionPrinter(printToolVersion);
   std::string overview =
       std::string("tofu-graph: validate a training graph (tofu-graph JSON") +
       (canReadONNX() ? ", or an ONNX model, imported first" : "") +
       ") against the TDL operator specs and print a summary, the graph as "
       "JSON or its C++ kernels.\nExit status: 0 valid, 1 bad input (diagnostics on stderr), 2 "
       "bad usage.\n";
-  if (!cl::ParseCommandLineOptions(argc, argv, overview, &llvm::errs()))
+  if (!cli::parseToolCommandLine(argc, argv, {&category}, overview))
     return BadUsage;
 
   llvm::SourceMgr srcMgr;

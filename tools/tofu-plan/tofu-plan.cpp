@@ -30,7 +30,6 @@
 #include "tofu/Planner/StepTime.h"
 #include "tofu/Support/CommandLine.h"
 #include "tofu/Support/Diagnostics.h"
-#include "tofu/Support/Version.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -688,8 +687,6 @@ int runPlan(DiagnosticEngine &diags) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  cl::HideUnrelatedOptions(category);
-  cl::SetVersionPrinter(printToolVersion);
   std::string overview =
       "tofu-plan: partition a training graph across K workers, minimising "
       "the bytes moved (docs/CostModel.md), and write the plan.\n\n"
@@ -703,7 +700,7 @@ int main(int argc, char **argv) {
                 pass.description + "\n";
   overview += "\nExit status: 0 success, 1 bad input (diagnostics on "
               "stderr), 2 bad usage.\n";
-  if (!cl::ParseCommandLineOptions(argc, argv, overview, &llvm::errs()))
+  if (!cli::parseToolCommandLine(argc, argv, {&category}, overview))
     return BadUsage;
   llvm::SourceMgr srcMgr;
   DiagnosticEngine diags(srcMgr);

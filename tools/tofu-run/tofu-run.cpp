@@ -36,7 +36,6 @@
 #include "tofu/Runtime/Error.h"
 #include "tofu/Support/CommandLine.h"
 #include "tofu/Support/Diagnostics.h"
-#include "tofu/Support/Version.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -760,10 +759,8 @@ int runTool(DiagnosticEngine &diags) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  cl::HideUnrelatedOptions(category);
-  cl::SetVersionPrinter(printToolVersion);
-  if (!cl::ParseCommandLineOptions(
-          argc, argv,
+  if (!cli::parseToolCommandLine(
+          argc, argv, {&category},
           "tofu-run: execute a plan on K workers and count the bytes moved "
           "(docs/Runtime.md).\n\n"
           "  tofu-run PLAN.json [--graph GRAPH.json] [--check] [--steps N]\n"
@@ -783,8 +780,7 @@ int main(int argc, char **argv) {
           "worker) are not the\ncost model's, recomputed from the plan and "
           "the graph, is refused (exit 1).\n\n"
           "Exit status: 0 success, 1 bad input or failed run, 2 bad usage, 3 "
-          "--check beyond tolerance.\n",
-          &llvm::errs()))
+          "--check beyond tolerance.\n"))
     return BadUsage;
   llvm::SourceMgr srcMgr;
   DiagnosticEngine diags(srcMgr);

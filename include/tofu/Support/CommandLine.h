@@ -38,6 +38,15 @@
 namespace tofu {
 namespace cli {
 
+/// The start of every Tofu tool's command line: hides the options outside
+/// `categories` (LLVM's own), installs the Tofu --version
+/// (printToolVersion) and parses `argv` with `overview` for --help,
+/// errors on stderr. False on a usage error (the tool exits 2).
+bool parseToolCommandLine(
+    int argc, const char *const *argv,
+    ArrayRef<const llvm::cl::OptionCategory *> categories,
+    StringRef overview);
+
 /// The value of an option of kind `Spec` (see the file comment).
 template <class Spec> struct Flag {
   typename Spec::Type value{};
