@@ -529,6 +529,11 @@ int runPlan(DiagnosticEngine &diags) {
                "search (--search=recursive)\n";
     return BadUsage;
   }
+  if (peakMemoryFlag.getNumOccurrences() && baseline != BaselineChoice::None) {
+    error() << "--peak-memory applies to the search's plan, not to "
+               "--baseline (a baseline's layout is fixed)\n";
+    return BadUsage;
+  }
   if (refine != cl::BOU_UNSET)
     options.refine = refine == cl::BOU_TRUE;
   else
