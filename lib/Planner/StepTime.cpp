@@ -44,32 +44,25 @@ planner::estimateStepOnMachine(const PlanningProblem &problem,
       2 * perWorker / machine.memoryBandwidth +
       messages * machine.transportLatency;
   // Compute: per worker, the sum of its calls' times.
-  std::vector<double> seconds(p.workers, 0);
-  SmallVector<unsigned, 4> digits;
-  SmallVector<analysis::Range, 8> box;
-  for (unsigned i = 0, m = p.ops.size(); i != m; ++i) {
-    const ProblemOp &op = problem.getOp(i);
-    auto steps = resolveSteps(op, p.ops[i].steps);
-    if (!steps)
-      return steps.takeError();
-    StringRef kind = i < opKinds.size() && !opKinds[i].empty()
-                         ? StringRef(opKinds[i])
-                         : StringRef("elementwise");
-    StringRef type = problem.getGraph().getOp(op.graphOp).type;
-    WorkModel work(op);
-    for (unsigned w = 0; w != p.workers; ++w) {
-      plan::getWorkerDigits(p.levels, w, digits);
-      getOpBox(op, p.levels, *steps, digits, box);
-      // GEMM-routed kernels' speed depends on their GEMMs' shape: points
-      // over the elements of the GEMM calls (about the narrowest side).
-      double elements =
-          kind == "gemm" || kind == "convolution"
-              ? work.getGemmElements(box, kind == "convolution")
-              : 0;
-      seconds[w] += machine.getOpSeconds(type, kind, work.getPoints(box),
-                                         elements);
-    }
-  }
-  estimate.computeSeconds = *std::max_element(seconds.begin(), seconds.end());
+  auto busiest = getBusiestWorkerSeconds(
+      problem, p,
+      [&](unsigned i, const WorkModel &work, ArrayRef<analysis::Range> box) {
+        StringRef kind = i < opKinds.size() && !opKinds[i].empty()
+                             ? StringRef(opKinds[i])
+                             : StringRef("elementwise");
+        StringRef type =
+            problem.getGraph().getOp(problem.getOp(i).graphOp).type;
+        // GEMM-routed kernels' speed depends on their GEMMs' shape: points
+        // over the elements of the GEMM calls (about the narrowest side).
+        double elements =
+            kind == "gemm" || kind == "convolution"
+                ? work.getGemmElements(box, kind == "convolution")
+                : 0;
+        return machine.getOpSeconds(type, kind, work.getPoints(box),
+                                    elements);
+      });
+  if (!busiest)
+    return busiest.takeError();
+  estimate.computeSeconds = *busiest;
   return estimate;
 }

@@ -189,23 +189,14 @@ llvm::Expected<StepEstimate> planner::estimateStep(const PlanningProblem &proble
     estimate.communicationSeconds += double(bytes) / p.workers / bandwidth +
                                      messages * topology.latency;
   }
-  // Compute: the most loaded worker's iteration points.
-  std::vector<double> points(p.workers, 0);
-  SmallVector<unsigned, 4> digits;
-  SmallVector<analysis::Range, 8> box;
-  for (unsigned i = 0, m = p.ops.size(); i != m; ++i) {
-    const ProblemOp &op = problem.getOp(i);
-    auto steps = resolveSteps(op, p.ops[i].steps);
-    if (!steps)
-      return steps.takeError();
-    WorkModel work(op);
-    for (unsigned w = 0; w != p.workers; ++w) {
-      plan::getWorkerDigits(p.levels, w, digits);
-      getOpBox(op, p.levels, *steps, digits, box);
-      points[w] += work.getPoints(box);
-    }
-  }
-  estimate.computeSeconds =
-      2 * *std::max_element(points.begin(), points.end()) / topology.flops;
+  // Compute: the most loaded worker's iteration points, two flops each.
+  auto busiest = getBusiestWorkerSeconds(
+      problem, p,
+      [&](unsigned, const WorkModel &work, ArrayRef<analysis::Range> box) {
+        return 2 * work.getPoints(box) / topology.flops;
+      });
+  if (!busiest)
+    return busiest.takeError();
+  estimate.computeSeconds = *busiest;
   return estimate;
 }

@@ -10,6 +10,8 @@
 #include "tofu/TDL/AST.h"
 #include "tofu/TDL/ExprWalk.h"
 
+#include <algorithm>
+
 using namespace tofu;
 using namespace tofu::planner;
 
@@ -108,4 +110,27 @@ double WorkModel::getGemmElements(ArrayRef<analysis::Range> box,
     }
   }
   return calls * getElements(callBox);
+}
+
+llvm::Expected<double> planner::getBusiestWorkerSeconds(
+    const PlanningProblem &problem, const plan::Plan &p,
+    llvm::function_ref<double(unsigned op, const WorkModel &work,
+                              ArrayRef<analysis::Range> box)>
+        seconds) {
+  std::vector<double> perWorker(p.workers, 0);
+  SmallVector<unsigned, 4> digits;
+  SmallVector<analysis::Range, 8> box;
+  for (unsigned i = 0, m = p.ops.size(); i != m; ++i) {
+    const ProblemOp &op = problem.getOp(i);
+    auto steps = resolveSteps(op, p.ops[i].steps);
+    if (!steps)
+      return steps.takeError();
+    WorkModel work(op);
+    for (unsigned w = 0; w != p.workers; ++w) {
+      plan::getWorkerDigits(p.levels, w, digits);
+      getOpBox(op, p.levels, *steps, digits, box);
+      perWorker[w] += seconds(i, work, box);
+    }
+  }
+  return *std::max_element(perWorker.begin(), perWorker.end());
 }

@@ -18,6 +18,8 @@
 
 #include "tofu/Planner/PlanningProblem.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 namespace tofu {
 namespace planner {
 
@@ -44,6 +46,16 @@ private:
   /// Per reduction, the index variables its body uses (its own included).
   std::vector<SmallVector<unsigned, 4>> reductionVars;
 };
+
+/// The compute time of the most loaded worker of `p`, which both step-time
+/// estimates take: for every op `i` and worker, `seconds(i, work, box)` of
+/// the op's iteration box on that worker, summed per worker. Errors: an
+/// op's steps do not resolve.
+llvm::Expected<double> getBusiestWorkerSeconds(
+    const PlanningProblem &problem, const plan::Plan &p,
+    llvm::function_ref<double(unsigned op, const WorkModel &work,
+                              ArrayRef<analysis::Range> box)>
+        seconds);
 
 } // namespace planner
 } // namespace tofu
