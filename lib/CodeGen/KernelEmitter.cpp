@@ -27,6 +27,8 @@ const char *codegen::getElementTypeName(DType type) {
   case DType::I32: return "std::int32_t";
   case DType::I8: return "std::int8_t";
   case DType::Bool: return "std::uint8_t";
+  case DType::F16: return "std::uint16_t"; // bit patterns (Half.h)
+  case DType::BF16: return "std::uint16_t";
   default: return nullptr;
   }
 }
@@ -235,6 +237,8 @@ std::string KernelBuilder::storeStatement(const std::string &value) const {
   case DType::F32: stored = "float(" + value + ")"; break;
   case DType::F64: stored = value; break;
   case DType::Bool: stored = "std::uint8_t(" + value + " != 0.0)"; break;
+  case DType::F16: stored = "tofu_kg::toF16(" + value + ")"; break;
+  case DType::BF16: stored = "tofu_kg::toBF16(" + value + ")"; break;
   default:
     stored = "tofu_kg::toInt<" + std::string(getElementTypeName(inst.outputType)) +
              ">(" + value + ")";
@@ -348,6 +352,7 @@ std::string codegen::getKernelPrelude() {
 #ifndef TOFU_HD
 #define TOFU_HD
 #endif
+#include "tofu/Runtime/Half.h"
 
 namespace tofu_kg {
 // The TDL evaluator's semantics (docs/Evaluator.md).
@@ -401,6 +406,12 @@ TOFU_HD inline double minOf(double a, double b) {
   return a != a ? a : m;
 }
 TOFU_HD inline double sign(double a) { return a > 0 ? 1.0 : a < 0 ? -1.0 : a; }
+// f16 and bf16 elements are bit patterns, read as float and rounded to
+// nearest even when stored (tofu/Runtime/Half.h).
+TOFU_HD inline double fromF16(std::uint16_t h) { return tofu::runtime::half::f16ToFloat(h); }
+TOFU_HD inline double fromBF16(std::uint16_t h) { return tofu::runtime::half::bf16ToFloat(h); }
+TOFU_HD inline std::uint16_t toF16(double v) { return tofu::runtime::half::floatToF16(float(v)); }
+TOFU_HD inline std::uint16_t toBF16(double v) { return tofu::runtime::half::floatToBF16(float(v)); }
 )"
 // The numeric builtins, from the table the evaluator computes them by.
 #define TDL_MATH_PARAMS_1 "double a"

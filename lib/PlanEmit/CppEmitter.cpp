@@ -36,6 +36,8 @@ static const char *getElementTypeEnum(runtime::ElementType type) {
   case runtime::ElementType::I32: return "I32";
   case runtime::ElementType::I8: return "I8";
   case runtime::ElementType::Bool: return "Bool";
+  case runtime::ElementType::F16: return "F16";
+  case runtime::ElementType::BF16: return "BF16";
   }
   return "F32";
 }

@@ -24,11 +24,12 @@ llvm::Expected<runtime::ElementType> planner::getRuntimeElementType(DType dtype)
   case DType::I32: return ElementType::I32;
   case DType::I8: return ElementType::I8;
   case DType::Bool: return ElementType::Bool;
-  default:
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "dtype " + getDTypeName(dtype).str() +
-                                       " is not executed by the runtime yet");
+  case DType::F16: return ElementType::F16;
+  case DType::BF16: return ElementType::BF16;
   }
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "dtype " + getDTypeName(dtype).str() +
+                                     " is not executed by the runtime");
 }
 
 static runtime::Reducer toReducer(tdl::Reducer reducer) {

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Runtime/Box.h"
+#include "tofu/Runtime/Half.h"
 
 #include <fmt/format.h>
 
@@ -112,6 +113,8 @@ unsigned tofu::runtime::getElementSize(ElementType type) {
   case ElementType::I32: return 4;
   case ElementType::I8: return 1;
   case ElementType::Bool: return 1;
+  case ElementType::F16: return 2;
+  case ElementType::BF16: return 2;
   }
   return 1;
 }
@@ -124,6 +127,8 @@ const char *tofu::runtime::getElementTypeName(ElementType type) {
   case ElementType::I32: return "i32";
   case ElementType::I8: return "i8";
   case ElementType::Bool: return "bool";
+  case ElementType::F16: return "f16";
+  case ElementType::BF16: return "bf16";
   }
   return "?";
 }
@@ -253,5 +258,9 @@ void tofu::runtime::reduceRegion(Reducer reducer, ElementType type,
   case ElementType::I8:
   case ElementType::Bool:
     return reduceTyped<std::int8_t>(reducer, region, src, dst, dstBox);
+  case ElementType::F16: // combined in float, rounded when stored
+    return reduceTyped<F16>(reducer, region, src, dst, dstBox);
+  case ElementType::BF16:
+    return reduceTyped<BF16>(reducer, region, src, dst, dstBox);
   }
 }

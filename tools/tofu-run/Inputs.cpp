@@ -9,6 +9,7 @@
 
 #include "tofu/Eval/Npy.h"
 #include "tofu/Lowering/PlanLowering.h"
+#include "tofu/Runtime/Half.h"
 
 #include <algorithm>
 #include <cstring>
@@ -36,6 +37,8 @@ static HostTensor makeHost(ElementType type, ArrayRef<int64_t> shape,
   case ElementType::I32: store<int32_t>(out, values); break;
   case ElementType::I8: store<int8_t>(out, values); break;
   case ElementType::Bool: store<uint8_t>(out, values); break;
+  case ElementType::F16: store<runtime::F16>(out, values); break;
+  case ElementType::BF16: store<runtime::BF16>(out, values); break;
   }
   return out;
 }
@@ -60,6 +63,8 @@ std::vector<double> tofu::toDoubles(const HostTensor &value) {
   case ElementType::I32: load<int32_t>(value, values); break;
   case ElementType::I8: load<int8_t>(value, values); break;
   case ElementType::Bool: load<uint8_t>(value, values); break;
+  case ElementType::F16: load<runtime::F16>(value, values); break;
+  case ElementType::BF16: load<runtime::BF16>(value, values); break;
   }
   return values;
 }

@@ -69,7 +69,7 @@ llvm::Expected<Reference> tofu::readReference(StringRef path,
     uint64_t size;
     if (tail.size() < 1 + sizeof(size))
       return malformed("truncated at '" + name + "'");
-    if (uint8_t(tail[0]) > uint8_t(runtime::ElementType::Bool))
+    if (uint8_t(tail[0]) > uint8_t(runtime::ElementType::BF16))
       return malformed("'" + name + "' has no element type");
     runtime::HostTensor value;
     value.type = runtime::ElementType(tail[0]);

@@ -8,6 +8,7 @@
 #include "ReferenceKernels.h"
 
 #include "tofu/Runtime/Error.h"
+#include "tofu/Runtime/Half.h"
 
 #include <fmt/format.h>
 
@@ -82,6 +83,8 @@ static void convertIn(const BoxView &view, std::vector<double> &out) {
   case ElementType::I32: return toDoubles<int32_t>(view.data, out.data(), n);
   case ElementType::I8: return toDoubles<int8_t>(view.data, out.data(), n);
   case ElementType::Bool: return toDoubles<uint8_t>(view.data, out.data(), n);
+  case ElementType::F16: return toDoubles<runtime::F16>(view.data, out.data(), n);
+  case ElementType::BF16: return toDoubles<runtime::BF16>(view.data, out.data(), n);
   }
 }
 
@@ -93,6 +96,8 @@ static void convertOut(const std::vector<double> &in, const BoxView &view) {
   case ElementType::I64: return fromDoubles<int64_t>(in.data(), view.data, n);
   case ElementType::I32: return fromDoubles<int32_t>(in.data(), view.data, n);
   case ElementType::I8: return fromDoubles<int8_t>(in.data(), view.data, n);
+  case ElementType::F16: return fromDoubles<runtime::F16>(in.data(), view.data, n);
+  case ElementType::BF16: return fromDoubles<runtime::BF16>(in.data(), view.data, n);
   case ElementType::Bool:
     for (int64_t i = 0; i != n; ++i)
       static_cast<uint8_t *>(view.data)[i] = in[i] != 0;

@@ -22,6 +22,7 @@
 #include "Processes.h"
 #include "Reference.h"
 #include "ReferenceKernels.h"
+#include "Tolerance.h"
 
 #include "tofu/Graph/ModelFile.h"
 #include "tofu/Graph/SpecLibrary.h"
@@ -167,7 +168,9 @@ cl::opt<std::string> saveReferenceFile(
     cl::value_desc("FILE"), cl::cat(category));
 cl::opt<cli::Flag<cli::NonNegativeNumber>> tolerance(
     "tolerance",
-    cl::desc("--check passes when |a - b| <= T * (1 + |b|) everywhere"),
+    cl::desc("--check passes when |a - b| <= T * (1 + |b|) everywhere "
+             "(default 1e-4; 3e-2 for a graph with bf16 tensors, 4e-3 with "
+             "f16 ones)"),
     cl::value_desc("T"), cl::init(1e-4), cl::cat(category));
 cl::opt<std::string> reportFile("report", cl::desc("Write a JSON report"),
                                 cl::value_desc("FILE.json"), cl::cat(category));
@@ -493,6 +496,8 @@ Errors compare(const graph::Graph &g, const std::vector<unsigned> &checked,
                const std::vector<runtime::HostTensor> &partitioned,
                const Reference &ref) {
   Errors errors;
+  double limit = tolerance.getNumOccurrences() ? tolerance.value
+                                                : getDefaultTolerance(g);
   for (unsigned c = 0, e = checked.size(); c != e; ++c) {
     unsigned t = checked[c];
     if (!ref.values[t])
@@ -511,7 +516,7 @@ Errors compare(const graph::Graph &g, const std::vector<unsigned> &checked,
         errors.worstTensor = g.getTensor(t).name;
       }
       errors.maxRel = std::max(errors.maxRel, rel);
-      if (!(rel <= tolerance.value)) {
+      if (!(rel <= limit)) {
         if (errors.ok)
           errors.firstBad = fmt::format("{} element {}: {} vs {}",
                                         g.getTensor(t).name, i, a[i], b[i]);

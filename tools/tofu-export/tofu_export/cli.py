@@ -134,6 +134,16 @@ def make_parser() -> argparse.ArgumentParser:
                    help="Adam's and AdamW's denominator term (default: 1e-8)")
     p.add_argument("--weight-decay", type=float, default=None,
                    help="weight decay (default: 0, AdamW's 0.01)")
+    p.add_argument("--precision", default="fp32",
+                   choices=["fp32", "bf16", "fp16"],
+                   help="mixed precision as torch.autocast: matrix products "
+                        "and convolutions in bf16 or fp16, reductions, norms "
+                        "and losses in fp32, fp32 parameters updated by the "
+                        "optimizer (default: fp32; docs/Export.md)")
+    p.add_argument("--loss-scale", type=float, default=None, metavar="S",
+                   help="--precision fp16's static loss scale: the loss is "
+                        "multiplied by S before the backward pass and the "
+                        "gradients divided by S (default: 1024)")
     p.add_argument("--allow-unused-params", action="store_true",
                    help="leave trainable parameters that get no gradient "
                         "(and their optimizer state) out of the graph "
@@ -191,6 +201,31 @@ def _number(flag: str, value: float, low: float, high: float = math.inf,
             bound = f"at least {low:g}"
         raise UsageError(f"{flag} must be {bound}, got {value:g}")
     return value
+
+
+# --precision fp16's default static loss scale (a power of two, so scaling
+# is exact; GradScaler starts at 2^16 and backs off, a static scale cannot).
+DEFAULT_LOSS_SCALE = 1024.0
+
+
+def precision_flags(args) -> dict:
+    """Precision's arguments from --precision and --loss-scale (a
+    UsageError if they do not fit together; torch is not loaded)."""
+    kw = {"name": args.precision}
+    if args.loss_scale is not None:
+        if args.precision != "fp16":
+            raise UsageError("--loss-scale applies to --precision fp16, not "
+                             f"{args.precision}")
+        kw["loss_scale"] = _number("--loss-scale", args.loss_scale, 1.0)
+    elif args.precision == "fp16":
+        kw["loss_scale"] = DEFAULT_LOSS_SCALE
+    return kw
+
+
+def precision_of(args):
+    """The precision the flags ask for (precision.Precision)."""
+    from . import precision
+    return precision.Precision(**precision_flags(args))
 
 
 def optimizer_config(args):
@@ -295,7 +330,7 @@ def _capture(args, setup, target, loss, cfg, decomposer, has_spec, times):
                 functional=not args.no_functionalize,
                 allow_unused=args.allow_unused_params,
                 decompositions=decomposer.table,
-                constants=setup.constants)
+                constants=setup.constants, precision=precision_of(args))
     except (ModelError, UsageError):
         raise
     except Exception as e:
@@ -318,6 +353,7 @@ def export(args) -> dict:
     """Build, trace and convert; returns the graph and timing stats."""
     opts = _options(args)
     optimizer = optimizer_flags(args)
+    precision_flags(args)
     lib = library.load(args.spec, args.no_default_specs)
     has_spec = lib.has if lib is not None else (lambda _: True)
     t_import = time.perf_counter()
@@ -350,6 +386,7 @@ def export(args) -> dict:
                        "batch": args.batch, "loss": loss,
                        "optimizer": args.optimizer,
                        "optimizer_options": cfg.options(),
+                       **precision_of(args).metadata(),
                        "torch": torch.__version__}
     stats = {"import_s": t0 - t_import, "build_s": t1 - t0, **times,
              "rounds": decomposer.rounds + 1,

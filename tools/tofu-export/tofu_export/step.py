@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
+import contextlib
+
 import torch.nn.functional as F
-from . import functionalize, optim, trace, values
+from . import functionalize, optim, precision as precisions, trace, values
 from .errors import ModelError
 from .stateless import functional_call
 
@@ -77,13 +79,16 @@ def capture(model: torch.nn.Module, inputs: List[Tuple[str, torch.Tensor]],
             target: Optional[torch.Tensor], loss_kind: str,
             cfg: optim.OptimizerConfig, functional: bool = True,
             allow_unused: bool = False, decompositions=None,
-            constants: Optional[Dict[str, torch.Tensor]] = None) -> Captured:
+            constants: Optional[Dict[str, torch.Tensor]] = None,
+            precision: Optional[precisions.Precision] = None) -> Captured:
     """Trace one training step of `model` (on the meta device). In-place
     updates of views are functionalized (an error if not `functional`); a
     trainable parameter that gets no gradient is an error unless
     `allow_unused`. `decompositions` are applied while tracing
     (decompose.py); `constants` maps the names of inputs given as values
-    to their values (values.py), which the trace may read."""
+    to their values (values.py), which the trace may read. `precision`
+    applies mixed precision's casts to the forward pass and the loss, and
+    fp16's static loss scale (precision.py)."""
     params = {n: p.detach().requires_grad_(True)
               for n, p in model.named_parameters()}
     buffers = {n: b.detach() for n, b in model.named_buffers()}
@@ -113,15 +118,21 @@ def capture(model: torch.nn.Module, inputs: List[Tuple[str, torch.Tensor]],
         tgt = rest[0] if rest else None
         p = dict(zip(params, p_vals))
         s = dict(zip(state, s_vals))
-        out = functional_call(model, {**p, **dict(zip(buffers, b_vals))},
-                              tuple(x_vals))
-        with recorder.scope("loss"):
-            loss = loss_fn(out, tgt)
+        mode = precision.mode() if precision else None
+        with mode if mode is not None else contextlib.nullcontext():
+            out = functional_call(model, {**p, **dict(zip(buffers, b_vals))},
+                                  tuple(x_vals))
+            with recorder.scope("loss"):
+                loss = loss_fn(out, tgt)
         if loss.dim() != 0:
             raise ValueError("the model's loss must be a scalar; got shape "
                              f"{list(loss.shape)}")
+        scale = precision.loss_scale if precision else 1.0
         recorder.enter_backward()
-        grads = torch.autograd.grad(loss, list(p.values()), allow_unused=True)
+        grads = torch.autograd.grad(loss * scale if scale != 1.0 else loss,
+                                    list(p.values()), allow_unused=True)
+        if scale != 1.0:
+            grads = [g / scale if g is not None else None for g in grads]
         recorder.exit_backward()
         unused = [n for n, g in zip(p, grads) if g is None]
         if unused and not allow_unused:

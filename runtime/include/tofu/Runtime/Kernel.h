@@ -38,8 +38,9 @@ namespace tofu {
 namespace runtime {
 
 /// The element types the runtime stores, by their tofu-graph dtype names.
-/// f16 and bf16 tensors are not executed yet.
-enum class ElementType : std::uint8_t { F32, F64, I64, I32, I8, Bool };
+/// F16 and BF16 are 16-bit patterns (tofu/Runtime/Half.h), computed on in
+/// float or double and rounded when stored.
+enum class ElementType : std::uint8_t { F32, F64, I64, I32, I8, Bool, F16, BF16 };
 
 /// A dense, row-major box of a tensor in one worker's memory.
 struct BoxView {
