@@ -21,7 +21,6 @@ values, which must be well above D for the comparison to mean anything).
 import importlib.util
 import json
 import os
-import struct
 import subprocess
 import sys
 
@@ -31,6 +30,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "Utils"))
 import npy  # noqa: E402 (test/Utils/npy.py: .npy files without numpy)
+from reference_file import read_reference  # noqa: E402
 
 DTYPES = {"f32": torch.float32, "f64": torch.float64, "i64": torch.int64,
           "i32": torch.int32}
@@ -43,25 +43,6 @@ def build(spec, kwargs):
     module = importlib.util.module_from_spec(loader)
     loader.loader.exec_module(module)
     return getattr(module, cls)(**kwargs)
-
-
-def read_reference(path, tensors):
-    """{tensor name: array} from a `tofu-run --save-reference` file."""
-    values = {}
-    with open(path, "rb") as f:
-        f.readline()  # magic
-        f.readline()  # settings
-        while True:
-            name = f.readline()
-            if not name:
-                return values
-            name = name.decode().rstrip("\n")
-            f.read(1)  # element type
-            size, = struct.unpack("<Q", f.read(8))
-            t = tensors[name]
-            data = bytearray(f.read(size))
-            values[name] = torch.frombuffer(
-                data, dtype=DTYPES[t["dtype"]]).reshape(t["shape"])
 
 
 def loss_fn(kind):

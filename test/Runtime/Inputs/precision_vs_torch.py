@@ -38,7 +38,6 @@ import contextlib
 import importlib.util
 import json
 import os
-import struct
 import subprocess
 import sys
 
@@ -46,16 +45,16 @@ import torch
 import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "Utils"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tools", "tofu-export"))
 import npy  # noqa: E402 (test/Utils/npy.py: .npy files without numpy)
 from tofu_export import precision as precisions  # noqa: E402
+from reference_file import read_reference  # noqa: E402
 from rounding import RoundingMode  # noqa: E402 (emulated 16-bit tensors)
 
 DTYPES = {"f32": torch.float32, "f64": torch.float64, "i64": torch.int64,
           "i32": torch.int32}
-REF_TYPES = {0: torch.float32, 1: torch.float64, 2: torch.int64,
-             3: torch.int32, 6: torch.float16, 7: torch.bfloat16}
 # Tolerances (docs/Export.md, "Mixed precision"), measured with margin.
 # The loss's relative difference, per precision: small against PyTorch's
 # 16-bit step, an order larger against its fp32 one, so it tells them apart.
@@ -83,24 +82,6 @@ def build(spec, vocab):
     module = importlib.util.module_from_spec(loader)
     loader.loader.exec_module(module)
     return getattr(module, cls)(**json.loads(kwargs))
-
-
-def read_reference(path, tensors):
-    """{tensor name: float64 tensor} from a --save-reference file."""
-    values = {}
-    with open(path, "rb") as f:
-        f.readline()  # magic
-        f.readline()  # settings
-        while True:
-            name = f.readline()
-            if not name:
-                return values
-            name = name.decode().rstrip("\n")
-            kind = f.read(1)[0]
-            size, = struct.unpack("<Q", f.read(8))
-            data = bytearray(f.read(size))
-            values[name] = torch.frombuffer(data, dtype=REF_TYPES[kind]) \
-                .reshape(tensors[name]["shape"]).double()
 
 
 def inputs_of(doc, model, vocab):
@@ -208,7 +189,8 @@ def main():
         sys.stdout.write(run.stdout)
         raise SystemExit(f"precision_vs_torch.py: tofu-run exited "
                          f"{run.returncode}")
-    got = read_reference(os.path.join(work, "ref"), tensors)
+    got = {n: v.double() for n, v in
+           read_reference(os.path.join(work, "ref"), tensors).items()}
     loss_name = next(t["name"] for t in doc["tensors"]
                      if t["role"] == "output" and t["shape"] == [])
     tofu_loss = float(got[loss_name])
