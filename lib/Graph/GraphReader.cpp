@@ -339,50 +339,15 @@ std::unique_ptr<Graph> Reader::read() {
   return g;
 }
 
-/// Turns llvm::json's "[L:C, byte=N]: message" into a located error.
-static void reportParseError(llvm::Error err, const llvm::MemoryBuffer &buf,
-                             DiagnosticEngine &diags) {
-  std::string text = llvm::toString(std::move(err));
-  StringRef msg = text;
-  size_t offset = 0;
-  size_t bytePos = msg.find("byte=");
-  size_t close = msg.find("]: ");
-  if (bytePos != StringRef::npos && close != StringRef::npos &&
-      !msg.slice(bytePos + 5, close).getAsInteger(10, offset))
-    msg = msg.drop_front(close + 3);
-  offset = std::min<size_t>(offset, buf.getBufferSize());
-  diags.error(SMLoc::getFromPointer(buf.getBufferStart() + offset),
-              "invalid JSON: " + msg);
-}
-
 std::unique_ptr<Graph> graph::readGraph(unsigned bufferId,
                                         DiagnosticEngine &diags) {
   const llvm::MemoryBuffer &buf =
       *diags.getSourceMgr().getMemoryBuffer(bufferId);
-  StringRef text = buf.getBuffer();
-  if (auto deep = findExcessiveNesting(text, MaxJSONDepth)) {
-    diags.error(SMLoc::getFromPointer(text.data() + *deep),
-                "JSON nested deeper than " + Twine(MaxJSONDepth) +
-                    " levels");
+  auto locs = scanJSONDocument(buf.getBuffer(), diags);
+  if (!locs)
     return nullptr;
-  }
-  // Strict JSON needs no document built; otherwise llvm::json::parse
-  // decides (it reads some numbers more leniently) and words the error.
-  if (findJSONSyntaxError(text)) {
-    llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
-    if (!value) {
-      reportParseError(value.takeError(), buf, diags);
-      return nullptr;
-    }
-  }
-  JSONLocations locs = JSONLocations::scan(text);
-  if (const JSONLocations::Node *dup = locs.findDuplicateKey()) {
-    diags.error(SMLoc::getFromPointer(locs.getKeyPointer(*dup)),
-                "invalid JSON: duplicate key '" + dup->key + "'");
-    return nullptr;
-  }
   unsigned errorsBefore = diags.getNumErrors();
-  std::unique_ptr<Graph> g = Reader(diags, locs).read();
+  std::unique_ptr<Graph> g = Reader(diags, *locs).read();
   if (diags.getNumErrors() != errorsBefore)
     return nullptr;
   return g;

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Graph/JSONLocations.h"
+#include "tofu/Support/Diagnostics.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -396,4 +397,46 @@ std::string graph::compactJSON(StringRef json) {
       out.push_back(' ');
   }
   return out;
+}
+
+/// Turns llvm::json's "[L:C, byte=N]: message" into a located error.
+static void reportParseError(llvm::Error err, StringRef text,
+                             DiagnosticEngine &diags) {
+  std::string message = llvm::toString(std::move(err));
+  StringRef msg = message;
+  size_t offset = 0;
+  size_t bytePos = msg.find("byte=");
+  size_t close = msg.find("]: ");
+  if (bytePos != StringRef::npos && close != StringRef::npos &&
+      !msg.slice(bytePos + 5, close).getAsInteger(10, offset))
+    msg = msg.drop_front(close + 3);
+  offset = std::min(offset, text.size());
+  diags.error(SMLoc::getFromPointer(text.data() + offset),
+              "invalid JSON: " + msg);
+}
+
+llvm::Optional<JSONLocations>
+graph::scanJSONDocument(StringRef text, DiagnosticEngine &diags) {
+  if (auto deep = findExcessiveNesting(text, MaxJSONDepth)) {
+    diags.error(SMLoc::getFromPointer(text.data() + *deep),
+                "JSON nested deeper than " + Twine(MaxJSONDepth) +
+                    " levels");
+    return llvm::None;
+  }
+  // Strict JSON needs no document built; otherwise llvm::json::parse
+  // decides (it reads some numbers more leniently) and words the error.
+  if (findJSONSyntaxError(text)) {
+    llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
+    if (!value) {
+      reportParseError(value.takeError(), text, diags);
+      return llvm::None;
+    }
+  }
+  JSONLocations locs = JSONLocations::scan(text);
+  if (const JSONLocations::Node *dup = locs.findDuplicateKey()) {
+    diags.error(SMLoc::getFromPointer(locs.getKeyPointer(*dup)),
+                "invalid JSON: duplicate key '" + dup->key + "'");
+    return llvm::None;
+  }
+  return locs;
 }

@@ -310,32 +310,10 @@ std::unique_ptr<Machine> planner::readMachineFile(StringRef path,
   unsigned id =
       diags.getSourceMgr().AddNewSourceBuffer(std::move(*buf), SMLoc());
   StringRef text = diags.getSourceMgr().getMemoryBuffer(id)->getBuffer();
-  if (auto deep = graph::findExcessiveNesting(text, graph::MaxJSONDepth)) {
-    diags.error(SMLoc::getFromPointer(text.data() + *deep),
-                "JSON nested too deep");
+  auto locs = graph::scanJSONDocument(text, diags);
+  if (!locs)
     return nullptr;
-  }
-  llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
-  if (!value) {
-    // llvm::json says "[L:C, byte=N]: why".
-    std::string message = llvm::toString(value.takeError());
-    StringRef msg = message;
-    size_t offset = 0, byte = msg.find("byte="), close = msg.find("]: ");
-    if (byte != StringRef::npos && close != StringRef::npos &&
-        !msg.slice(byte + 5, close).getAsInteger(10, offset))
-      msg = msg.drop_front(close + 3);
-    offset = std::min(offset, text.size());
-    diags.error(SMLoc::getFromPointer(text.data() + offset),
-                "invalid JSON: " + msg);
-    return nullptr;
-  }
-  JSONLocations locs = JSONLocations::scan(text);
-  if (const Node *dup = locs.findDuplicateKey()) {
-    diags.error(SMLoc::getFromPointer(locs.getKeyPointer(*dup)),
-                "invalid JSON: duplicate key '" + dup->key + "'");
-    return nullptr;
-  }
-  return Reader(diags, locs).read();
+  return Reader(diags, *locs).read();
 }
 
 void planner::writeMachineJSON(llvm::raw_ostream &os, const Machine &machine) {

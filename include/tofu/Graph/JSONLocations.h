@@ -22,6 +22,9 @@
 #include <vector>
 
 namespace tofu {
+
+class DiagnosticEngine;
+
 namespace graph {
 
 /// The location tree of one JSON document.
@@ -90,6 +93,14 @@ llvm::Optional<size_t> findExcessiveNesting(StringRef text, unsigned maxDepth);
 /// readers ask llvm::json::parse for the message when this finds an
 /// error).
 llvm::Optional<size_t> findJSONSyntaxError(StringRef text);
+
+/// The location tree of `text` (a buffer of `diags`' SourceMgr), checked as
+/// every located reader checks a document before reading it: nested at
+/// most MaxJSONDepth levels, valid JSON (llvm::json's message at its byte
+/// offset, "invalid JSON: ..."), no duplicate key. None after reporting the
+/// first problem where it is.
+llvm::Optional<JSONLocations> scanJSONDocument(StringRef text,
+                                               DiagnosticEngine &diags);
 
 /// `json` (valid JSON text) without insignificant whitespace, with `", "`
 /// and `": "` separators: the form in which unknown fields are kept.
