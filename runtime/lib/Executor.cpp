@@ -11,7 +11,11 @@
 // device executor stages them (StepMemory.h), so both measure the same
 // peak. Messages are tagged with the step, the op and the phase; sends
 // never block and a worker receives from lower-numbered workers before it
-// sends, so the workers cannot deadlock.
+// sends, so the workers cannot deadlock. Before each kernel a worker posts
+// the receives of the next op's fetch and of this op's reduce and deliver
+// (Transport::postReceive), so that a transport can take them while it
+// computes; that moves no pool buffer. Each worker times its kernels, its
+// waits in receive and the rest (WorkerTimes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +27,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -60,6 +65,8 @@ struct Executor::Worker {
   std::vector<Buffer> stored;
   /// Per tensor: set by setInput and not yet scattered to this worker.
   std::vector<bool> dirty;
+  /// Where the last step's time went.
+  WorkerTimes times;
 };
 
 /// One worker's run of one step.
@@ -69,10 +76,11 @@ public:
   WorkerStep(const ExecutablePlan &plan, const Schedule &schedule,
              KernelProvider &kernels, Transport &transport,
              Executor::Worker &worker, unsigned step,
-             const std::vector<int> &lastUse, int failOp)
+             const std::vector<int> &lastUse, int failOp,
+             unsigned prefetchDepth)
       : plan(plan), schedule(schedule), kernels(kernels),
         transport(transport), worker(worker), w(worker.id), step(step),
-        lastUse(lastUse), failOp(failOp) {}
+        lastUse(lastUse), failOp(failOp), prefetchDepth(prefetchDepth) {}
 
   void run();
 
@@ -110,8 +118,25 @@ private:
   void movePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
                   std::uint64_t tag, SourceFn source, SinkFn sink);
 
+  /// Posts this worker's receives of `pieces` (one phase) under `tag`.
+  template <typename SizeFn>
+  void postReceives(const std::vector<Piece> &pieces, SizeFn sizeOf,
+                    std::uint64_t tag);
+  /// Posts the fetch receives of op `i` (the next-step pieces when `i` is
+  /// the number of ops).
+  void postFetch(unsigned i);
+  /// Before op i's kernel: posts op i's reduce and deliver receives and
+  /// the fetch receives of the ops up to `prefetchDepth` ahead.
+  void prefetch(unsigned i);
+
   void runOp(unsigned i);
   void runNextStep();
+
+  static double now() {
+    return std::chrono::duration<double>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
 
   const ExecutablePlan &plan;
   const Schedule &schedule;
@@ -122,6 +147,7 @@ private:
   unsigned step;
   const std::vector<int> &lastUse;
   int failOp;
+  unsigned prefetchDepth;
 };
 } // namespace
 
@@ -150,7 +176,9 @@ void WorkerStep::movePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
       transport.send(w, m.dst, tag,
                      Bytes(staging.data(), staging.data() + m.bytes));
     } else if (m.dst == w) {
+      double start = now();
       Bytes message = transport.receive(w, m.src, tag);
+      worker.times.wait += now() - start;
       if (message.size() != m.bytes)
         throw RuntimeError(fmt::format(
             "worker {} received {} bytes from worker {} but expected {}", w,
@@ -166,6 +194,45 @@ void WorkerStep::movePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
       }
     }
   }
+}
+
+template <typename SizeFn>
+void WorkerStep::postReceives(const std::vector<Piece> &pieces, SizeFn sizeOf,
+                              std::uint64_t tag) {
+  for (const Message &m : getMessages(pieces, sizeOf))
+    if (m.dst == w)
+      transport.postReceive(w, m.src, tag, m.bytes);
+}
+
+void WorkerStep::postFetch(unsigned i) {
+  if (i == plan.ops.size()) {
+    postReceives(
+        schedule.nextStep,
+        [&](const Piece &piece) { return elementSize(piece.slot); },
+        tag(i, NextStep));
+    return;
+  }
+  const OpInfo &op = plan.ops[i];
+  postReceives(
+      schedule.ops[i].fetch,
+      [&](const Piece &piece) { return elementSize(op.inputs[piece.slot]); },
+      tag(i, Fetch));
+}
+
+void WorkerStep::prefetch(unsigned i) {
+  if (!prefetchDepth)
+    return;
+  const OpInfo &op = plan.ops[i];
+  auto outputSize = [&](const Piece &) { return elementSize(op.output); };
+  if (op.partial)
+    postReceives(schedule.ops[i].reduce, outputSize, tag(i, Reduce));
+  postReceives(schedule.ops[i].deliver, outputSize, tag(i, Deliver));
+  // Op 0 posts ops 1..depth; every later op the one that came into reach.
+  unsigned numOps = plan.ops.size();
+  for (unsigned j = i == 0 ? 1 : i + prefetchDepth;
+       j <= i + prefetchDepth && j <= numOps; ++j)
+    postFetch(j);
+  transport.progress(w);
 }
 
 void WorkerStep::runOp(unsigned i) {
@@ -212,7 +279,8 @@ void WorkerStep::runOp(unsigned i) {
                      share.inputs[piece.slot], elementSize(t));
       });
 
-  // Compute.
+  // Compute, with the coming receives posted.
+  prefetch(i);
   if (int(i) == failOp)
     throw RuntimeError("injected failure at op '" + op.name + "'");
   unsigned o = op.output;
@@ -242,7 +310,9 @@ void WorkerStep::runOp(unsigned i) {
                     BoxView{plan.tensors[o].type, share.output.getRank(),
                             outData, share.output.lo.data(), outExtent.data()},
                     share.iteration.lo.data(), share.iteration.hi.data()};
+    double start = now();
     kernels.run(op.kernel, call);
+    worker.times.compute += now() - start;
   }
   inputBuffers.clear();
 
@@ -323,9 +393,14 @@ void WorkerStep::runNextStep() {
 }
 
 void WorkerStep::run() {
+  worker.times = WorkerTimes();
+  double start = now();
   for (unsigned i = 0, e = plan.ops.size(); i != e; ++i)
     runOp(i);
   runNextStep();
+  WorkerTimes &times = worker.times;
+  times.step = now() - start;
+  times.comm = std::max(0.0, times.step - times.compute - times.wait);
 }
 
 Schedule tofu::runtime::checkAndSchedule(const ExecutablePlan &plan,
@@ -357,16 +432,32 @@ tofu::runtime::getLocalWorkers(const ExecutablePlan &plan,
 
 StepResult tofu::runtime::sumStepResult(
     Transport &transport, unsigned workers, int64_t movedBytes,
-    const std::vector<std::pair<unsigned, int64_t>> &localPeaks) {
-  // The counts of every process: moved bytes, then each worker's peak.
-  std::vector<int64_t> counts(1 + workers, 0);
+    const std::vector<std::pair<unsigned, int64_t>> &localPeaks,
+    const std::vector<std::pair<unsigned, WorkerTimes>> &localTimes) {
+  // The counts of every process: moved bytes, each worker's peak, then
+  // each worker's times in nanoseconds (compute, comm, wait, step).
+  std::vector<int64_t> counts(1 + 5 * workers, 0);
   counts[0] = movedBytes;
   for (auto [w, peak] : localPeaks)
     counts[1 + w] = peak;
+  auto ns = [](double seconds) { return int64_t(seconds * 1e9); };
+  for (const auto &[w, t] : localTimes) {
+    int64_t *at = &counts[1 + workers + 4 * w];
+    at[0] = ns(t.compute);
+    at[1] = ns(t.comm);
+    at[2] = ns(t.wait);
+    at[3] = ns(t.step);
+  }
   transport.sumOverProcesses(counts);
   StepResult result;
   result.movedBytes = counts[0];
-  result.peakBytesPerWorker.assign(counts.begin() + 1, counts.end());
+  result.peakBytesPerWorker.assign(counts.begin() + 1,
+                                   counts.begin() + 1 + workers);
+  for (unsigned w = 0; w != workers; ++w) {
+    const int64_t *at = &counts[1 + workers + 4 * w];
+    result.timesPerWorker.push_back(
+        WorkerTimes{at[0] * 1e-9, at[1] * 1e-9, at[2] * 1e-9, at[3] * 1e-9});
+  }
   return result;
 }
 
@@ -461,7 +552,7 @@ StepResult Executor::runStep() {
     try {
       int failAt = int(worker.id) == failWorker ? int(failOp) : -1;
       WorkerStep(plan, schedule, kernels, transport, worker, steps, lastUse,
-                 failAt)
+                 failAt, prefetchDepth)
           .run();
     } catch (const std::exception &e) {
       {
@@ -486,10 +577,13 @@ StepResult Executor::runStep() {
   if (!error.empty())
     throw RuntimeError(error);
   std::vector<std::pair<unsigned, int64_t>> peaks;
-  for (auto &worker : workers)
+  std::vector<std::pair<unsigned, WorkerTimes>> times;
+  for (auto &worker : workers) {
     peaks.emplace_back(worker->id, worker->pool.getPeakBytes());
+    times.emplace_back(worker->id, worker->times);
+  }
   return sumStepResult(transport, plan.workers, transport.getMovedBytes(),
-                       peaks);
+                       peaks, times);
 }
 
 HostTensor tofu::runtime::assembleTensor(

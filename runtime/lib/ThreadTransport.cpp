@@ -36,6 +36,10 @@ void Transport::sumOverProcesses(std::vector<std::int64_t> &) {}
 
 void Transport::broadcast(Bytes &) {}
 
+void Transport::postReceive(unsigned, unsigned, std::uint64_t, std::size_t) {}
+
+void Transport::progress(unsigned) {}
+
 namespace {
 
 class ThreadTransport : public Transport {

@@ -183,6 +183,11 @@ cl::opt<std::string> kernelTimesFile(
 cl::opt<cli::Flag<cli::PositiveNumber>> timeoutSeconds(
     "timeout", cl::desc("Longest wait for a message, in seconds"),
     cl::value_desc("SECONDS"), cl::init(60.0), cl::cat(category));
+cl::opt<cli::Flag<cli::UnsignedInRange<0, 1024>>> prefetchDepth(
+    "prefetch-depth",
+    cl::desc("Post each worker's receives this many ops ahead, before it "
+             "computes (0: none; docs/Runtime.md, \"Overlap\")"),
+    cl::value_desc("N"), cl::init(1u), cl::cat(category));
 cl::opt<cli::Flag<FailurePointSpec>> injectFailure(
     "inject-failure", cl::desc("Testing: worker W fails at op I"),
     cl::value_desc("W:I"), cl::Hidden, cl::cat(category));
@@ -334,6 +339,8 @@ struct Run {
   /// Wall seconds of the fastest step after the first (of the only step
   /// when there is one): the report's step_seconds.
   double stepSeconds = 0;
+  /// Per worker, where the time of that step went.
+  std::vector<runtime::WorkerTimes> times;
   /// This process's oneDNN calls in the run's steps, if oneDNN ran.
   std::optional<runtime::OneDnnCounts> oneDnn;
 };
@@ -363,6 +370,7 @@ bool startRun(Loaded &loaded, const plan::Plan &p, Backend where,
       local ? 0 : processes->getLocalRank(),
       where == Backend::Cuda && !kernelTimesFile.empty());
   run.executor = run.engine.executor.get();
+  run.executor->setPrefetchDepth(prefetchDepth.value);
   for (unsigned t = 0, e = inputs.size(); t != e; ++t)
     if (inputs[t])
       run.executor->setInput(t, *inputs[t]);
@@ -429,8 +437,10 @@ void runSteps(Run &run, int loss, bool print) {
     double seconds = std::chrono::duration<double>(
                          std::chrono::steady_clock::now() - start)
                          .count();
-    if (s <= 1 || seconds < run.stepSeconds)
+    if (s <= 1 || seconds < run.stepSeconds) {
       run.stepSeconds = seconds;
+      run.times = result.timesPerWorker;
+    }
     run.movedBytes = result.movedBytes;
     for (unsigned w = 0; w != run.plan.workers; ++w)
       run.peaks[w] = std::max(run.peaks[w], result.peakBytesPerWorker[w]);
@@ -527,6 +537,21 @@ Errors compare(const graph::Graph &g, const std::vector<unsigned> &checked,
   return errors;
 }
 
+/// The report's per-worker compute_seconds, comm_seconds and
+/// wait_seconds, of the step step_seconds timed.
+void addTimes(llvm::json::Object &report,
+              const std::vector<runtime::WorkerTimes> &times) {
+  llvm::json::Array compute, comm, wait;
+  for (const runtime::WorkerTimes &t : times) {
+    compute.push_back(t.compute);
+    comm.push_back(t.comm);
+    wait.push_back(t.wait);
+  }
+  report["compute_seconds"] = std::move(compute);
+  report["comm_seconds"] = std::move(comm);
+  report["wait_seconds"] = std::move(wait);
+}
+
 bool writeReport(const Run &run, const Errors &errors) {
   llvm::json::Array peaks, planPeaks, losses;
   for (int64_t p : run.peaks)
@@ -546,6 +571,7 @@ bool writeReport(const Run &run, const Errors &errors) {
       {"max_rel_error", errors.maxRel},
       {"step_seconds", run.stepSeconds},
       {"losses", std::move(losses)}};
+  addTimes(report, run.times);
   if (run.oneDnn)
     report["onednn_calls"] = llvm::json::Object{
         {"conv_forward", int64_t(run.oneDnn->convForward)},

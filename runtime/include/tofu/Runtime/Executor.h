@@ -51,12 +51,30 @@ struct HostTensor {
   Bytes data;
 };
 
+/// Where one worker's wall time in a step went, in seconds
+/// (docs/Runtime.md, "Overlap").
+struct WorkerTimes {
+  /// Running kernels.
+  double compute = 0;
+  /// Moving pieces: local copies, packing and unpacking, staging, handing
+  /// messages to the transport and posting receives.
+  double comm = 0;
+  /// Inside the transport's receive: waiting for a message to arrive and
+  /// taking it.
+  double wait = 0;
+  /// The worker's whole step, its ops and the next-step pieces.
+  double step = 0;
+};
+
 /// What one step measured, over all workers (every process gets it).
 struct StepResult {
   /// Payload bytes the transport moved between workers.
   std::int64_t movedBytes = 0;
   /// Per worker (all K), the most bytes its buffers held at once.
   std::vector<std::int64_t> peakBytesPerWorker;
+  /// Per worker (all K), where its time went; all zero from an executor
+  /// that does not measure it (the device executor).
+  std::vector<WorkerTimes> timesPerWorker;
 };
 
 /// What runs steps of a plan: the CPU Executor below or the device
@@ -81,6 +99,9 @@ public:
   virtual const Schedule &getSchedule() const = 0;
   /// Testing hook: worker `worker` throws at op `op` of the next step.
   virtual void injectFailure(unsigned worker, unsigned op) = 0;
+  /// How many ops ahead workers post their receives (Executor's; others
+  /// ignore it).
+  virtual void setPrefetchDepth(unsigned) {}
 };
 
 /// Checks `value` against graph input `tensor` of `plan`; throws
@@ -110,11 +131,12 @@ std::vector<unsigned> getLocalWorkers(const ExecutablePlan &plan,
                                       const Transport &transport);
 
 /// A step's counts over every process: each passes the bytes its workers
-/// moved and its local workers' peaks (worker, bytes); all get the sums.
-StepResult sumStepResult(Transport &transport, unsigned workers,
-                         std::int64_t movedBytes,
-                         const std::vector<std::pair<unsigned, std::int64_t>>
-                             &localPeaks);
+/// moved, its local workers' peaks (worker, bytes) and their times
+/// (worker, times); all get the sums.
+StepResult sumStepResult(
+    Transport &transport, unsigned workers, std::int64_t movedBytes,
+    const std::vector<std::pair<unsigned, std::int64_t>> &localPeaks,
+    const std::vector<std::pair<unsigned, WorkerTimes>> &localTimes = {});
 
 /// Executor::gather's exchange, shared by the executors: the process of
 /// worker 0 assembles tensor `tensor` from its local workers' values and
@@ -152,6 +174,12 @@ public:
   const Schedule &getSchedule() const override { return schedule; }
   void injectFailure(unsigned worker, unsigned op) override;
   bool isRoot() const override { return workerById[0] != nullptr; }
+  /// How many ops ahead a worker posts its fetch receives
+  /// (Transport::postReceive) before it computes: 1 (the default) posts
+  /// op i+1's, and op i's reduce and deliver receives, before op i's
+  /// kernel; 0 posts none. The pool's buffers, and so the peak, do not
+  /// depend on it.
+  void setPrefetchDepth(unsigned ops) override { prefetchDepth = ops; }
 
   struct Worker;
 
@@ -169,6 +197,7 @@ private:
   unsigned steps = 0;
   int failWorker = -1;
   unsigned failOp = 0;
+  unsigned prefetchDepth = 1;
 };
 
 } // namespace runtime

@@ -17,6 +17,7 @@
 #define TOFU_RUNTIME_TRANSPORT_H
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -57,6 +58,18 @@ public:
   /// Waits for the message from `src` to `dst` under `tag`. Throws
   /// RuntimeError when the wait exceeds the timeout or a worker failed.
   virtual Bytes receive(unsigned dst, unsigned src, std::uint64_t tag) = 0;
+  /// Announces, before worker `dst` computes, a message of `bytes` payload
+  /// bytes it will take from `src` under `tag` with receive: a transport
+  /// may start taking it now into memory of its own (MPI: an MPI_Irecv),
+  /// so that it arrives while `dst` computes (docs/Runtime.md,
+  /// "Overlap"). Never waits. The default does nothing: the thread
+  /// transport's send already puts the payload in the receiver's mailbox.
+  virtual void postReceive(unsigned dst, unsigned src, std::uint64_t tag,
+                           std::size_t bytes);
+  /// Lets worker `worker`'s posted receives and pending sends progress
+  /// without waiting (MPI: takes what has arrived). The default does
+  /// nothing.
+  virtual void progress(unsigned worker);
   /// Marks worker `worker` failed with `why`: every receive, now and later,
   /// throws instead of waiting.
   virtual void fail(unsigned worker, const std::string &why) = 0;

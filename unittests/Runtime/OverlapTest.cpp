@@ -1,0 +1,237 @@
+//===- OverlapTest.cpp - Receives posted before the kernel, step times ----===//
+//
+// Tests the executor's overlap (docs/Runtime.md, "Overlap"): each worker
+// posts the receives it will take after a kernel (the next op's fetch, the
+// op's own reduce and deliver, the next-step pieces) before it runs that
+// kernel, through a transport that records every post, receive and kernel
+// call per worker; posting moves no pool buffer, so the peaks, bytes and
+// values do not depend on it. And the per-worker times: a worker whose
+// peer's kernel is slow waits for it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Runtime/Executor.h"
+#include "tofu/Runtime/StepMemory.h"
+#include "OneWorkerTransport.h"
+#include "TestKernels.h"
+
+#include "gtest/gtest.h"
+
+#include <thread>
+
+using namespace tofu::runtime;
+using namespace tofu::runtime::test;
+
+namespace {
+
+/// What one worker did, in order.
+struct Event {
+  enum Kind { Post, Receive, Kernel } kind;
+  unsigned src = 0;
+  std::uint64_t tag = 0;
+};
+
+/// One worker's transport (one executor per worker, as under MPI) that
+/// records its posts and receives.
+class RecordingTransport : public OneWorkerTransport {
+public:
+  RecordingTransport(Shared &shared, unsigned worker,
+                     std::vector<Event> &events)
+      : OneWorkerTransport(shared, worker), events(events) {}
+  void postReceive(unsigned dst, unsigned src, std::uint64_t tag,
+                   std::size_t bytes) override {
+    events.push_back(Event{Event::Post, src, tag});
+    OneWorkerTransport::postReceive(dst, src, tag, bytes);
+  }
+  Bytes receive(unsigned dst, unsigned src, std::uint64_t tag) override {
+    events.push_back(Event{Event::Receive, src, tag});
+    return OneWorkerTransport::receive(dst, src, tag);
+  }
+
+private:
+  std::vector<Event> &events;
+};
+
+/// Kernels that record each call in a worker's events.
+class RecordingKernels : public KernelProvider {
+public:
+  RecordingKernels(KernelProvider &inner, std::vector<Event> &events)
+      : inner(inner), events(events) {}
+  void run(unsigned kernel, const KernelCall &call) override {
+    events.push_back(Event{Event::Kernel});
+    inner.run(kernel, call);
+  }
+
+private:
+  KernelProvider &inner;
+  std::vector<Event> &events;
+};
+
+/// Whether every receive of the step (not a gather's, UncountedTag) that
+/// follows a kernel call was posted before the last kernel call preceding
+/// it; counts those receives in `overlapped`.
+bool postedBeforeTheKernel(const std::vector<Event> &events,
+                           unsigned &overlapped) {
+  overlapped = 0;
+  int lastKernel = -1;
+  for (int i = 0, e = events.size(); i != e; ++i) {
+    const Event &event = events[i];
+    if (event.kind == Event::Kernel)
+      lastKernel = i;
+    if (event.kind != Event::Receive || lastKernel < 0 ||
+        (event.tag & UncountedTag))
+      continue;
+    bool posted = false;
+    for (int j = 0; j != lastKernel; ++j)
+      posted |= events[j].kind == Event::Post && events[j].src == event.src &&
+                events[j].tag == event.tag;
+    if (!posted)
+      return false;
+    ++overlapped;
+  }
+  return true;
+}
+
+KernelTable chainKernels() {
+  return KernelTable({KernelInfo{"mm", matmul, nullptr, 3},
+                      KernelInfo{"scale", scale, nullptr, 2}});
+}
+
+/// Runs two steps of the chain plan at K = 2, one executor per worker, with
+/// receives posted `depth` ops ahead; returns each worker's events of the
+/// second step and fills the peaks, the bytes moved and z.
+std::vector<std::vector<Event>> runChain(unsigned depth,
+                                         std::vector<std::int64_t> &peaks,
+                                         std::int64_t &moved, HostTensor &z) {
+  const unsigned k = 2;
+  ExecutablePlan plan = makeChainPlan(k);
+  KernelTable table = chainKernels();
+  OneWorkerTransport::Shared shared;
+  shared.inner = createThreadTransport(k, std::chrono::seconds(10));
+  std::vector<std::vector<Event>> events(k);
+  std::vector<std::thread> threads;
+  for (unsigned w = 0; w != k; ++w)
+    threads.emplace_back([&, w] {
+      RecordingTransport transport(shared, w, events[w]);
+      RecordingKernels kernels(table, events[w]);
+      Executor executor(plan, kernels, transport);
+      executor.setPrefetchDepth(depth);
+      executor.setInput(0, iota({M, N}, 0.5f));
+      executor.setInput(1, iota({N, P}, 0.25f));
+      executor.runStep();
+      HostTensor first = executor.gather(5);
+      events[w].clear();
+      StepResult result = executor.runStep();
+      HostTensor second = executor.gather(5);
+      if (w == 0) {
+        peaks = result.peakBytesPerWorker;
+        moved = result.movedBytes;
+        z = second;
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  return events;
+}
+
+TEST(OverlapTest, ReceivesArePostedBeforeTheKernelThatPrecedesThem) {
+  std::vector<std::int64_t> peaks;
+  std::int64_t moved = 0;
+  HostTensor z;
+  std::vector<std::vector<Event>> events = runChain(1, peaks, moved, z);
+  for (unsigned w = 0; w != 2; ++w) {
+    unsigned overlapped = 0;
+    EXPECT_TRUE(postedBeforeTheKernel(events[w], overlapped))
+        << "worker " << w;
+    // The chain's ops 1 and 3 fetch from the other worker, ops 0 and 1
+    // deliver to it and op 3 reduces: receives after a kernel.
+    EXPECT_GE(overlapped, 3u) << "worker " << w;
+    // Every posted receive is taken.
+    for (const Event &post : events[w]) {
+      if (post.kind != Event::Post)
+        continue;
+      unsigned taken = 0;
+      for (const Event &e : events[w])
+        taken += e.kind == Event::Receive && e.src == post.src &&
+                 e.tag == post.tag;
+      EXPECT_EQ(taken, 1u) << "worker " << w << ", tag " << post.tag;
+    }
+  }
+}
+
+TEST(OverlapTest, WithoutPostingTheCheckFails) {
+  std::vector<std::int64_t> peaks;
+  std::int64_t moved = 0;
+  HostTensor z;
+  std::vector<std::vector<Event>> events = runChain(0, peaks, moved, z);
+  for (unsigned w = 0; w != 2; ++w) {
+    unsigned overlapped = 0;
+    EXPECT_FALSE(postedBeforeTheKernel(events[w], overlapped))
+        << "worker " << w;
+  }
+}
+
+TEST(OverlapTest, PostingChangesNoPeakByteOrValue) {
+  std::vector<std::int64_t> peaks[3];
+  std::int64_t moved[3];
+  HostTensor z[3];
+  for (unsigned depth = 0; depth != 3; ++depth)
+    runChain(depth, peaks[depth], moved[depth], z[depth]);
+  ExecutablePlan plan = makeChainPlan(2);
+  std::vector<TensorMemory> tensors(plan.tensors.size());
+  std::vector<WorkerPeak> predicted =
+      predictPeaks(plan, buildSchedule(plan), tensors, 2);
+  for (unsigned depth = 0; depth != 3; ++depth) {
+    EXPECT_EQ(moved[depth], moved[0]) << "depth " << depth;
+    EXPECT_EQ(z[depth].data, z[0].data) << "depth " << depth;
+    ASSERT_EQ(peaks[depth].size(), 2u);
+    for (unsigned w = 0; w != 2; ++w)
+      EXPECT_EQ(peaks[depth][w], predicted[w].bytes)
+          << "depth " << depth << ", worker " << w;
+  }
+  EXPECT_GT(moved[0], 0);
+}
+
+/// The chain's kernels, worker 1's matmul `delay` slower (the executor
+/// runs each worker on a thread of its own).
+class SlowKernels : public KernelProvider {
+public:
+  SlowKernels(KernelProvider &inner, std::chrono::milliseconds delay)
+      : inner(inner), delay(delay) {}
+  void run(unsigned kernel, const KernelCall &call) override {
+    // Worker 1 computes rows [M/2, M) of the first matmul.
+    if (kernel == 0 && call.varLo[0] == M / 2 && call.varHi[1] == P &&
+        call.varHi[2] == N)
+      std::this_thread::sleep_for(delay);
+    inner.run(kernel, call);
+  }
+
+private:
+  KernelProvider &inner;
+  std::chrono::milliseconds delay;
+};
+
+TEST(OverlapTest, TimesShowTheWaitForASlowPeer) {
+  ExecutablePlan plan = makeChainPlan(2);
+  KernelTable table = chainKernels();
+  SlowKernels kernels(table, std::chrono::milliseconds(60));
+  auto transport = createThreadTransport(2, std::chrono::seconds(10));
+  Executor executor(plan, kernels, *transport);
+  executor.setInput(0, iota({M, N}, 0.5f));
+  executor.setInput(1, iota({N, P}, 0.25f));
+  StepResult result = executor.runStep();
+  ASSERT_EQ(result.timesPerWorker.size(), 2u);
+  const WorkerTimes &fast = result.timesPerWorker[0];
+  const WorkerTimes &slow = result.timesPerWorker[1];
+  // Worker 1 sleeps in its kernel; worker 0 waits for its delivery of h.
+  EXPECT_GE(slow.compute, 0.055);
+  EXPECT_GE(fast.wait, 0.04);
+  EXPECT_LT(fast.compute, 0.04);
+  EXPECT_LT(slow.wait, 0.04);
+  for (const WorkerTimes &t : result.timesPerWorker) {
+    EXPECT_GE(t.comm, 0.0);
+    EXPECT_NEAR(t.compute + t.comm + t.wait, t.step, 1e-6);
+  }
+}
+
+} // namespace
