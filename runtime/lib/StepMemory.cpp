@@ -55,7 +55,15 @@ tofu::runtime::PlanBoxes::~PlanBoxes() = default;
 
 namespace {
 
-using PairBytes = std::map<std::pair<unsigned, unsigned>, std::size_t>;
+/// Messages as found, in any order and with repeated pairs (toMessages
+/// sorts and merges them).
+struct PairBytes {
+  std::vector<Message> found;
+  std::size_t &operator[](std::pair<unsigned, unsigned> pair) {
+    found.push_back(Message{pair.first, pair.second, 0});
+    return found.back().bytes;
+  }
+};
 
 
 bool holds(const Box *box, const Box &cell) {
@@ -329,11 +337,44 @@ void addDeliveryBytes(const std::vector<const Box *> &computed,
   });
 }
 
-std::vector<Message> toMessages(const PairBytes &bytes) {
+/// Stable counting sort of `in` by `key` (below `keys`).
+template <typename Key>
+void countingSort(std::vector<Message> &in, std::vector<Message> &out,
+                  unsigned keys, Key key) {
+  std::vector<std::size_t> start(keys + 1, 0);
+  for (const Message &m : in)
+    ++start[key(m) + 1];
+  for (unsigned k = 0; k != keys; ++k)
+    start[k + 1] += start[k];
+  out.resize(in.size());
+  for (const Message &m : in)
+    out[start[key(m)]++] = m;
+}
+
+std::vector<Message> toMessages(PairBytes &bytes) {
+  std::vector<Message> &found = bytes.found;
+  unsigned workers = 0;
+  for (const Message &m : found)
+    workers = std::max({workers, m.src + 1, m.dst + 1});
+  if (found.size() >= workers) {
+    // Many messages (an all-gather has K per worker): by destination, then
+    // stably by source.
+    std::vector<Message> byDst;
+    countingSort(found, byDst, workers, [](const Message &m) { return m.dst; });
+    countingSort(byDst, found, workers, [](const Message &m) { return m.src; });
+  } else {
+    std::sort(found.begin(), found.end(), [](const Message &a, const Message &b) {
+      return a.src != b.src ? a.src < b.src : a.dst < b.dst;
+    });
+  }
   std::vector<Message> messages;
-  messages.reserve(bytes.size());
-  for (const auto &[pair, size] : bytes)
-    messages.push_back(Message{pair.first, pair.second, size});
+  for (const Message &m : found) {
+    if (!messages.empty() && messages.back().src == m.src &&
+        messages.back().dst == m.dst)
+      messages.back().bytes += m.bytes;
+    else
+      messages.push_back(m);
+  }
   return messages;
 }
 
@@ -360,11 +401,15 @@ OpMessages tofu::runtime::getOpMessages(
   return OpMessages{toMessages(fetch), toMessages(reduce), toMessages(deliver)};
 }
 
-void tofu::runtime::addNextStepBytes(const std::vector<const Box *> &param,
-                                     const std::vector<const Box *> &updated,
-                                     unsigned elementSize, PairBytes &bytes,
-                                     std::size_t maxGridCells) {
-  addFetchedBytes(param, updated, elementSize, maxGridCells, bytes);
+void tofu::runtime::addNextStepBytes(
+    const std::vector<const Box *> &param,
+    const std::vector<const Box *> &updated, unsigned elementSize,
+    std::map<std::pair<unsigned, unsigned>, std::size_t> &bytes,
+    std::size_t maxGridCells) {
+  PairBytes found;
+  addFetchedBytes(param, updated, elementSize, maxGridCells, found);
+  for (const Message &m : toMessages(found))
+    bytes[{m.src, m.dst}] += m.bytes;
 }
 
 //===----------------------------------------------------------------------===//
@@ -433,8 +478,15 @@ private:
   }
   /// A phase's staging: one message at a time, each buffer released
   /// before the next is allocated.
+  /// A message of the size of the one before is served by the buffer that
+  /// one released (the smallest fit, kept again) at the same live bytes,
+  /// so it changes nothing: only the first of a run is replayed.
   void stage(Messages messages) {
+    std::size_t last = std::size_t(-1);
     for (const Message &m : messages) {
+      if (m.bytes == last)
+        continue;
+      last = m.bytes;
       MemoryUse use = m.src == w ? MemoryUse::Send : MemoryUse::Receive;
       std::size_t b = take(m.bytes, use);
       put(b, use);
@@ -451,6 +503,8 @@ private:
   WorkerPeak peak;
   /// Per tensor, the capacity of its stored buffer (0: none held).
   std::vector<std::size_t> stored;
+  /// runOp's input buffers.
+  std::vector<std::size_t> inputs;
 };
 
 } // namespace
@@ -458,7 +512,7 @@ private:
 void WorkerReplay::runOp(unsigned i, const ShareMemory &share, Messages fetch,
                          Messages reduce, Messages deliver) {
   const OpInfo &op = plan.ops[i];
-  std::vector<std::size_t> inputs;
+  inputs.clear();
   for (std::size_t bytes : share.inputs)
     inputs.push_back(take(bytes, MemoryUse::Workspace));
   stage(fetch);
@@ -699,8 +753,8 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
       continue;
     std::vector<std::optional<Box>> paramBoxes = boxes.getStored(param),
                                     updated = boxes.getStored(t);
-    addNextStepBytes(getPointers(paramBoxes), getPointers(updated),
-                     tensors[t].elementSize, nextBytes);
+    addFetchedBytes(getPointers(paramBoxes), getPointers(updated),
+                    tensors[t].elementSize, kMaxGridCells, nextBytes);
   }
   ByWorker next(toMessages(nextBytes), workers);
   ShareMemory memory;
