@@ -84,6 +84,19 @@ runtime::Box planner::toRuntimeBox(ArrayRef<Range> region) {
   return box;
 }
 
+/// What runtime::checkBoxInTensor accepts: the tensor's rank, and empty or
+/// within the tensor.
+static bool liesInTensor(ArrayRef<Range> region, ArrayRef<int64_t> shape) {
+  if (region.size() != shape.size())
+    return false;
+  bool empty = false, inside = true;
+  for (unsigned d = 0, e = region.size(); d != e; ++d) {
+    empty |= region[d].hi <= region[d].lo;
+    inside &= region[d].lo >= 0 && region[d].hi <= shape[d];
+  }
+  return empty || inside;
+}
+
 llvm::Error planner::applyRuntimeRule(llvm::function_ref<void()> rule) {
   try {
     rule();
@@ -177,7 +190,9 @@ planner::resolvePlanSteps(const PlanningProblem &problem, const plan::Plan &p,
     std::vector<int64_t> shape(gt.shape.begin(), gt.shape.end());
     for (unsigned w = 0; w != p.workers; ++w) {
       const auto &region = tensor.regions[w];
-      if (!region)
+      // The runtime's rule words the error; a region that keeps it (the
+      // common case) is not converted and named first.
+      if (!region || liesInTensor(*region, shape))
         continue;
       if (llvm::Error err = applyRuntimeRule([&] {
             runtime::checkBoxInTensor("tensor '" + tensor.name +

@@ -28,6 +28,7 @@ planner::searchRecursive(const PlanningProblem &problem,
     frame.levels.assign(levels.begin(), levels.begin() + l + 1);
     frame.firstFree = l;
     frame.prior = &assignment;
+    frame.balanceParts = true;
     for (unsigned c = 0; c != levels[l]; ++c) {
       SmallVector<unsigned, 4> digits(l + 1, 0);
       digits[l] = c;

@@ -58,6 +58,7 @@ llvm::Error Refiner::solve(unsigned first, unsigned width,
   frame.numFree = width;
   frame.prior = &assignment;
   frame.workers = everyWorker;
+  frame.balanceParts = true;
   out = assignment;
   return solveFrame(problem, std::move(frame), s, out, stats, &cost);
 }

@@ -50,6 +50,36 @@ SearchSpace::enumerateFreeTuples(ArrayRef<uint8_t> fixed, unsigned radix) const 
   }
 }
 
+bool SearchSpace::partsBelowFactor(
+    ArrayRef<analysis::Range> full, ArrayRef<uint8_t> dims,
+    llvm::function_ref<int(uint8_t)> getDim) const {
+  SmallVector<analysis::Range, 8> part(full.begin(), full.end());
+  for (unsigned l = 0, e = getEndFree(); l != e; ++l) {
+    int d = getDim(dims[l]);
+    if (d < 0)
+      continue;
+    if (l >= frame.firstFree && part[d].hi - part[d].lo < frame.levels[l])
+      return true;
+    part[d] = analysis::getEvenPart(part[d], frame.levels[l], 0);
+  }
+  return false;
+}
+
+void SearchSpace::keepBalancedTuples(
+    std::vector<SmallVector<uint8_t, 4>> &domain,
+    llvm::function_ref<bool(ArrayRef<uint8_t>)> belowFactor,
+    llvm::function_ref<bool(ArrayRef<uint8_t>)> divides) const {
+  // Only where some tuple divides at every free level without leaving a
+  // worker an empty part: otherwise the shapes do not allow balance.
+  auto balanced = [&](ArrayRef<uint8_t> tuple) {
+    return !belowFactor(tuple) && divides(tuple);
+  };
+  if (frame.balanceParts && llvm::any_of(domain, balanced))
+    llvm::erase_if(domain, [&](ArrayRef<uint8_t> tuple) {
+      return belowFactor(tuple);
+    });
+}
+
 void SearchSpace::buildOpDomain(unsigned i) {
   const ProblemOp &op = problem.getOp(i);
   ArrayRef<uint8_t> fixed;
@@ -59,6 +89,22 @@ void SearchSpace::buildOpDomain(unsigned i) {
   for (auto &tuple : enumerateFreeTuples(fixed, op.getNumSteps()))
     if (!mixesReplicateAndReduce(op, tuple))
       domain.push_back(std::move(tuple));
+  SmallVector<analysis::Range, 8> full;
+  analysis::getFullBox(op.binding, full);
+  auto getVar = [&](uint8_t s) {
+    return s < op.strategies.size() ? int(op.strategies[s].var) : -1;
+  };
+  keepBalancedTuples(
+      domain,
+      [&](ArrayRef<uint8_t> steps) {
+        return partsBelowFactor(full, steps, getVar);
+      },
+      [&](ArrayRef<uint8_t> steps) {
+        for (unsigned l = frame.firstFree, e = getEndFree(); l != e; ++l)
+          if (getVar(steps[l]) < 0)
+            return false;
+        return true;
+      });
 }
 
 void SearchSpace::buildTensorDomain(unsigned t) {
@@ -69,6 +115,23 @@ void SearchSpace::buildTensorDomain(unsigned t) {
   unsigned radix = rank == 0 ? 1 : rank + (frame.replicateTensors ? 1 : 0);
   tensorDomains[t] = enumerateFreeTuples(fixed, radix);
   int pinned = frame.pinnedTensorDims ? (*frame.pinnedTensorDims)[t] : -1;
+  if (rank != 0 && pinned < 0) {
+    SmallVector<analysis::Range, 8> full;
+    for (int64_t extent : problem.getShape(t))
+      full.push_back({0, extent});
+    auto getDim = [&](uint8_t d) { return d < rank ? int(d) : -1; };
+    keepBalancedTuples(
+        tensorDomains[t],
+        [&](ArrayRef<uint8_t> dims) {
+          return partsBelowFactor(full, dims, getDim);
+        },
+        [&](ArrayRef<uint8_t> dims) {
+          for (unsigned l = frame.firstFree, e = getEndFree(); l != e; ++l)
+            if (dims[l] >= rank)
+              return false;
+          return true;
+        });
+  }
   if (pinned < 0 || rank == 0)
     return;
   llvm::erase_if(tensorDomains[t], [&](ArrayRef<uint8_t> tuple) {

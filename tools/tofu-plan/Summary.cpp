@@ -10,6 +10,7 @@
 
 #include "Summary.h"
 
+#include "tofu/Planner/Executable.h"
 #include "tofu/Support/ByteSize.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -51,6 +52,9 @@ public:
 private:
   void printTotals();
   void printPeakComposition();
+  /// What the fullest worker stores: bytes per use, and the tensor it
+  /// holds most above an even share of.
+  void printResidentComposition();
   void printBaselines();
   void printTopology();
   void printSearch();
@@ -87,7 +91,44 @@ void SummaryPrinter::printTotals() {
      << formatBytes(double(total) / p.workers) << ")\n";
   os << "peak:       " << formatBytes(peak)
      << " on the fullest worker (what the runtime's pool measures)\n";
+  printResidentComposition();
   printPeakComposition();
+}
+
+void SummaryPrinter::printResidentComposition() {
+  const std::vector<int64_t> &resident = p.residentBytesPerWorker;
+  if (resident.empty() || p.tensors.size() != g.getNumTensors())
+    return;
+  unsigned fullest =
+      std::max_element(resident.begin(), resident.end()) - resident.begin();
+  std::vector<runtime::TensorMemory> memory = getTensorMemory(*in.problem);
+  std::array<int64_t, runtime::NumMemoryUses> uses{};
+  int64_t mostExcess = 0;
+  unsigned most = 0;
+  for (unsigned t = 0, e = p.tensors.size(); t != e; ++t) {
+    const auto &regions = p.tensors[t].regions;
+    if (fullest >= regions.size() || !regions[fullest])
+      continue;
+    int64_t held = plan::getVolume(*regions[fullest]) * memory[t].elementSize;
+    uses[unsigned(memory[t].use)] += held;
+    int64_t excess = held - in.problem->getNumElements(t) *
+                                memory[t].elementSize / p.workers;
+    if (excess > mostExcess)
+      mostExcess = excess, most = t;
+  }
+  os << "            worker " << fullest << " stores:";
+  const char *sep = " ";
+  for (unsigned u = 0; u != runtime::NumMemoryUses; ++u)
+    if (uses[u]) {
+      os << sep << runtime::getMemoryUseName(runtime::MemoryUse(u)) << " "
+         << formatBytes(uses[u]);
+      sep = ", ";
+    }
+  os << "\n";
+  if (mostExcess > 0)
+    os << "            most above an even share: " << g.getTensor(most).name
+       << ", " << formatBytes(mostExcess) << " more than 1/" << p.workers
+       << " of it\n";
 }
 
 void SummaryPrinter::printPeakComposition() {

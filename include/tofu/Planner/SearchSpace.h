@@ -51,6 +51,10 @@ struct SearchFrame {
   const std::vector<int> *pinnedTensorDims = nullptr;
   /// Ops and tensors of one class take one decision (null: each its own).
   const Coarsening *coarsening = nullptr;
+  /// Leave out decisions that divide a dimension shorter than a level's
+  /// factor where the shapes allow (partsBelowFactor); the exact search
+  /// keeps every decision.
+  bool balanceParts = false;
 };
 
 /// Every worker of `levels`: all digit tuples, worker order.
@@ -84,6 +88,20 @@ private:
   /// `prior`), the free ones below `radix`.
   std::vector<SmallVector<uint8_t, 4>>
   enumerateFreeTuples(ArrayRef<uint8_t> fixed, unsigned radix) const;
+  /// Whether `dims` (per level, the dimension of `full` it divides, -1
+  /// from getDim for none) divides at a free level a dimension whose part
+  /// on the first worker, after the levels before, is shorter than the
+  /// level's factor: some worker would get an empty part and another the
+  /// whole, on the same workers for every such tensor (docs/Planner.md,
+  /// "Balanced memory").
+  bool partsBelowFactor(ArrayRef<analysis::Range> full, ArrayRef<uint8_t> dims,
+                        llvm::function_ref<int(uint8_t)> getDim) const;
+  /// Drops the tuples of `domain` that divide below a factor, where some
+  /// tuple divides (`divides`) at every free level without doing so.
+  void keepBalancedTuples(
+      std::vector<SmallVector<uint8_t, 4>> &domain,
+      llvm::function_ref<bool(ArrayRef<uint8_t>)> belowFactor,
+      llvm::function_ref<bool(ArrayRef<uint8_t>)> divides) const;
   void buildOpDomain(unsigned i);
   void buildTensorDomain(unsigned t);
   /// [config][worker]: each decision tuple's regions on the measured
