@@ -5,6 +5,10 @@
 # peak memory (GNU time), the plan file's size (compact layouts above 64
 # workers, docs/PlanFormat.md), and --verify's wall time and peak memory
 # on that file. Not a CI test: at K = 1024 a run takes minutes and GBs.
+# Both runs predict every worker's peak (docs/CostModel.md, "resident and
+# peak bytes"): memory K x tensors, time with the messages the step sends
+# (K^2 for each all-gather op), the part that grows fastest with K.
+# Run it on an otherwise idle machine: the wall times are what it reports.
 # The graph is exported once into build/bench-models/.
 #
 # usage: bench/plan-gpt3-scale.sh [BUILD_DIR] [K...]   (default K: 1024)
