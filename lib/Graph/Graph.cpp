@@ -96,6 +96,13 @@ int Graph::lookupOp(StringRef name) const {
   return it == opsByName.end() ? -1 : int(it->second);
 }
 
+SmallVector<Shape, 4> Graph::getInputShapes(const Op &op) const {
+  SmallVector<Shape, 4> shapes;
+  for (const TensorRef &ref : op.inputs)
+    shapes.push_back(tensors[ref.index].shape);
+  return shapes;
+}
+
 void Graph::link() {
   producers.assign(tensors.size(), -1);
   users.assign(tensors.size(), {});

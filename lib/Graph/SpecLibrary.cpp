@@ -113,6 +113,14 @@ SpecLibrary::instantiate(StringRef type, ArrayRef<Shape> inputShapes,
   return instantiator->instantiate(type, inputShapes, params, outputRank);
 }
 
+llvm::Expected<const tdl::Instance *>
+SpecLibrary::instantiate(const Graph &g, const Op &op) {
+  SmallVector<tdl::NamedParamValue, 4> params(op.params.begin(),
+                                              op.params.end());
+  return instantiate(op.type, g.getInputShapes(op), params,
+                     g.getTensor(op.getOutput()).shape.size());
+}
+
 void SpecLibrary::clearInstances() {
   analyses.clear();
   if (instantiator)

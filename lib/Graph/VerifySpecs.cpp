@@ -161,9 +161,7 @@ void SpecVerifier::checkShape(const Op &op, const tdl::OpDecl &decl,
     return;
   }
   const analysis::OperatorAnalysis &analysis = **analysisOr;
-  SmallVector<Shape, 4> inputShapes;
-  for (const TensorRef &ref : op.inputs)
-    inputShapes.push_back(g.getTensor(ref.index).shape);
+  SmallVector<Shape, 4> inputShapes = g.getInputShapes(op);
   const Tensor &out = g.getTensor(op.getOutput());
 
   using analysis::ShapeVerdict;
@@ -189,13 +187,7 @@ void SpecVerifier::checkShape(const Op &op, const tdl::OpDecl &decl,
 }
 
 const tdl::Instance *SpecVerifier::instantiate(const Op &op) {
-  SmallVector<Shape, 4> inputShapes;
-  for (const TensorRef &ref : op.inputs)
-    inputShapes.push_back(g.getTensor(ref.index).shape);
-  SmallVector<tdl::NamedParamValue, 4> params(op.params.begin(),
-                                              op.params.end());
-  unsigned outputRank = g.getTensor(op.getOutput()).shape.size();
-  auto instance = specs.instantiate(op.type, inputShapes, params, outputRank);
+  auto instance = specs.instantiate(g, op);
   if (!instance) {
     std::string msg = llvm::toString(instance.takeError());
     for (std::string lead : {"operator '" + op.type + "': ",

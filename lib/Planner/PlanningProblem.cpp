@@ -47,15 +47,10 @@ static int lookupRelation(const graph::Graph &g, const graph::Tensor &t,
 bool PlanningProblem::bindOp(unsigned i, graph::SpecLibrary &specs,
                              DiagnosticEngine &diags) {
   const graph::Op &op = g.getOp(i);
-  SmallVector<Shape, 4> inputShapes;
-  for (const graph::TensorRef &ref : op.inputs)
-    inputShapes.push_back(g.getTensor(ref.index).shape);
-  SmallVector<tdl::NamedParamValue, 4> params(op.params.begin(),
-                                              op.params.end());
+  SmallVector<Shape, 4> inputShapes = g.getInputShapes(op);
   const graph::Tensor &out = g.getTensor(op.getOutput());
   std::string where = "op '" + op.name + "' (operator '" + op.type + "'): ";
-  auto instance =
-      specs.instantiate(op.type, inputShapes, params, out.shape.size());
+  auto instance = specs.instantiate(g, op);
   if (!instance) {
     diags.error(op.loc, where + llvm::toString(instance.takeError()));
     return false;

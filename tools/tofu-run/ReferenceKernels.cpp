@@ -27,14 +27,9 @@ ReferenceKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
     if (wanted && !wanted(i))
       continue;
     const graph::Op &op = g.getOp(i);
-    SmallVector<Shape, 4> inputShapes;
-    for (const graph::TensorRef &ref : op.inputs)
-      inputShapes.push_back(g.getTensor(ref.index).shape);
-    SmallVector<tdl::NamedParamValue, 4> params(op.params.begin(),
-                                                op.params.end());
+    SmallVector<Shape, 4> inputShapes = g.getInputShapes(op);
     const graph::Tensor &out = g.getTensor(op.getOutput());
-    auto instance =
-        specs.instantiate(op.type, inputShapes, params, out.shape.size());
+    auto instance = specs.instantiate(g, op);
     if (!instance)
       return instance.takeError();
     SmallVector<double, 4> values;

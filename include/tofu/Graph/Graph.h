@@ -138,6 +138,8 @@ public:
   /// Index of the (first) tensor / op named `name`, or -1.
   int lookupTensor(StringRef name) const;
   int lookupOp(StringRef name) const;
+  /// The shapes of `op`'s inputs, in order (its references resolved).
+  SmallVector<Shape, 4> getInputShapes(const Op &op) const;
 
   /// Resolves every TensorRef to a tensor index (-1 if unknown) and records
   /// each tensor's producer and users. Call after building or editing.

@@ -28,6 +28,7 @@ class DiagnosticEngine;
 
 namespace graph {
 class Graph;
+class Op;
 
 class SpecLibrary {
 public:
@@ -70,6 +71,10 @@ public:
   llvm::Expected<const tdl::Instance *>
   instantiate(StringRef type, ArrayRef<Shape> inputShapes,
               ArrayRef<tdl::NamedParamValue> params, unsigned outputRank);
+  /// The concrete operator of graph op `op` of `g`: its type for its input
+  /// shapes, params and output rank (its references resolved).
+  llvm::Expected<const tdl::Instance *> instantiate(const Graph &g,
+                                                    const Op &op);
   /// Number of instances made (memoized) so far.
   unsigned getNumInstances() const {
     return instantiator ? instantiator->getNumInstances() : 0;
