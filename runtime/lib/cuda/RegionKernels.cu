@@ -100,6 +100,9 @@ cudaError_t tofu::runtime::launchRegionReduce(const RegionCopy &c,
   case ElementType::Bool: // as Box.cpp's reduceRegion: 8-bit integers
     reduceKernel<std::int8_t><<<blocks(n), DeviceBlockSize, 0, stream>>>(c, r, n);
     break;
+  case ElementType::F16:
+  case ElementType::BF16: // no 16-bit kernels here yet (nor copies: size 2)
+    return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
 }
