@@ -87,6 +87,18 @@ struct Entry {
   std::int64_t channels = 0;
 };
 
+/// The entry of primitive `Prim` made from `pd`, with the reorders of its
+/// operands and result.
+template <typename Prim, typename Pd>
+Entry makeEntry(const Pd &pd, std::vector<Reorder> in, Reorder out) {
+  Entry e;
+  e.prim = Prim(pd);
+  e.scratch = pd.scratchpad_desc().get_size();
+  e.in = std::move(in);
+  e.out = std::move(out);
+  return e;
+}
+
 /// Per thread: an engine stream and grow-only buffers for the primitives'
 /// layouts and scratchpads.
 struct ThreadState {
@@ -208,41 +220,36 @@ Entry OneDnnKernels::Impl::makeConv(const ConvCall &c) {
                                       direct, ax, aw, ay, stride, dilation, pad,
                                       pad),
       userScratchpad(), engine);
-  Entry e;
   switch (c.kind) {
   case ConvKind::Forward:
-    e.prim = dnnl::convolution_forward(fwd);
-    e.scratch = fwd.scratchpad_desc().get_size();
-    e.in = {Reorder(engine, x, fwd.src_desc()),
-            Reorder(engine, w, fwd.weights_desc())};
-    e.out = Reorder(engine, fwd.dst_desc(), y);
-    break;
+    return makeEntry<dnnl::convolution_forward>(
+        fwd,
+        {Reorder(engine, x, fwd.src_desc()),
+         Reorder(engine, w, fwd.weights_desc())},
+        Reorder(engine, fwd.dst_desc(), y));
   case ConvKind::BackwardData: {
     dnnl::convolution_backward_data::primitive_desc pd(
         dnnl::convolution_backward_data::desc(direct, ax, aw, ay, stride,
                                               dilation, pad, pad),
         userScratchpad(), engine, fwd);
-    e.prim = dnnl::convolution_backward_data(pd);
-    e.scratch = pd.scratchpad_desc().get_size();
-    e.in = {Reorder(engine, y, pd.diff_dst_desc()),
-            Reorder(engine, w, pd.weights_desc())};
-    e.out = Reorder(engine, pd.diff_src_desc(), x);
+    return makeEntry<dnnl::convolution_backward_data>(
+        pd,
+        {Reorder(engine, y, pd.diff_dst_desc()),
+         Reorder(engine, w, pd.weights_desc())},
+        Reorder(engine, pd.diff_src_desc(), x));
+  }
+  case ConvKind::BackwardFilter:
     break;
   }
-  case ConvKind::BackwardFilter: {
-    dnnl::convolution_backward_weights::primitive_desc pd(
-        dnnl::convolution_backward_weights::desc(direct, ax, aw, ay, stride,
-                                                 dilation, pad, pad),
-        userScratchpad(), engine, fwd);
-    e.prim = dnnl::convolution_backward_weights(pd);
-    e.scratch = pd.scratchpad_desc().get_size();
-    e.in = {Reorder(engine, x, pd.src_desc()),
-            Reorder(engine, y, pd.diff_dst_desc())};
-    e.out = Reorder(engine, pd.diff_weights_desc(), w);
-    break;
-  }
-  }
-  return e;
+  dnnl::convolution_backward_weights::primitive_desc pd(
+      dnnl::convolution_backward_weights::desc(direct, ax, aw, ay, stride,
+                                               dilation, pad, pad),
+      userScratchpad(), engine, fwd);
+  return makeEntry<dnnl::convolution_backward_weights>(
+      pd,
+      {Reorder(engine, x, pd.src_desc()),
+       Reorder(engine, y, pd.diff_dst_desc())},
+      Reorder(engine, pd.diff_weights_desc(), w));
 }
 
 Entry OneDnnKernels::Impl::makeBatchNorm(const BatchNormCall &b) {
@@ -253,14 +260,12 @@ Entry OneDnnKernels::Impl::makeBatchNorm(const BatchNormCall &b) {
       dnnl::batch_normalization_forward::desc(
           dnnl::prop_kind::forward_training, data, float(b.epsilon), flags),
       userScratchpad(), engine);
-  Entry e;
-  e.prim = dnnl::batch_normalization_forward(pd);
-  e.scratch = pd.scratchpad_desc().get_size();
   memory::desc channels({b.dims[1]}, F32, Tag::a);
-  e.in = {Reorder(engine, strided(b.dims, b.xStrides), pd.src_desc()),
-          Reorder(engine, channels, channels),
-          Reorder(engine, channels, channels)};
-  e.out = Reorder(engine, pd.dst_desc(), strided(b.dims, b.yStrides));
+  Entry e = makeEntry<dnnl::batch_normalization_forward>(
+      pd,
+      {Reorder(engine, strided(b.dims, b.xStrides), pd.src_desc()),
+       Reorder(engine, channels, channels), Reorder(engine, channels, channels)},
+      Reorder(engine, pd.dst_desc(), strided(b.dims, b.yStrides)));
   e.channels = b.dims[1];
   return e;
 }
@@ -283,12 +288,8 @@ Entry OneDnnKernels::Impl::makePooling(const PoolingCall &p) {
                                   algorithm, blocked, any, stride, window, pad,
                                   pad),
       userScratchpad(), engine);
-  Entry e;
-  e.prim = dnnl::pooling_forward(pd);
-  e.scratch = pd.scratchpad_desc().get_size();
-  e.in = {Reorder(engine, x, pd.src_desc())};
-  e.out = Reorder(engine, pd.dst_desc(), y);
-  return e;
+  return makeEntry<dnnl::pooling_forward>(pd, {Reorder(engine, x, pd.src_desc())},
+                                         Reorder(engine, pd.dst_desc(), y));
 }
 
 OneDnnKernels::OneDnnKernels(LibraryProblems problems, unsigned threadsPerWorker)

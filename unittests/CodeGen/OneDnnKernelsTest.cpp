@@ -106,8 +106,9 @@ TEST(OneDnnKernelsTest, ResNetProblemsAgreeWithTheCppKernels) {
           table[op].fn, call, output,
           [&](const KernelCall &c) { return oneDnn.run(op, c); }, ran))
           << o.name << " (" << o.type << ") box " << box;
-      if (box == 0)
+      if (box == 0) {
         EXPECT_TRUE(ran) << o.name << ": the whole box is one problem";
+      }
       ++(ran ? (box ? part : whole) : declined);
     }
   }
