@@ -693,6 +693,19 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan,
   return peaks;
 }
 
+/// True if checkBoxInTensor accepts `box` (checked first, so that its
+/// message is formatted only for a box it rejects: K per op otherwise).
+static bool isInTensor(const Box &box, const std::vector<int64_t> &shape) {
+  if (box.getRank() != shape.size())
+    return false;
+  if (box.isEmpty())
+    return true;
+  for (unsigned d = 0, e = shape.size(); d != e; ++d)
+    if (box.lo[d] < 0 || box.hi[d] > shape[d])
+      return false;
+  return true;
+}
+
 /// validatePlan's rules for one op's shares (computed boxes covering the
 /// output, boxes in their tensors).
 static void checkShares(const ExecutablePlan &plan, const OpInfo &op,
@@ -704,14 +717,18 @@ static void checkShares(const ExecutablePlan &plan, const OpInfo &op,
   std::vector<const Box *> computed;
   for (unsigned w = 0; w != workers; ++w) {
     const OpShare &share = shares[w];
-    std::string where = fmt::format("op '{}' on worker {}", op.name, w);
+    auto where = [&] { return fmt::format("op '{}' on worker {}", op.name, w); };
     if (share.inputs.size() != op.inputs.size())
-      throw RuntimeError(fmt::format("{} reads {} boxes of {} inputs", where,
+      throw RuntimeError(fmt::format("{} reads {} boxes of {} inputs", where(),
                                      share.inputs.size(), op.inputs.size()));
-    for (unsigned p = 0, e = op.inputs.size(); p != e; ++p)
-      checkBoxInTensor(fmt::format("{}: the box of input {}", where, p),
-                       share.inputs[p], plan.tensors[op.inputs[p]].shape);
-    checkBoxInTensor(where + ": the output box", share.output, out.shape);
+    for (unsigned p = 0, e = op.inputs.size(); p != e; ++p) {
+      const std::vector<int64_t> &shape = plan.tensors[op.inputs[p]].shape;
+      if (!isInTensor(share.inputs[p], shape))
+        checkBoxInTensor(fmt::format("{}: the box of input {}", where(), p),
+                         share.inputs[p], shape);
+    }
+    if (!isInTensor(share.output, out.shape))
+      checkBoxInTensor(where() + ": the output box", share.output, out.shape);
     computed.push_back(&share.output);
   }
   checkBoxesCover(fmt::format("the computed boxes of op '{}'", op.name),
@@ -731,7 +748,7 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
       throw RuntimeError(fmt::format("tensor '{}' has {} boxes for {} workers",
                                      info.name, stored.size(), workers));
     for (unsigned w = 0; w != workers; ++w)
-      if (stored[w])
+      if (stored[w] && !isInTensor(*stored[w], info.shape))
         checkBoxInTensor(
             fmt::format("tensor '{}' stored on worker {}", info.name, w),
             *stored[w], info.shape);

@@ -348,6 +348,18 @@ TEST(StepMemoryTest, PlanBoxesAreCheckedAsValidatePlanDoes) {
               std::string::npos)
         << e.what();
   }
+  ExecutablePlan outside = makeChainPlan(2);
+  outside.ops[1].workers[1].output.hi[0] = M + 1; // scale-h past h's rows
+  BuiltBoxes outsideBoxes(outside);
+  try {
+    predictPeaks(outside, 2, outsideBoxes, tensors);
+    FAIL() << "a computed box outside its tensor was accepted";
+  } catch (const RuntimeError &e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "op 'scale-h' on worker 1: the output box"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 } // namespace
