@@ -65,6 +65,10 @@ class Precision:
         return AutocastMode(DTYPES[self.name]) if self.mixed else None
 
     def metadata(self) -> dict:
+        """The graph metadata's fields: none for fp32 (so an fp32 graph is
+        as before), else `precision` and, for fp16, `loss_scale`."""
+        if not self.mixed:
+            return {}
         meta = {"precision": self.name}
         if self.name == "fp16":
             meta["loss_scale"] = self.loss_scale
