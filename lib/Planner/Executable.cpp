@@ -108,16 +108,21 @@ buildOp(const PlanningProblem &problem, unsigned i, ArrayRef<uint8_t> steps) {
   return std::move(info);
 }
 
-/// Worker `digits`'s share of `op` as the runtime's boxes.
+/// Worker `digits`'s share of `op` as the runtime's boxes; without
+/// `withIteration` the iteration box is left empty (the peak prediction
+/// does not read it).
 static runtime::OpShare getShare(const PlanningProblem &problem,
                                  const ProblemOp &op, ArrayRef<unsigned> levels,
                                  ArrayRef<uint8_t> steps,
-                                 ArrayRef<unsigned> digits) {
+                                 ArrayRef<unsigned> digits,
+                                 bool withIteration = true) {
   SmallVector<analysis::Range, 8> box;
   analysis::WorkerRegions regions;
   computeOpShare(op, levels, steps, digits, box, regions);
   runtime::OpShare share;
-  share.iteration = toRuntimeBox(box);
+  if (withIteration)
+    share.iteration = toRuntimeBox(box);
+  share.inputs.reserve(op.inputs.size());
   for (const analysis::Region &r : regions.inputs)
     share.inputs.push_back(toRuntimeBox(r));
   // An input the operator never reads has no region: an empty box of the
@@ -183,8 +188,8 @@ public:
   const std::vector<runtime::OpShare> &getShares(unsigned i) override {
     shares.clear();
     for (unsigned w = 0; w != p.workers; ++w)
-      shares.push_back(
-          getShare(problem, problem.getOp(i), p.levels, steps[i], digits[w]));
+      shares.push_back(getShare(problem, problem.getOp(i), p.levels, steps[i],
+                                digits[w], /*withIteration=*/false));
     return shares;
   }
 
