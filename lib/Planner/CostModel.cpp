@@ -182,11 +182,11 @@ planner::resolvePlanSteps(const PlanningProblem &problem, const plan::Plan &p,
   for (unsigned t = 0, e = p.tensors.size(); t != e; ++t) {
     const plan::TensorPlan &tensor = p.tensors[t];
     const graph::Tensor &gt = g.getTensor(t);
-    // Regions derived from a layout are filled in by checkLayouts.
-    if (tensor.regions.size() != p.workers)
-      return planError("tensor '" + tensor.name + "' has " +
-                       Twine(tensor.regions.size()) + " regions for " +
-                       Twine(p.workers) + " workers");
+    // The match check allows a layout without regions; the costs need them.
+    if (tensor.regions.empty())
+      return planError("tensor '" + tensor.name +
+                       "' has only a layout: derive its regions first "
+                       "(plan::checkLayouts with fill)");
     std::vector<int64_t> shape(gt.shape.begin(), gt.shape.end());
     for (unsigned w = 0; w != p.workers; ++w) {
       const auto &region = tensor.regions[w];
