@@ -89,9 +89,9 @@ void SummaryPrinter::printTotals() {
      << ratio(resident, (total + p.workers - 1) / p.workers)
      << " of an even share (graph / " << p.workers << " = "
      << formatBytes(double(total) / p.workers) << ")\n";
+  printResidentComposition();
   os << "peak:       " << formatBytes(peak)
      << " on the fullest worker (what the runtime's pool measures)\n";
-  printResidentComposition();
   printPeakComposition();
 }
 
