@@ -254,23 +254,28 @@ private:
 } // namespace
 
 bool SyntaxChecker::string() {
+  // On an error `pos` is at the offending character.
   ++pos; // the opening quote
   while (pos < n) {
-    unsigned char c = text[pos++];
-    if (c == '"')
-      return true;
+    unsigned char c = text[pos];
     if (c < 0x20)
       return false;
+    ++pos;
+    if (c == '"')
+      return true;
     if (c != '\\')
       continue;
     if (pos >= n)
       return false;
-    char e = text[pos++];
+    char e = text[pos];
     if (e == 'u') {
+      ++pos;
       for (int i = 0; i != 4; ++i, ++pos)
         if (pos >= n || !llvm::isHexDigit(text[pos]))
           return false;
-    } else if (!llvm::is_contained(StringRef("\"\\/bfnrt"), e)) {
+    } else if (llvm::is_contained(StringRef("\"\\/bfnrt"), e)) {
+      ++pos;
+    } else {
       return false;
     }
   }

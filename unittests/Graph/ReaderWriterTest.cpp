@@ -5,6 +5,7 @@
 #include "tofu/Graph/GraphWriter.h"
 #include "tofu/Graph/JSONLocations.h"
 
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include "gtest/gtest.h"
@@ -146,6 +147,41 @@ TEST(JSONLocationsTest, CompactKeepsStringsAndOrder) {
   EXPECT_EQ(locs.getText(*locs.getMember(*second, "a")), "2");
   EXPECT_FALSE(locs.findDuplicateKey());
   EXPECT_TRUE(JSONLocations::scan("{\"a\": {\"b\": 1, \"b\": 2}}").findDuplicateKey());
+}
+
+// The strict check the graph reader runs instead of llvm::json::parse: it
+// accepts strict JSON, gives the offset of the first error, and accepts
+// nothing llvm::json rejects.
+TEST(JSONSyntaxTest, AcceptsStrictJSON) {
+  for (const char *text :
+       {"{}", "[]", " {\"a\": [1, -2.5e+3, 0, true, false, null]} ",
+        "\"x\\u00e9\\n\\\"\"", "[[[{\"k\": {}}]], \"\xc3\xa9\"]", "0.5E-7"}) {
+    EXPECT_EQ(findJSONSyntaxError(text), llvm::None) << text;
+    EXPECT_TRUE(bool(llvm::json::parse(text))) << text;
+  }
+}
+
+TEST(JSONSyntaxTest, FindsTheFirstError) {
+  struct Case {
+    const char *text;
+    size_t offset;
+  } cases[] = {{"", 0},           {"{\"a\" 1}", 5},  {"[1,]", 3},
+               {"[1 2]", 3},      {"{\"a\": 1,}", 8}, {"[01]", 2},
+               {"[1.]", 3},       {"[tru]", 1},      {"\"a\tb\"", 2},
+               {"\"\\x\"", 2},     {"[1] x", 4},      {"{1: 2}", 1},
+               {"[\"\\u12\"]", 6}, {"\"\xff\"", 1}};
+  for (const Case &c : cases) {
+    EXPECT_EQ(findJSONSyntaxError(c.text), llvm::Optional<size_t>(c.offset))
+        << c.text;
+  }
+  // What llvm::json rejects the check rejects too.
+  for (const Case &c : cases) {
+    auto parsed = llvm::json::parse(c.text);
+    if (!parsed) {
+      llvm::consumeError(parsed.takeError());
+      EXPECT_TRUE(findJSONSyntaxError(c.text).hasValue()) << c.text;
+    }
+  }
 }
 
 } // namespace
