@@ -75,8 +75,6 @@ struct Call {
   }
 };
 
-/// Runs `body(thread)` on `threads` threads started together; returns the
-/// slowest thread's seconds.
 /// Seconds of CPU the calling thread has used.
 static double threadCpuSeconds() {
   timespec ts;
@@ -84,6 +82,8 @@ static double threadCpuSeconds() {
   return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
+/// Runs `body(thread)` on `threads` threads started together; returns the
+/// slowest thread's seconds.
 template <typename Fn> double together(unsigned threads, Fn body) {
   std::atomic<unsigned> ready{0};
   std::vector<double> seconds(threads, 0);
@@ -111,7 +111,8 @@ template <typename Fn> double together(unsigned threads, Fn body) {
 } // namespace
 
 double tofu::timeKernel(runtime::KernelFn fn, const KernelShape &shape,
-                        unsigned threads, double roundSeconds) {
+                        unsigned threads, double roundSeconds,
+                        const ProcessRounds *processes) {
   std::mt19937 rng(1);
   // Per thread, copies of the call's tensors that consecutive calls
   // rotate through: as many as make the copies' bytes reach
@@ -135,15 +136,21 @@ double tofu::timeKernel(runtime::KernelFn fn, const KernelShape &shape,
   auto start = Clock::now();
   fn(calls[0][0]->call);
   double once = std::max(secondsSince(start), 1e-9);
+  if (processes) // The same number of calls per round in every process.
+    once = processes->max(once);
   unsigned repeats = unsigned(std::clamp(roundSeconds / once, 1.0, 1e5));
   // The best of 7 rounds: on a loaded machine, the rounds that other jobs
   // left the cores to (tofu-run's step_seconds is its best step, too).
   double best = 0;
   for (unsigned round = 0; round != KernelRounds; ++round) {
+    if (processes)
+      processes->barrier();
     double seconds = together(threads, [&](unsigned t) {
       for (unsigned r = 0; r != repeats; ++r)
         fn(calls[t][r % copies]->call);
     });
+    if (processes)
+      seconds = processes->max(seconds);
     best = round ? std::min(best, seconds / repeats) : seconds / repeats;
   }
   return best;

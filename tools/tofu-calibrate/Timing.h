@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace tofu {
@@ -49,12 +50,28 @@ constexpr size_t HotCallBytes = size_t(1) << 20;
 constexpr size_t ColdWorkingSetBytes = size_t(64) << 20;
 constexpr unsigned MaxCopies = 16;
 
+/// How the processes of an MPI job line up timeKernel's rounds: each
+/// process times its own worker, every round starts in all of them at once
+/// and lasts as long as its slowest process took, as a round of threads
+/// lasts as long as its slowest thread (else each rank's best round is
+/// one the scheduler happened to give it a core for, and K ranks on fewer
+/// cores look as fast as one).
+struct ProcessRounds {
+  /// Returns once every process has called it.
+  std::function<void()> barrier;
+  /// The largest of the processes' values.
+  std::function<double(double)> max;
+};
+
 /// Seconds of one call of `fn` over `shape` while `threads` threads (this
 /// process's workers) each call it at once on their own tensors: the
 /// slowest thread's time per call, the best of KernelRounds rounds of
-/// calls lasting about `roundSeconds` each (cold or hot, as above).
+/// calls lasting about `roundSeconds` each (cold or hot, as above). With
+/// `processes`, the slowest over every process's threads, the rounds
+/// lined up across processes.
 double timeKernel(runtime::KernelFn fn, const KernelShape &shape,
-                  unsigned threads, double roundSeconds);
+                  unsigned threads, double roundSeconds,
+                  const ProcessRounds *processes = nullptr);
 
 /// Bytes per second one thread copies (memcpy of 64 MiB) while `threads`
 /// threads each copy their own buffer at once.

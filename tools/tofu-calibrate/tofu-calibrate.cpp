@@ -130,6 +130,27 @@ struct Job {
     if (ranks > 1)
       transport->sumOverProcesses(v);
   }
+  /// The largest of the processes' `seconds` (to a picosecond).
+  double max(double seconds) {
+    if (ranks == 1)
+      return seconds;
+    std::vector<int64_t> v(ranks, 0);
+    v[rank] = int64_t(seconds * 1e12);
+    transport->sumOverProcesses(v);
+    return double(*std::max_element(v.begin(), v.end())) * 1e-12;
+  }
+  /// timeKernel's rounds lined up across the processes (null for one).
+  const ProcessRounds *getProcessRounds() {
+    if (ranks == 1)
+      return nullptr;
+    if (!rounds.barrier)
+      rounds = {[this] { barrier(); },
+                [this](double seconds) { return max(seconds); }};
+    return &rounds;
+  }
+
+private:
+  ProcessRounds rounds;
 };
 
 /// The calibration graph, its kernels compiled, and each op's work points.
@@ -248,9 +269,8 @@ bool timeKernels(Calibration &c, Job &job, planner::Machine &machine,
                           ? work.getGemmElements(box, conv)
                           : 0;
     job.barrier();
-    double seconds = job.mean(
-        timeKernel(fn, shape, job.localThreads(), quick ? 0.002 : 0.05),
-        1e-12);
+    double seconds = timeKernel(fn, shape, job.localThreads(),
+                                quick ? 0.002 : 0.05, job.getProcessRounds());
     const char *kind = codegen::getKernelKindName(kernel.kind);
     if (root)
       llvm::errs() << llvm::format("  %-12s %-20s %12.4g points %12.4g s",
@@ -350,10 +370,9 @@ bool timeGraphOps(Calibration &c, Job &job, planner::Machine &machine,
         double points = work.getPoints(box);
         double elements = gemm ? work.getGemmElements(box, conv) : 0;
         job.barrier();
-        double seconds = job.mean(
+        double seconds =
             timeKernel(c.library->getKernel(i), shape, job.localThreads(),
-                       quick ? 0.002 : 0.02),
-            1e-12);
+                       quick ? 0.002 : 0.02, job.getProcessRounds());
         if (root)
           llvm::errs() << llvm::format("  %-12s %-28s %12.4g points %12.4g s\n",
                                        codegen::getKernelKindName(kernel.kind),
