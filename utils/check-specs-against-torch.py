@@ -73,6 +73,9 @@ CONV_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "conv_ops.py")
 # torch.nn's losses, nn.Bilinear, nn.EmbeddingBag, distances, dropouts and
 # padding (specs/loss.tdl, loss_pointwise.tdl, embedding.tdl, _trilinear).
 LOSS_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "loss_ops.py")
+# torch.stft / istft as HDemucs and other callers use them, lowered by
+# tofu-export into real ops: hann_window (both overloads), cos and sin.
+STFT_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "stft_ops.py")
 MODELS = [
     f"{MLP}:MLP --input 4x1024 --classes 10",
     f"{MLP}:Scalar --input 8x16 --input 8x4 --optimizer adam "
@@ -110,6 +113,8 @@ MODELS = [
     f"{LOSS_OPS}:Layers --input 2x4x3x3 --loss output",
     f"{LOSS_OPS}:LoweredLosses --input 4x6 --input 4:i64 --input 4x5 "
     "--classes 5 --loss output",
+    f"{STFT_OPS}:StftOps --input 2x1x96 --loss output",
+    f"{STFT_OPS}:StftVariants --input 2x1x96 --loss output",
 ]
 # Slow to export and replay (tens of seconds each), and no op types beyond
 # the default models' but bernoulli.

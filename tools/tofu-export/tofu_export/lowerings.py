@@ -25,7 +25,8 @@ from typing import Callable, Dict, Optional
 import torch
 from torch.overrides import TorchFunctionMode
 
-from tofu_export import activation_lowerings, loss_lowerings, rnn_lowerings
+from tofu_export import (activation_lowerings, loss_lowerings, rnn_lowerings,
+                         stft_lowerings)
 
 
 def _weight_norm(v, g, dim=0):
@@ -63,6 +64,8 @@ LOWERINGS.update(loss_lowerings.LOWERINGS)
 LOWERINGS.update(activation_lowerings.LOWERINGS)
 # Packing padded sequences by lengths known at trace time.
 LOWERINGS.update(rnn_lowerings.LOWERINGS)
+# torch.stft / istft and the complex spectrogram between them (HDemucs).
+LOWERINGS.update(stft_lowerings.LOWERINGS)
 
 
 class LoweringMode(TorchFunctionMode):
