@@ -313,6 +313,33 @@ std::string KernelBuilder::build(StringRef name) {
   return indentLines(lines);
 }
 
+/// GeneratedKernel::pointwiseInputs of `instance`.
+static std::vector<bool> getPointwiseInputs(const KernelInstance &instance) {
+  const OpDecl &op = *instance.op;
+  unsigned rank = op.getOutputRank();
+  std::vector<bool> pointwise(instance.inputShapes.size(), false);
+  for (unsigned p = 0; p != pointwise.size(); ++p)
+    pointwise[p] = instance.inputShapes[p] == instance.outputShape;
+  walkExpr(op.getBody(), [&](const Expr &e) {
+    const auto *read = dyn_cast<TensorReadExpr>(&e);
+    if (!read || !read->getTensor())
+      return;
+    unsigned p = read->getTensor()->getPosition();
+    if (p >= pointwise.size())
+      return;
+    bool same = read->getNumIndices() == rank;
+    for (unsigned d = 0; same && d != rank; ++d) {
+      const auto *name = dyn_cast<NameExpr>(&read->getIndex(d));
+      same = name && !name->isEllipsis() && name->getIndexVar() &&
+             name->getIndexVar()->getId() == d &&
+             name->getIndexVar()->isOutput();
+    }
+    if (!same)
+      pointwise[p] = false;
+  });
+  return pointwise;
+}
+
 llvm::Expected<GeneratedKernel>
 codegen::emitKernel(const KernelInstance &instance, StringRef name,
                     const KernelOptions &options) {
@@ -329,6 +356,7 @@ codegen::emitKernel(const KernelInstance &instance, StringRef name,
                            builder.getVarExtents().end());
   kernel.usesBlas = builder.usesBlas();
   kernel.kind = builder.getKind();
+  kernel.pointwiseInputs = getPointwiseInputs(instance);
   kernel.deviceGemm = builder.deviceGemm;
   kernel.gemm = builder.gemm;
   kernel.conv = builder.conv;

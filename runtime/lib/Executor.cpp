@@ -21,6 +21,7 @@
 
 #include "tofu/Runtime/Executor.h"
 #include "tofu/Runtime/Error.h"
+#include "tofu/Runtime/Fusion.h"
 #include "tofu/Runtime/MemoryPool.h"
 #include "tofu/Runtime/StepMemory.h"
 
@@ -65,6 +66,11 @@ struct Executor::Worker {
   std::vector<Buffer> stored;
   /// Per tensor: set by setInput and not yet scattered to this worker.
   std::vector<bool> dirty;
+  /// Per op: fused into the next op where this worker's boxes allow
+  /// (Executor::setFusion); empty: no fusion.
+  std::vector<bool> fusable;
+  /// The pairs fused in the last step.
+  unsigned fused = 0;
   /// Where the last step's time went.
   WorkerTimes times;
 };
@@ -130,6 +136,18 @@ private:
   void prefetch(unsigned i);
 
   void runOp(unsigned i);
+  /// Op i's kernel on `call`, or with op i - 1's inside it (Fusion.h).
+  void runKernel(unsigned i, const KernelCall &call);
+  /// Whether op i's kernel waits for op i + 1 (Fusion.h): if so, and op
+  /// i's one input dying at i has the capacity of its output, that input
+  /// is kept for op i + 1 and the output's buffer released in its place.
+  bool deferKernel(unsigned i);
+  /// The op whose kernel waits for the next op, or -1.
+  int deferredOp = -1;
+  /// Op deferredOp's input kept for the next op in place of its output.
+  Buffer held;
+  int heldTensor = -1;
+  bool swapHeld = false;
   void runNextStep();
 
   static double now() {
@@ -289,13 +307,15 @@ void WorkerStep::runOp(unsigned i) {
   bool direct = !op.partial && stores(o) && storedBox(o) == share.output;
   Buffer outTemp;
   unsigned char *outData = nullptr;
+  bool defer = false;
   if (direct) {
     outData = ensureStored(o).data();
+    defer = deferKernel(i);
   } else if (!share.output.isEmpty()) {
     outTemp = worker.pool.allocate(share.output.getVolume() * outSize);
     outData = outTemp.data();
   }
-  if (!share.output.isEmpty()) {
+  if (!share.output.isEmpty() && !defer) {
     std::vector<BoxView> views(numInputs);
     std::vector<std::vector<int64_t>> extents(numInputs);
     for (unsigned p = 0; p != numInputs; ++p) {
@@ -311,7 +331,7 @@ void WorkerStep::runOp(unsigned i) {
                             outData, share.output.lo.data(), outExtent.data()},
                     share.iteration.lo.data(), share.iteration.hi.data()};
     double start = now();
-    kernels.run(op.kernel, call);
+    runKernel(i, call);
     worker.times.compute += now() - start;
   }
   inputBuffers.clear();
@@ -343,10 +363,18 @@ void WorkerStep::runOp(unsigned i) {
              });
   outTemp.reset();
 
-  // Free what no later op reads.
+  // Free what no later op reads. A deferred op's kept input is released
+  // where its output would be, and that output in its place.
   for (unsigned t : op.inputs)
-    if (lastUse[t] == int(i) && !plan.tensors[t].persistent)
+    if (lastUse[t] == int(i) && !plan.tensors[t].persistent) {
+      if (defer && swapHeld && int(t) == heldTensor && worker.stored[t]) {
+        held = std::move(worker.stored[t]);
+        worker.stored[o].reset();
+      }
       worker.stored[t].reset();
+    }
+  if (!defer && held)
+    held.reset();
   if (lastUse[o] <= int(i) && !plan.tensors[o].persistent)
     worker.stored[o].reset();
 }
@@ -392,7 +420,69 @@ void WorkerStep::runNextStep() {
     worker.stored[entry.first] = std::move(entry.second);
 }
 
+bool WorkerStep::deferKernel(unsigned i) {
+  // A fused pair's second op is never fusable itself (no chains), so the
+  // state of a pending pair is not touched here.
+  if (i >= worker.fusable.size() || !worker.fusable[i] ||
+      !canFuseOnWorker(plan, i, w))
+    return false;
+  const OpInfo &op = plan.ops[i];
+  std::vector<unsigned> dying;
+  for (unsigned t : op.inputs)
+    if (lastUse[t] == int(i) && !plan.tensors[t].persistent &&
+        std::find(dying.begin(), dying.end(), t) == dying.end())
+      dying.push_back(t);
+  swapHeld = false;
+  heldTensor = -1;
+  if (dying.size() == 1) {
+    unsigned x = dying[0];
+    if (!worker.stored[x] || !worker.stored[op.output] ||
+        worker.stored[x].capacity() != worker.stored[op.output].capacity())
+      return false;
+    swapHeld = true;
+    heldTensor = int(x);
+  } else if (!dying.empty()) {
+    return false;
+  }
+  deferredOp = int(i);
+  return true;
+}
+
+void WorkerStep::runKernel(unsigned i, const KernelCall &call) {
+  const OpInfo &op = plan.ops[i];
+  if (deferredOp < 0 || unsigned(deferredOp) + 1 != i) {
+    kernels.run(op.kernel, call);
+    return;
+  }
+  unsigned a = deferredOp;
+  deferredOp = -1;
+  const OpInfo &opA = plan.ops[a];
+  const OpShare &shareA = opA.workers[w];
+  std::vector<BoxView> inputsA(opA.inputs.size());
+  std::vector<std::vector<int64_t>> extents(opA.inputs.size());
+  for (unsigned p = 0; p != opA.inputs.size(); ++p) {
+    unsigned t = opA.inputs[p];
+    const Box &box = shareA.inputs[p];
+    extents[p] = box.getExtents();
+    unsigned char *data = swapHeld && int(t) == heldTensor
+                              ? held.data()
+                              : worker.stored[t].data();
+    inputsA[p] = BoxView{plan.tensors[t].type, box.getRank(), data,
+                         box.lo.data(), extents[p].data()};
+  }
+  std::vector<unsigned> slotsOfT;
+  for (unsigned p = 0; p != op.inputs.size(); ++p)
+    if (op.inputs[p] == opA.output)
+      slotsOfT.push_back(p);
+  runFusedBlocks(kernels, opA.kernel, op.kernel, std::move(inputsA),
+                 plan.tensors[opA.output].type, call,
+                 op.workers[w].output.getRank(), slotsOfT);
+  ++worker.fused;
+}
+
 void WorkerStep::run() {
+  worker.fused = 0;
+  held.reset();
   worker.times = WorkerTimes();
   double start = now();
   for (unsigned i = 0, e = plan.ops.size(); i != e; ++i)
@@ -533,6 +623,21 @@ void Executor::scatterInputs(Worker &worker) {
         copyRegion(box, hostInputs[t]->data.data(), Box::whole(info.shape),
                    worker.stored[t].data(), box, size);
       });
+}
+
+void Executor::setFusion(const FusionHints &hints) {
+  std::vector<bool> fusable;
+  if (!hints.elementwise.empty())
+    fusable = findFusablePairs(plan, schedule, hints, computeLastUse(plan));
+  for (auto &worker : workers)
+    worker->fusable = fusable;
+}
+
+unsigned Executor::getNumFused() const {
+  unsigned n = 0;
+  for (auto &worker : workers)
+    n += worker->fused;
+  return n;
 }
 
 StepResult Executor::runStep() {

@@ -14,7 +14,7 @@ Buffer &Buffer::operator=(Buffer &&other) noexcept {
     pool = other.pool;
     storage = std::move(other.storage);
     bytes = other.bytes;
-    capacity = other.capacity;
+    cap = other.cap;
     other.pool = nullptr;
   }
   return *this;
@@ -31,7 +31,7 @@ Buffer MemoryPool::allocate(std::size_t bytes) {
   Buffer buffer;
   buffer.pool = this;
   buffer.bytes = bytes;
-  buffer.capacity = grant.capacity;
+  buffer.cap = grant.capacity;
   if (grant.reused) {
     buffer.storage = std::move(grant.storage);
   } else {
@@ -42,5 +42,5 @@ Buffer MemoryPool::allocate(std::size_t bytes) {
 }
 
 void MemoryPool::release(Buffer &buffer) {
-  freeList.put(buffer.capacity, std::move(buffer.storage));
+  freeList.put(buffer.cap, std::move(buffer.storage));
 }

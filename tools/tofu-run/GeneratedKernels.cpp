@@ -141,6 +141,13 @@ GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
     if (!table[i].fn && numMissing++ == 0)
       firstNote = "'" + g.getOp(i).name + "': " + emitted->notes[i];
     kernels->numFallbacks += !kernels->fns.back();
+    int k = emitted->opKernel[i];
+    bool generated = kernels->fns.back() && k >= 0;
+    kernels->hints.elementwise.push_back(
+        generated &&
+        emitted->kernels[k].kind == codegen::KernelKind::Elementwise);
+    kernels->hints.pointwise.push_back(
+        generated ? emitted->kernels[k].pointwiseInputs : std::vector<bool>());
   }
   if (!kernels->numFallbacks)
     return kernels;

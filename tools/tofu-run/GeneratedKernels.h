@@ -16,6 +16,7 @@
 
 #include "tofu/CodeGen/GraphKernels.h"
 #include "tofu/CodeGen/KernelCompiler.h"
+#include "tofu/Runtime/Fusion.h"
 #include "tofu/Runtime/OneDnnKernels.h"
 
 #include <optional>
@@ -51,6 +52,11 @@ public:
   /// The number of ops running the evaluator's kernel.
   unsigned getNumFallbacks() const { return numFallbacks; }
 
+  /// Which generated kernels the executor may fuse (runtime/Fusion.h): the
+  /// element-wise loop nests (not the evaluator's kernels) and, per input,
+  /// whether it is read at the output's own index.
+  const runtime::FusionHints &getFusionHints() const { return hints; }
+
   /// The calls oneDNN computed so far, or none when it does not run (not
   /// built in, or LibraryOptions::oneDnn off).
   std::optional<runtime::OneDnnCounts> getOneDnnCounts() const;
@@ -71,6 +77,7 @@ private:
   std::vector<runtime::KernelFn> fns;
   std::unique_ptr<ReferenceKernels> fallback;
   unsigned numFallbacks = 0;
+  runtime::FusionHints hints;
 };
 
 } // namespace tofu

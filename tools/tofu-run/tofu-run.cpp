@@ -143,6 +143,12 @@ cl::opt<bool> useOneDnn(
              "and poolings whose box is one library problem with oneDNN, "
              "where tofu-run was built with it (default true)"),
     cl::init(true), cl::cat(category));
+cl::opt<bool> fuse(
+    "fuse",
+    cl::desc("With --kernels=generated, run pairs of element-wise ops "
+             "block by block in one loop where the plan allows "
+             "(docs/CodeGen.md, \"Fusion\"; default true)"),
+    cl::init(true), cl::cat(category));
 cl::opt<cli::Flag<cli::UnsignedInRange<1, UINT_MAX>>>
     numSteps("steps", cl::desc("Training steps to run (at least 1)"),
              cl::value_desc("N"), cl::init(1u), cl::cat(category));
@@ -341,6 +347,8 @@ struct Run {
   double stepSeconds = 0;
   /// Per worker, where the time of that step went.
   std::vector<runtime::WorkerTimes> times;
+  /// The element-wise pairs this process's workers fused in the last step.
+  unsigned fused = 0;
   /// This process's oneDNN calls in the run's steps, if oneDNN ran.
   std::optional<runtime::OneDnnCounts> oneDnn;
 };
@@ -371,6 +379,8 @@ bool startRun(Loaded &loaded, const plan::Plan &p, Backend where,
       where == Backend::Cuda && !kernelTimesFile.empty());
   run.executor = run.engine.executor.get();
   run.executor->setPrefetchDepth(prefetchDepth.value);
+  if (fuse && generatedKernels)
+    run.executor->setFusion(generatedKernels->getFusionHints());
   for (unsigned t = 0, e = inputs.size(); t != e; ++t)
     if (inputs[t])
       run.executor->setInput(t, *inputs[t]);
@@ -442,6 +452,7 @@ void runSteps(Run &run, int loss, bool print) {
       run.times = result.timesPerWorker;
     }
     run.movedBytes = result.movedBytes;
+    run.fused = run.executor->getNumFused();
     for (unsigned w = 0; w != run.plan.workers; ++w)
       run.peaks[w] = std::max(run.peaks[w], result.peakBytesPerWorker[w]);
     if (loss >= 0) {
@@ -570,6 +581,7 @@ bool writeReport(const Run &run, const Errors &errors) {
       {"max_abs_error", errors.maxAbs},
       {"max_rel_error", errors.maxRel},
       {"step_seconds", run.stepSeconds},
+      {"fused_pairs", int64_t(run.fused)},
       {"losses", std::move(losses)}};
   addTimes(report, run.times);
   if (run.oneDnn)

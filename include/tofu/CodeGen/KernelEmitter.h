@@ -106,6 +106,12 @@ struct GeneratedKernel {
   bool usesBlas = false;
   /// How the C++ kernel computes (the CUDA target: its host function).
   KernelKind kind = KernelKind::Elementwise;
+  /// Per input position: the body reads that input only at the output
+  /// element's own index (`x[i, j]` over the output `(i, j)`, no padding,
+  /// the input's shape the output's), so any sub-box of the output
+  /// variables reads the same sub-box of it (the runtime's fusion of
+  /// element-wise chains, docs/CodeGen.md "Fusion").
+  std::vector<bool> pointwiseInputs;
   /// CUDA target: the body has a contraction (the count tdlc and
   /// kernel-check print as "cuBLAS on the device"); only one that is the
   /// whole body (`gemm`) is handed to cuBLAS, the generated kernel being

@@ -14,6 +14,7 @@
 #ifndef TOFU_RUNTIME_EXECUTOR_H
 #define TOFU_RUNTIME_EXECUTOR_H
 
+#include "tofu/Runtime/Fusion.h"
 #include "tofu/Runtime/Schedule.h"
 #include "tofu/Runtime/Transport.h"
 
@@ -102,6 +103,11 @@ public:
   /// How many ops ahead workers post their receives (Executor's; others
   /// ignore it).
   virtual void setPrefetchDepth(unsigned) {}
+  /// Fuses pairs of element-wise ops from the next step on (Fusion.h);
+  /// empty hints (the default) fuse nothing. Executor's; others ignore it.
+  virtual void setFusion(const FusionHints &) {}
+  /// The fused pairs the last step ran, over this process's workers.
+  virtual unsigned getNumFused() const { return 0; }
 };
 
 /// Checks `value` against graph input `tensor` of `plan`; throws
@@ -180,6 +186,8 @@ public:
   /// kernel; 0 posts none. The pool's buffers, and so the peak, do not
   /// depend on it.
   void setPrefetchDepth(unsigned ops) override { prefetchDepth = ops; }
+  void setFusion(const FusionHints &hints) override;
+  unsigned getNumFused() const override;
 
   struct Worker;
 

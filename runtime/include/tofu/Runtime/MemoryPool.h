@@ -33,6 +33,8 @@ public:
   unsigned char *data() const { return storage.get(); }
   /// Bytes requested.
   std::size_t size() const { return bytes; }
+  /// Bytes the pool counts for it (at least size()).
+  std::size_t capacity() const { return cap; }
   explicit operator bool() const { return pool != nullptr; }
   /// Returns the buffer to its pool.
   void reset();
@@ -41,7 +43,7 @@ private:
   friend class MemoryPool;
   MemoryPool *pool = nullptr;
   std::unique_ptr<unsigned char[]> storage;
-  std::size_t bytes = 0, capacity = 0;
+  std::size_t bytes = 0, cap = 0;
 };
 
 /// A free list of buffers with live and peak byte counts.
