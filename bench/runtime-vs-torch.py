@@ -43,33 +43,59 @@ import torch.nn.functional as F  # noqa: E402
 def mlp_case():
     sys.path.insert(0, os.path.join(ROOT, "models"))
     from mlp import MLP
-    return MLP(), torch.rand(64, 1024), torch.randint(0, 10, (64,))
+    return MLP(), (torch.rand(64, 1024),), torch.randint(0, 10, (64,))
 
 
 def resnet18_case():
     import torchvision
     model = torchvision.models.resnet18(num_classes=100)
-    return model, torch.rand(32, 3, 64, 64), torch.randint(0, 100, (32,))
+    return model, (torch.rand(32, 3, 64, 64),), torch.randint(0, 100, (32,))
 
 
-CASES = {"mlp": mlp_case, "resnet18": resnet18_case}
+def token_case(make, batch, length, vocab):
+    """A tofu-export zoo model whose forward(tokens, targets) is the loss."""
+    model = make()
+    tokens = torch.randint(0, vocab, (batch, length))
+    return model, (tokens, torch.randint(0, vocab, (batch, length))), None
+
+
+def gpt2l_case():
+    sys.path.insert(0, os.path.join(ROOT, "tools", "tofu-export"))
+    from tofu_export.zoo.gpt import GPT
+    return token_case(lambda: GPT(2, 512, 8, 128, 8192), 8, 128, 8192)
+
+
+def rnn2l_case():
+    sys.path.insert(0, os.path.join(ROOT, "tools", "tofu-export"))
+    from tofu_export.zoo.lstm import LSTMLanguageModel
+    return token_case(lambda: LSTMLanguageModel(2, 1024, 4096, 5), 32, 5,
+                      4096)
+
+
+# Each case: the model, its inputs and the target (None: the model returns
+# its loss), as models/README.md exports them; the optimizer as exported.
+CASES = {"mlp": mlp_case, "resnet18": resnet18_case, "gpt-2l": gpt2l_case,
+         "rnn-2l": rnn2l_case}
+ADAM = {"gpt-2l"}
 
 
 def load():
     return os.getloadavg()[0]
 
 
-def torch_step_seconds(case, steps, threads):
+def torch_step_seconds(name, steps, threads):
     """The best time of a training step of PyTorch eager on `threads`."""
     torch.set_num_threads(threads)
-    model, x, y = case()
+    model, inputs, y = CASES[name]()
     model.train()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    opt = (torch.optim.Adam(model.parameters(), lr=1e-3) if name in ADAM
+           else torch.optim.SGD(model.parameters(), lr=0.1))
     best = float("inf")
     for s in range(steps + 1):
         start = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(model(x), y)
+        out = model(*inputs)
+        loss = out if y is None else F.cross_entropy(out, y)
         loss.backward()
         opt.step()
         if s:
@@ -77,16 +103,20 @@ def torch_step_seconds(case, steps, threads):
     return best
 
 
-def tofu_run(args, graph, plan, threads_per_worker, report):
+def tofu_run(args, graph, plan, k, transport, threads_per_worker, report):
     """tofu-run's report of --steps + 1 steps (step_seconds: the best after
-    the first)."""
+    the first), under mpirun -np K with the MPI transport."""
     cmd = [os.path.join(args.build, "bin", "tofu-run"), plan, "--graph", graph,
            "--steps", str(args.steps + 1), "--threads-per-worker",
            str(threads_per_worker), "--report", report]
+    if transport == "mpi":
+        cmd = ["mpirun", "--oversubscribe", "-np", str(k)] + cmd + \
+            ["--transport", "mpi"]
     if args.no_onednn:
         cmd.append("--onednn=false")
     env = dict(os.environ, OMP_NUM_THREADS=str(threads_per_worker),
-               OPENBLAS_NUM_THREADS=str(threads_per_worker))
+               OPENBLAS_NUM_THREADS=str(threads_per_worker),
+               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, env=env)
     with open(report) as f:
@@ -99,6 +129,9 @@ def main():
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--models", default="mlp,resnet18")
     ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--transports", default="threads",
+                    help="threads, mpi or threads,mpi (MPI under mpirun "
+                    "--oversubscribe -np K; K=1 runs on threads only)")
     ap.add_argument("--threads", type=int, default=1,
                     help="total threads per side: PyTorch's, and Tofu's "
                          "workers times threads per worker")
@@ -109,6 +142,13 @@ def main():
                     help="run tofu-run with --onednn=false")
     args = ap.parse_args()
     workers = [int(k) for k in args.workers.split(",")]
+    transports = args.transports.split(",")
+    if not set(transports) <= {"threads", "mpi"}:
+        ap.error("--transports: threads, mpi or both")
+    unknown = set(args.models.split(",")) - set(CASES)
+    if unknown:
+        ap.error(f"--models: unknown {', '.join(sorted(unknown))} (known: "
+                 f"{', '.join(CASES)})")
     print(f"{os.cpu_count()} cores; {args.threads} thread(s) in total per "
           f"side; best of {args.steps} steps, {args.rounds} rounds; "
           f"oneDNN {'off' if args.no_onednn else 'on'}; load average "
@@ -125,31 +165,37 @@ def main():
                             "--workers", str(k), "--quiet", "-o", plan],
                            check=True)
             per_worker = max(1, args.threads // k)
-            best, loads = None, []
-            for _ in range(args.rounds):
-                loads.append(load())
-                r = tofu_run(args, graph, plan, per_worker,
-                             os.path.join(tmp, f"{name}.{k}.report.json"))
-                if best is None or r["step_seconds"] < best["step_seconds"]:
-                    best = r
-                # PyTorch alternates with every Tofu measurement, so that a
-                # change of the load affects both sides alike.
-                torch_loads.append(load())
-                torch_s = min(torch_s, torch_step_seconds(
-                    CASES[name], args.steps, args.threads))
-            rows.append((k, per_worker, best, loads))
+            for transport in transports if k > 1 else ["threads"]:
+                best, loads = None, []
+                for _ in range(args.rounds):
+                    loads.append(load())
+                    r = tofu_run(args, graph, plan, k, transport, per_worker,
+                                 os.path.join(tmp, f"{name}.{k}.report.json"))
+                    if best is None or \
+                            r["step_seconds"] < best["step_seconds"]:
+                        best = r
+                    # PyTorch alternates with every Tofu measurement, so that
+                    # a change of the load affects both sides alike.
+                    torch_loads.append(load())
+                    torch_s = min(torch_s, torch_step_seconds(
+                        name, args.steps, args.threads))
+                rows.append((k, transport, per_worker, best, loads))
         print(f"\n{name}: PyTorch eager {torch_s:.4f} s on {args.threads} "
               f"thread(s) (load {min(torch_loads):.1f}-{max(torch_loads):.1f})")
-        print(f"  {'K':>2} {'thr/w':>5} {'step_s':>8} {'vs torch':>8} "
-              f"{'vs K=1':>7} {'load':>9} {'moved_bytes':>12} "
-              f"{'comm_bytes':>12} {'peak/worker':>12} {'oneDNN calls':>12}")
-        one = rows[0][2]["step_seconds"]
-        for k, per_worker, r, loads in rows:
+        print(f"  {'K':>2} {'transport':>9} {'thr/w':>5} {'step_s':>8} "
+              f"{'vs torch':>8} {'vs K=1':>7} {'wait':>6} {'load':>9} "
+              f"{'moved_bytes':>12} {'comm_bytes':>12} {'peak/worker':>12} "
+              f"{'oneDNN calls':>12}")
+        one = rows[0][3]["step_seconds"]
+        for k, transport, per_worker, r, loads in rows:
             moved, comm = r["moved_bytes"], r["comm_bytes"]
             calls = r.get("onednn_calls", {}).get("total", 0)
-            print(f"  {k:>2} {per_worker:>5} {r['step_seconds']:>8.4f} "
+            # The largest worker's wait, as a share of its step.
+            wait = max(r.get("wait_seconds", [0])) / r["step_seconds"]
+            print(f"  {k:>2} {transport:>9} {per_worker:>5} "
+                  f"{r['step_seconds']:>8.4f} "
                   f"{r['step_seconds'] / torch_s:>7.2f}x "
-                  f"{r['step_seconds'] / one:>6.2f}x "
+                  f"{r['step_seconds'] / one:>6.2f}x {wait:>6.1%} "
                   f"{min(loads):>4.1f}-{max(loads):<4.1f} {moved:>12} {comm:>12} "
                   f"{max(r['peak_bytes_per_worker']):>12} {calls:>12}"
                   + ("" if moved == comm else "  MOVED != COMM"))
