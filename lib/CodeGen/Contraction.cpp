@@ -10,6 +10,14 @@
 // box. A body that is more than the sum (addmm's `beta * self + alpha *
 // Sum(..)`) then reads the sum back from the output element it overwrites.
 //
+// On the CPU target a contraction over f16/bf16 tensors (a mixed-precision
+// step) is widened: its operand boxes are copied into double buffers
+// (each 16-bit value exactly), cblas_dgemm sums the products in double into
+// a dense buffer over the output box, `gsum`, and each element is rounded
+// to the output's dtype once where it is stored, after the rest of the body
+// (addmm's bias) is added in double. That is the loop nest's arithmetic
+// (double products and sums, one rounding), only summed in BLAS's order.
+//
 //===----------------------------------------------------------------------===//
 
 #include "KernelBuilder.h"
@@ -63,10 +71,14 @@ void forEachOuterReduce(const Expr &e,
 
 } // namespace
 
-llvm::Optional<Contraction> KernelBuilder::matchContraction() {
+llvm::Optional<Contraction> KernelBuilder::matchContraction(bool widen16) {
   unsigned rank = op.getOutputRank();
   DType type = inst.outputType;
-  if (rank < 2 || (type != DType::F32 && type != DType::F64))
+  auto is16 = [](DType t) { return t == DType::F16 || t == DType::BF16; };
+  auto isFloat = [&](DType t) {
+    return t == DType::F32 || t == DType::F64 || is16(t);
+  };
+  if (rank < 2 || !isFloat(type) || (is16(type) && !widen16))
     return llvm::None;
   llvm::Optional<Contraction> found;
   forEachOuterReduce(op.getBody(), [&](const ReduceExpr &reduce) {
@@ -101,10 +113,16 @@ llvm::Optional<Contraction> KernelBuilder::matchContraction() {
     };
     if (!lastTwo(xv, iv) || !lastTwo(yv, jv))
       return;
-    // Every read stays inside its tensor, and both have the output's type.
+    // Every read stays inside its tensor, and both have the output's type,
+    // or (widened) each of the three is a floating-point type and one of
+    // them has 16 bits.
+    DType ta = inst.inputTypes[x->getTensor()->getPosition()];
+    DType tb = inst.inputTypes[y->getTensor()->getPosition()];
+    bool widened = widen16 && isFloat(ta) && isFloat(tb) &&
+                   (is16(type) || is16(ta) || is16(tb));
     for (const auto &[read, vars] : {std::make_pair(x, &xv), std::make_pair(y, &yv)}) {
       unsigned t = read->getTensor()->getPosition();
-      if (inst.inputTypes[t] != type)
+      if (inst.inputTypes[t] != type && !widened)
         return;
       for (unsigned d = 0; d != rank; ++d)
         if (varExtents[(*vars)[d]] > inst.inputShapes[t][d])
@@ -118,6 +136,7 @@ llvm::Optional<Contraction> KernelBuilder::matchContraction() {
     c.transA = xv[rank - 1] == iv;
     c.transB = yv[rank - 1] == k;
     c.wholeBody = &op.getBody() == &reduce;
+    c.widened = widened;
     found = c;
   });
   return found;
@@ -140,6 +159,8 @@ runtime::DeviceGemm KernelBuilder::describeGemm(const Contraction &c) const {
 
 void KernelBuilder::emitContraction(const Contraction &c,
                                     std::vector<std::string> &out) {
+  if (c.widened)
+    return emitWidenedContraction(c, out);
   unsigned rank = op.getOutputRank();
   unsigned iv = rank - 2, jv = rank - 1;
   bool single = inst.outputType == DType::F32;
@@ -196,6 +217,128 @@ void KernelBuilder::emitContraction(const Contraction &c,
                 ", int(gm), int(gn), int(gk), 1, ga, " + lda + ", gb, " + ldb +
                 ", 0, gc, int(" + ldc + "));");
   out.push_back("}");
+  for (unsigned b = 0; b + 2 < rank; ++b)
+    out.push_back("}");
+  out.push_back("}");
+}
+
+std::string KernelBuilder::boxOffset(ArrayRef<std::string> index) const {
+  // Row-major over the box: ((v0 - lo0) * n1 + (v1 - lo1)) * n2 + ...
+  std::string s;
+  for (unsigned d = 0, rank = index.size(); d != rank; ++d) {
+    std::string ds = std::to_string(d);
+    std::string at = "(" + index[d] + " - lo[" + ds + "])";
+    s = d == 0 ? at
+               : "(" + s + ") * (hi[" + ds + "] - lo[" + ds + "]) + " + at;
+  }
+  return s.empty() ? "0" : s;
+}
+
+namespace {
+
+/// A C++ expression giving the double value of the stored element `e` of
+/// type `t` (exact for every floating-point type).
+std::string widen(DType t, const std::string &e) {
+  switch (t) {
+  case DType::BF16: return "tofu_kg::fromBF16(" + e + ")";
+  case DType::F16: return "tofu_kg::fromF16(" + e + ")";
+  default: return "double(" + e + ")";
+  }
+}
+
+/// The double `v` rounded to the floating-point type `t`, as storeStatement
+/// rounds it.
+std::string narrow(DType t, const std::string &v) {
+  switch (t) {
+  case DType::BF16: return "tofu_kg::toBF16(" + v + ")";
+  case DType::F16: return "tofu_kg::toF16(" + v + ")";
+  case DType::F32: return "float(" + v + ")";
+  default: return v;
+  }
+}
+
+} // namespace
+
+void KernelBuilder::emitWidenedContraction(const Contraction &c,
+                                           std::vector<std::string> &out) {
+  unsigned rank = op.getOutputRank();
+  unsigned iv = rank - 2, jv = rank - 1;
+  std::string k = varName(c.kVar);
+  std::string ivs = std::to_string(iv), jvs = std::to_string(jv);
+  out.push_back("// cblas_dgemm on double copies of the operands (16-bit "
+                "tensors): the sum over '" +
+                op.getIndexVars()[c.kVar]->getName().str() +
+                "' for every output element of the box, into gsum");
+  out.push_back("const std::int64_t gm = hi[" + ivs + "] - lo[" + ivs +
+                "], gn = hi[" + jvs + "] - lo[" + jvs + "], gk = " + k +
+                "hi - " + k + "lo;");
+  std::string boxSize = "std::size_t(1)";
+  for (unsigned d = 0; d != rank; ++d)
+    boxSize += " * std::size_t(hi[" + std::to_string(d) + "] - lo[" +
+               std::to_string(d) + "])";
+  out.push_back("std::vector<double> gsum(" + boxSize + ", 0.0), gwa, gwb;");
+  out.push_back("if (gm > 0 && gn > 0) {");
+  for (unsigned b = 0; b + 2 < rank; ++b) {
+    std::string v = varName(b), bs = std::to_string(b);
+    out.push_back("for (std::int64_t " + v + " = lo[" + bs + "]; " + v +
+                  " < hi[" + bs + "]; ++" + v + ") {");
+  }
+  auto at = [&](unsigned id) {
+    if (id == c.kVar)
+      return k + "lo";
+    if (id == iv || id == jv)
+      return "lo[" + std::to_string(id) + "]";
+    return varName(id);
+  };
+  // Copies the operand's rows x cols block (its stored layout) into `buf`,
+  // widened; returns the block's leading dimension.
+  auto operand = [&](const TensorReadExpr *read, const std::string &rows,
+                     const std::string &cols, StringRef ptr, StringRef buf) {
+    unsigned t = read->getTensor()->getPosition();
+    SmallVector<std::string, 4> index;
+    for (unsigned id : plainVars(*read))
+      index.push_back(at(id));
+    std::string ts = std::to_string(t);
+    out.push_back(("const " + Twine(getElementTypeName(inst.inputTypes[t])) +
+                   " *" + ptr + " = in" + ts + " + " + inputOffset(t, index) +
+                   ";")
+                      .str());
+    out.push_back((buf + ".resize(std::size_t(" + rows + " * " + cols + "));").str());
+    out.push_back("for (std::int64_t r = 0; r < " + rows + "; ++r)");
+    out.push_back("for (std::int64_t q = 0; q < " + cols + "; ++q)");
+    out.push_back((buf + "[r * " + cols + " + q] = " +
+                   widen(inst.inputTypes[t],
+                         (ptr + "[r * in" + ts + "s" + Twine(rank - 2) + " + q]").str()) +
+                   ";")
+                      .str());
+    return "int(" + cols + ")";
+  };
+  SmallVector<std::string, 4> index;
+  for (unsigned d = 0; d != rank; ++d)
+    index.push_back(at(d));
+  out.push_back("double *gc = gsum.data() + " + boxOffset(index) + ";");
+  out.push_back("if (gk > 0) {");
+  // Stored [rows][cols]: A is (i, k) or, transposed, (k, i); B is (k, j)
+  // or, transposed, (j, k).
+  std::string lda = c.transA ? operand(c.a, "gk", "gm", "ga", "gwa")
+                             : operand(c.a, "gm", "gk", "ga", "gwa");
+  std::string ldb = c.transB ? operand(c.b, "gn", "gk", "gb", "gwb")
+                             : operand(c.b, "gk", "gn", "gb", "gwb");
+  out.push_back(std::string("tofu_kg::cblas_dgemm(tofu_kg::RowMajor, ") +
+                (c.transA ? "tofu_kg::Trans" : "tofu_kg::NoTrans") + ", " +
+                (c.transB ? "tofu_kg::Trans" : "tofu_kg::NoTrans") +
+                ", int(gm), int(gn), int(gk), 1, gwa.data(), " + lda +
+                ", gwb.data(), " + ldb + ", 0, gc, int(gn));");
+  out.push_back("}");
+  if (c.wholeBody) {
+    // Each sum rounded once into the output.
+    std::string ldc = "outs" + std::to_string(rank - 2);
+    out.push_back("auto *go = out + " + outputOffset(index) + ";");
+    out.push_back("for (std::int64_t r = 0; r < gm; ++r)");
+    out.push_back("for (std::int64_t q = 0; q < gn; ++q)");
+    out.push_back("go[r * " + ldc + " + q] = " +
+                  narrow(inst.outputType, "gc[r * gn + q]") + ";");
+  }
   for (unsigned b = 0; b + 2 < rank; ++b)
     out.push_back("}");
   out.push_back("}");

@@ -482,10 +482,12 @@ const char *identityOf(Reducer r) {
 std::string KernelBuilder::lowerReduce(const ReduceExpr &e) {
   resolveExtents(e);
   if (contraction && contraction->reduce == &e) {
-    // The GEMM left its value in the output element.
     SmallVector<std::string, 4> index;
     for (unsigned d = 0, n = op.getOutputRank(); d != n; ++d)
       index.push_back(varName(d));
+    if (contraction->widened)
+      return "gsum[" + boxOffset(index) + "]";
+    // The GEMM left its value in the output element.
     return "double(out[" + outputOffset(index) + "])";
   }
   if (llvm::Optional<std::string> table = tabulateReduce(e))

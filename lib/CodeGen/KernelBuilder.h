@@ -51,6 +51,11 @@ struct Contraction {
   bool transA = false, transB = false;
   /// True if the whole body is the contraction (no loop nest after it).
   bool wholeBody = false;
+  /// An operand or the output is f16/bf16 (Contraction.cpp): the operands
+  /// are widened to double copies, cblas_dgemm sums into a double buffer
+  /// over the box (`gsum`), and each sum is rounded once where it is
+  /// stored, as the loop nest computes it.
+  bool widened = false;
   /// A convolution (Convolution.cpp): `a` is the weight [co, ci, ky, kx],
   /// `b` the input read through an im2col buffer.
   bool im2col = false;
@@ -125,13 +130,20 @@ public:
   void fail(const Twine &msg);
 
   // Contraction.cpp
-  /// Finds a contraction of the body that BLAS can compute.
-  llvm::Optional<Contraction> matchContraction();
+  /// Finds a contraction of the body that BLAS can compute; with
+  /// `widen16`, also one over f16/bf16 tensors (CPU target only).
+  llvm::Optional<Contraction> matchContraction(bool widen16 = false);
+  /// The offset of the element at `index` (one expression per output
+  /// dimension) in the widened contraction's dense box buffer `gsum`.
+  std::string boxOffset(ArrayRef<std::string> index) const;
   /// The description of `c` (a contraction of the whole body) that the
   /// device executor computes with library GEMMs.
   runtime::DeviceGemm describeGemm(const Contraction &c) const;
   /// The statements calling BLAS for `c`.
   void emitContraction(const Contraction &c, std::vector<std::string> &out);
+  /// Emits a widened contraction (`c.widened`): double copies, dgemm into
+  /// `gsum`, and for a whole-body one the rounded stores.
+  void emitWidenedContraction(const Contraction &c, std::vector<std::string> &out);
 
   // Convolution.cpp
   /// Finds a 2-D convolution of the body that im2col + GEMM can compute:

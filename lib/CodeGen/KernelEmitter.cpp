@@ -137,8 +137,8 @@ bool KernelBuilder::lowerBody(std::string &value) {
       if (llvm::Optional<Contraction> c = matchConvolution())
         conv = describeConvolution(*c);
   } else if (options.useBlas) {
-    contraction = matchContraction();
-    if (contraction && contraction->wholeBody)
+    contraction = matchContraction(/*widen16=*/true);
+    if (contraction && contraction->wholeBody && !contraction->widened)
       gemm = describeGemm(*contraction);
     if (!contraction) {
       contraction = matchConvolution();

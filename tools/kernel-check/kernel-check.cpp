@@ -56,6 +56,11 @@ cl::opt<unsigned> seed("seed", cl::desc("Random seed (default 1)"), cl::init(1),
                        cl::cat(category));
 cl::opt<bool> noBlas("no-blas", cl::desc("Generate without BLAS routing"),
                      cl::cat(category));
+cl::opt<bool> exact16(
+    "exact-16bit",
+    cl::desc("A kernel with an f16/bf16 output must match the evaluator bit "
+             "for bit (except a reduce share's combined partial values)"),
+    cl::cat(category));
 cl::opt<double> maxWork(
     "max-work",
     cl::desc("Skip kernels whose evaluation takes more than N steps (output "
@@ -528,6 +533,8 @@ int main(int argc, char **argv) {
     Checker c{*inst, (*library)->getKernel(i), kernel, rng, {}, {}, 1e-5, 1e-5, {}, 0};
     if (kernel.usesBlas)
       c.atol = c.rtol = 1e-4 * std::sqrt(double(kernel.varExtents.back() + 1));
+    if (exact16 && (inst->outputType == DType::F16 || inst->outputType == DType::BF16))
+      c.atol = c.rtol = 0;
     bool ok = checkKernel(c, specs);
     ++checked;
     runs += c.runs;
