@@ -10,6 +10,7 @@
 #include "tofu/Planner/CostModel.h"
 #include "tofu/Planner/Recompute.h"
 #include "tofu/Planner/WorkModel.h"
+#include "tofu/Runtime/StepMemory.h"
 #include "tofu/Support/ByteSize.h"
 
 #include "llvm/ADT/Optional.h"
@@ -84,22 +85,34 @@ public:
   llvm::Expected<llvm::Optional<plan::Plan>>
   run(ArrayRef<unsigned> ranked, unsigned &chosen, int64_t &peakWithAll);
 
+  /// What the fullest worker of the plan recomputing every candidate holds
+  /// at its peak (empty before the first run).
+  const llvm::Optional<runtime::WorkerPeak> &getFullestWithAll() const {
+    return fullestWithAll;
+  }
+
 private:
   /// The plan recomputing the first `n` of `ranked`, with its rewritten
-  /// plan's numbers.
-  llvm::Expected<plan::Plan> probe(ArrayRef<unsigned> ranked, unsigned n);
+  /// plan's numbers (and its fullest worker's peak in `fullest` if given).
+  llvm::Expected<plan::Plan> probe(ArrayRef<unsigned> ranked, unsigned n,
+                                   runtime::WorkerPeak *fullest = nullptr);
 
   const PlanningProblem &problem;
   graph::SpecLibrary &specs;
   const plan::Plan &p;
   int64_t budget;
   RecomputeReport &report;
+  /// The plan recomputing every candidate: the same set whatever the
+  /// ranking (a plan lists its tensors in graph order), so evaluated once.
+  llvm::Optional<plan::Plan> all;
+  llvm::Optional<runtime::WorkerPeak> fullestWithAll;
 };
 
 } // namespace
 
 llvm::Expected<plan::Plan> PrefixSearch::probe(ArrayRef<unsigned> ranked,
-                                               unsigned n) {
+                                               unsigned n,
+                                               runtime::WorkerPeak *fullest) {
   const graph::Graph &g = problem.getGraph();
   ++report.probes;
   plan::Plan q = p;
@@ -118,6 +131,12 @@ llvm::Expected<plan::Plan> PrefixSearch::probe(ArrayRef<unsigned> ranked,
   q.commBytes = costs->commBytes;
   q.residentBytesPerWorker = costs->residentBytesPerWorker;
   q.peakBytesPerWorker = costs->peakBytesPerWorker;
+  if (fullest && !costs->peaks.empty())
+    *fullest = *std::max_element(
+        costs->peaks.begin(), costs->peaks.end(),
+        [](const runtime::WorkerPeak &a, const runtime::WorkerPeak &b) {
+          return a.bytes < b.bytes;
+        });
   int64_t bytes = 0;
   for (unsigned t : chosen)
     bytes += g.getTensor(t).getNumBytes();
@@ -128,15 +147,20 @@ llvm::Expected<plan::Plan> PrefixSearch::probe(ArrayRef<unsigned> ranked,
 llvm::Expected<llvm::Optional<plan::Plan>>
 PrefixSearch::run(ArrayRef<unsigned> ranked, unsigned &chosen,
                   int64_t &peakWithAll) {
-  auto all = probe(ranked, ranked.size());
-  if (!all)
-    return all.takeError();
+  if (!all) {
+    runtime::WorkerPeak fullest;
+    auto q = probe(ranked, ranked.size(), &fullest);
+    if (!q)
+      return q.takeError();
+    all = std::move(*q);
+    fullestWithAll = fullest;
+  }
   peakWithAll = getMaxPeakBytes(*all);
   if (peakWithAll > budget)
     return llvm::Optional<plan::Plan>();
   // `hi` fits, `lo` does not (the empty prefix is the plan, which does not).
   unsigned lo = 0, hi = ranked.size();
-  plan::Plan best = std::move(*all);
+  plan::Plan best = *all;
   while (hi - lo > 1) {
     unsigned mid = lo + (hi - lo) / 2;
     auto q = probe(ranked, mid);
@@ -208,7 +232,24 @@ planner::fitPeakBudget(const PlanningProblem &problem,
       report.recomputedBytes = bytes;
     }
   }
-  if (!best)
+  if (!best) {
+    // Why: what the fullest worker holds at its peak when every candidate
+    // is recomputed (parameters, state and their next values outlive the
+    // step, so recomputation never frees them).
+    std::string held;
+    if (const auto &fullest = search.getFullestWithAll()) {
+      held = "; recomputing all of them, the fullest worker peaks at " +
+             formatByteSize(fullest->bytes, 2) + ", holding";
+      const char *sep = " ";
+      for (unsigned u = 0; u != runtime::NumMemoryUses; ++u) {
+        if (!fullest->uses[u])
+          continue;
+        held += sep;
+        held += runtime::getMemoryUseName(runtime::MemoryUse(u));
+        held += " " + formatByteSize(fullest->uses[u], 2);
+        sep = ", ";
+      }
+    }
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         "no plan found within --peak-memory " + formatByteSize(budget, 2) +
@@ -216,7 +257,8 @@ planner::fitPeakBudget(const PlanningProblem &problem,
             formatByteSize(report.peakBefore, 2) +
             " recomputing nothing and at least " +
             formatByteSize(leastPeak, 2) + " recomputing any of the " +
-            Twine(candidates.size()) + " candidate activations tried");
+            Twine(candidates.size()) + " candidate activations tried" + held);
+  }
   report.peakAfter = getMaxPeakBytes(*best);
   report.commAfter = best->commBytes;
   return std::move(*best);

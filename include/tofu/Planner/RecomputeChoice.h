@@ -65,7 +65,8 @@ struct RecomputeReport {
 /// fit `budget` bytes of peak per worker: unchanged if it fits, else with
 /// the shortest ranked prefix of candidates in `recompute` and the numbers
 /// of its rewritten plan. An error when even recomputing every candidate
-/// does not fit (giving the peaks with none and with all).
+/// does not fit (giving the peaks with none and with all, and what the
+/// fullest worker holds at its peak with all, by use).
 llvm::Expected<plan::Plan> fitPeakBudget(const PlanningProblem &problem,
                                          graph::SpecLibrary &specs,
                                          plan::Plan p, int64_t budget,
