@@ -88,31 +88,42 @@ KernelCompiler::compile(StringRef source) {
 
   cached = llvm::sys::fs::exists(obj);
   if (!cached) {
+    // Several processes (MPI ranks) may compile the same kernels at once:
+    // each writes and compiles its own copy of the source (a compiler
+    // reading a source another process is still writing could build a
+    // library without its table) and renames its results into place.
+    std::string pid = std::to_string(getpid());
+    std::string mySrc = (base + ".tmp" + pid + ".cpp").str();
     {
       std::error_code ec;
-      llvm::raw_fd_ostream os(src, ec);
+      llvm::raw_fd_ostream os(mySrc, ec);
       if (ec)
-        return makeError("cannot write '" + src + "': " + ec.message());
+        return makeError("cannot write '" + mySrc + "': " + ec.message());
       os << source;
     }
-    std::string tmp = obj + ".tmp" + std::to_string(getpid());
+    std::string tmp = obj + ".tmp" + pid;
+    std::string myLog = (base + ".tmp" + pid + ".log").str();
     args.push_back("-o");
     args.push_back(tmp);
-    args.push_back(src);
+    args.push_back(mySrc);
     args.insert(args.end(), options.libs.begin(), options.libs.end());
     SmallVector<StringRef, 16> argRefs(args.begin(), args.end());
-    llvm::Optional<StringRef> redirects[] = {llvm::None, StringRef(log),
-                                             StringRef(log)};
+    llvm::Optional<StringRef> redirects[] = {llvm::None, StringRef(myLog),
+                                             StringRef(myLog)};
     std::string message;
     int rc = llvm::sys::ExecuteAndWait(*compiler, argRefs, llvm::None,
                                        redirects, 0, 0, &message);
     if (rc != 0) {
       std::string output;
-      if (auto buf = llvm::MemoryBuffer::getFile(log))
+      if (auto buf = llvm::MemoryBuffer::getFile(myLog))
         output = (*buf)->getBuffer().take_back(4000).str();
-      return makeError("compiling the kernels '" + src + "' failed" +
+      return makeError("compiling the kernels '" + mySrc + "' failed" +
                        (message.empty() ? "" : ": " + message) + "\n" + output);
     }
+    for (const auto &[from, to] : {std::make_pair(mySrc, src),
+                                   std::make_pair(myLog, log)})
+      if (std::error_code ec = llvm::sys::fs::rename(from, to))
+        return makeError("cannot rename '" + from + "': " + ec.message());
     if (std::error_code ec = llvm::sys::fs::rename(tmp, obj))
       return makeError("cannot rename '" + tmp + "': " + ec.message());
   }

@@ -73,6 +73,8 @@ struct Executor::Worker {
   unsigned fused = 0;
   /// Where the last step's time went.
   WorkerTimes times;
+  /// The last step's spans, when tracing (Executor::setTrace).
+  std::vector<TraceEvent> trace;
 };
 
 /// One worker's run of one step.
@@ -83,10 +85,11 @@ public:
              KernelProvider &kernels, Transport &transport,
              Executor::Worker &worker, unsigned step,
              const std::vector<int> &lastUse, int failOp,
-             unsigned prefetchDepth)
+             unsigned prefetchDepth, bool tracing)
       : plan(plan), schedule(schedule), kernels(kernels),
         transport(transport), worker(worker), w(worker.id), step(step),
-        lastUse(lastUse), failOp(failOp), prefetchDepth(prefetchDepth) {}
+        lastUse(lastUse), failOp(failOp), prefetchDepth(prefetchDepth),
+        tracing(tracing) {}
 
   void run();
 
@@ -150,6 +153,20 @@ private:
   bool swapHeld = false;
   void runNextStep();
 
+  /// Records a span of op `op` when tracing.
+  void record(TraceEvent::Kind kind, unsigned op, unsigned phase,
+              unsigned peer, double start, double end) {
+    if (tracing)
+      worker.trace.push_back(
+          TraceEvent{kind, w, op, phase, peer, start, end});
+  }
+  /// Records a span of the message under `tag` (its op and phase).
+  void recordMessage(TraceEvent::Kind kind, std::uint64_t tag, unsigned peer,
+                     double start, double end) {
+    record(kind, unsigned((tag >> 4) & ((std::uint64_t(1) << 36) - 1)),
+           unsigned(tag & 15), peer, start, end);
+  }
+
   static double now() {
     return std::chrono::duration<double>(
                std::chrono::steady_clock::now().time_since_epoch())
@@ -166,6 +183,7 @@ private:
   const std::vector<int> &lastUse;
   int failOp;
   unsigned prefetchDepth;
+  bool tracing;
 };
 } // namespace
 
@@ -191,12 +209,16 @@ void WorkerStep::movePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
                    size);
         at += piece.box.getVolume() * size;
       }
+      double start = now();
       transport.send(w, m.dst, tag,
                      Bytes(staging.data(), staging.data() + m.bytes));
+      recordMessage(TraceEvent::Send, tag, m.dst, start, now());
     } else if (m.dst == w) {
       double start = now();
       Bytes message = transport.receive(w, m.src, tag);
-      worker.times.wait += now() - start;
+      double end = now();
+      worker.times.wait += end - start;
+      recordMessage(TraceEvent::Wait, tag, m.src, start, end);
       if (message.size() != m.bytes)
         throw RuntimeError(fmt::format(
             "worker {} received {} bytes from worker {} but expected {}", w,
@@ -332,7 +354,9 @@ void WorkerStep::runOp(unsigned i) {
                     share.iteration.lo.data(), share.iteration.hi.data()};
     double start = now();
     runKernel(i, call);
-    worker.times.compute += now() - start;
+    double end = now();
+    worker.times.compute += end - start;
+    record(TraceEvent::Kernel, i, 0, w, start, end);
   }
   inputBuffers.clear();
 
@@ -484,6 +508,7 @@ void WorkerStep::run() {
   worker.fused = 0;
   held.reset();
   worker.times = WorkerTimes();
+  worker.trace.clear();
   double start = now();
   for (unsigned i = 0, e = plan.ops.size(); i != e; ++i)
     runOp(i);
@@ -625,6 +650,13 @@ void Executor::scatterInputs(Worker &worker) {
       });
 }
 
+std::vector<TraceEvent> Executor::getTrace() const {
+  std::vector<TraceEvent> events;
+  for (const auto &worker : workers)
+    events.insert(events.end(), worker->trace.begin(), worker->trace.end());
+  return events;
+}
+
 void Executor::setFusion(const FusionHints &hints) {
   std::vector<bool> fusable;
   if (!hints.elementwise.empty())
@@ -657,7 +689,7 @@ StepResult Executor::runStep() {
     try {
       int failAt = int(worker.id) == failWorker ? int(failOp) : -1;
       WorkerStep(plan, schedule, kernels, transport, worker, steps, lastUse,
-                 failAt, prefetchDepth)
+                 failAt, prefetchDepth, trace)
           .run();
     } catch (const std::exception &e) {
       {

@@ -72,6 +72,19 @@ MPISession::~MPISession() {
     MPI_Finalize();
 }
 
+bool MPISession::agree(bool ready) {
+  int mine = ready ? 1 : 0, all = 0;
+  MPI_Request request;
+  MPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &request);
+  for (;;) {
+    int done = 0;
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done)
+      return all == 1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 void MPISession::abort(int status) {
   MPI_Abort(MPI_COMM_WORLD, status);
   std::_Exit(status);

@@ -35,6 +35,7 @@ public:
   createTransport(unsigned, std::chrono::milliseconds timeout) override {
     return runtime::createMPITransport(timeout);
   }
+  bool agree(bool ready) override { return session.agree(ready); }
   void abortAll(int status) override {
     // The rank whose worker failed reports just after telling the others;
     // give it a moment to do so before MPI ends every rank.

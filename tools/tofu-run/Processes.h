@@ -35,6 +35,11 @@ public:
   /// The transport of a plan with `workers` workers.
   virtual std::unique_ptr<runtime::Transport>
   createTransport(unsigned workers, std::chrono::milliseconds timeout);
+  /// Whether every process is `ready`: each passes its own, and all get
+  /// the same answer once all have called it (no deadline: a process may
+  /// compile its kernels for minutes; a process that dies ends the MPI
+  /// job). One process returns its own.
+  virtual bool agree(bool ready) { return ready; }
   /// Ends the run of every process with `status` after a failure other
   /// processes may not see (a no-op for one process: returning suffices).
   virtual void abortAll(int status) {}

@@ -23,6 +23,7 @@
 #include "Reference.h"
 #include "ReferenceKernels.h"
 #include "Tolerance.h"
+#include "Trace.h"
 
 #include "tofu/Graph/ModelFile.h"
 #include "tofu/Graph/SpecLibrary.h"
@@ -53,6 +54,7 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <thread>
 
 using namespace tofu;
 namespace cl = llvm::cl;
@@ -79,6 +81,25 @@ struct FailurePointSpec {
     if (w.getAsInteger(10, value.worker) || i.getAsInteger(10, value.op))
       return "expects W:I, a worker and an op index (non-negative "
              "integers), got '" +
+             text.str() + "'";
+    return "";
+  }
+};
+
+/// --inject-start-delay's worker and seconds.
+struct StartDelay {
+  unsigned worker = 0;
+  double seconds = 0;
+};
+struct StartDelaySpec {
+  using Type = StartDelay;
+  static constexpr const char *valueName = "W:S";
+  static std::string parse(StringRef text, StartDelay &value) {
+    auto [w, s] = text.split(':');
+    if (w.getAsInteger(10, value.worker) || s.getAsDouble(value.seconds) ||
+        !(value.seconds >= 0))
+      return "expects W:S, a worker (a non-negative integer) and seconds "
+             "(a non-negative number), got '" +
              text.str() + "'";
     return "";
   }
@@ -194,9 +215,21 @@ cl::opt<cli::Flag<cli::UnsignedInRange<0, 1024>>> prefetchDepth(
     cl::desc("Post each worker's receives this many ops ahead, before it "
              "computes (0: none; docs/Runtime.md, \"Overlap\")"),
     cl::value_desc("N"), cl::init(1u), cl::cat(category));
+cl::opt<std::string> traceFile(
+    "trace",
+    cl::desc("Write the spans (kernels, receive waits, sends) of the step "
+             "step_seconds timed, per worker (JSON; FILE.<rank> per MPI "
+             "rank; utils/wait-trace.py reads them)"),
+    cl::value_desc("FILE.json"), cl::cat(category));
 cl::opt<cli::Flag<FailurePointSpec>> injectFailure(
     "inject-failure", cl::desc("Testing: worker W fails at op I"),
     cl::value_desc("W:I"), cl::Hidden, cl::cat(category));
+
+cl::opt<cli::Flag<StartDelaySpec>> injectStartDelay(
+    "inject-start-delay",
+    cl::desc("Testing: the process of worker W sleeps S seconds after "
+             "loading its kernels, before the processes agree to start"),
+    cl::value_desc("W:S"), cl::Hidden, cl::cat(category));
 
 /// The processes of this run; only the first prints the summary.
 std::unique_ptr<Processes> processes;
@@ -347,6 +380,8 @@ struct Run {
   double stepSeconds = 0;
   /// Per worker, where the time of that step went.
   std::vector<runtime::WorkerTimes> times;
+  /// That step's spans of this process's workers, with --trace.
+  std::vector<runtime::TraceEvent> trace;
   /// The element-wise pairs this process's workers fused in the last step.
   unsigned fused = 0;
   /// This process's oneDNN calls in the run's steps, if oneDNN ran.
@@ -381,6 +416,7 @@ bool startRun(Loaded &loaded, const plan::Plan &p, Backend where,
   run.executor->setPrefetchDepth(prefetchDepth.value);
   if (fuse && generatedKernels)
     run.executor->setFusion(generatedKernels->getFusionHints());
+  run.executor->setTrace(!local && !traceFile.empty());
   for (unsigned t = 0, e = inputs.size(); t != e; ++t)
     if (inputs[t])
       run.executor->setInput(t, *inputs[t]);
@@ -450,6 +486,7 @@ void runSteps(Run &run, int loss, bool print) {
     if (s <= 1 || seconds < run.stepSeconds) {
       run.stepSeconds = seconds;
       run.times = result.timesPerWorker;
+      run.trace = run.executor->getTrace();
     }
     run.movedBytes = result.movedBytes;
     run.fused = run.executor->getNumFused();
@@ -693,21 +730,37 @@ int runTool(DiagnosticEngine &diags) {
   std::vector<llvm::Optional<runtime::HostTensor>> inputs;
   if (!makeInputs(g, inputs))
     return BadInput;
+  // Each process compiles (or loads) its kernels and starts its executor;
+  // then the processes agree that all of them are ready before the first
+  // step, so that the step's message timeout never counts a peer's compile
+  // time (on a busy machine one MPI rank may compile for minutes).
   auto kernels = makeKernels(g, loaded.specs);
+  bool ready = bool(kernels);
   if (!kernels) {
-    error() << llvm::toString(kernels.takeError()) << "\n";
-    return BadInput;
+    // Not always alike (a rank's cache, a rank's compiler): each says why.
+    std::string line;
+    llvm::raw_string_ostream os(line);
+    llvm::WithColor::error(os, "tofu-run")
+        << llvm::toString(kernels.takeError()) << "\n";
+    llvm::errs() << os.str();
   }
   int loss = findLoss(g);
   Run partitioned, whole;
   try {
-    if (!startRun(loaded, loaded.plan, backend, **kernels, inputs, false,
-                  partitioned))
-      return BadInput;
+    ready = ready && startRun(loaded, loaded.plan, backend, **kernels, inputs,
+                              false, partitioned);
   } catch (const runtime::RuntimeError &e) {
     error() << e.what() << "\n";
-    return BadInput;
+    ready = false;
   }
+  // Under MPI worker w is rank w; one process runs every worker.
+  if (injectStartDelay.getNumOccurrences() &&
+      (processes->getSize() == 1 ||
+       processes->getRank() == injectStartDelay.value.worker))
+    std::this_thread::sleep_for(
+        std::chrono::duration<double>(injectStartDelay.value.seconds));
+  if (!processes->agree(ready))
+    return BadInput;
   if (injectFailure.getNumOccurrences())
     partitioned.executor->injectFailure(injectFailure.value.worker,
                                         injectFailure.value.op);
@@ -727,6 +780,15 @@ int runTool(DiagnosticEngine &diags) {
     }
   } catch (const runtime::RuntimeError &e) {
     return stepFailed(e.what());
+  }
+  if (!traceFile.empty()) {
+    std::string file = getTraceFile(traceFile, processes->getRank(),
+                                    processes->getSize());
+    std::string failed = writeTrace(file, partitioned.plan, partitioned.trace);
+    if (!failed.empty()) {
+      error() << failed << "\n";
+      return BadInput;
+    }
   }
   if (!kernelTimesFile.empty() &&
       !writeKernelTimes(partitioned.engine, g, kernelTimesFile))

@@ -67,6 +67,23 @@ struct WorkerTimes {
   double step = 0;
 };
 
+/// One timed span of a worker's step (Executor::setTrace). Times are
+/// std::chrono::steady_clock seconds, one clock for every process of a
+/// machine, so the spans of MPI ranks on one machine compare.
+struct TraceEvent {
+  enum Kind { Kernel, Wait, Send };
+  Kind kind = Kernel;
+  unsigned worker = 0;
+  /// The op (the number of ops for the next-step pieces).
+  unsigned op = 0;
+  /// 0 fetch, 1 reduce, 2 deliver, 3 next step (Wait and Send).
+  unsigned phase = 0;
+  /// The other worker of a Wait (the sender) or a Send (the receiver).
+  unsigned peer = 0;
+  double start = 0;
+  double end = 0;
+};
+
 /// What one step measured, over all workers (every process gets it).
 struct StepResult {
   /// Payload bytes the transport moved between workers.
@@ -103,6 +120,13 @@ public:
   /// How many ops ahead workers post their receives (Executor's; others
   /// ignore it).
   virtual void setPrefetchDepth(unsigned) {}
+  /// Whether the next steps record every kernel call, receive wait and
+  /// send of this process's workers (getTrace; off by default; Executor's,
+  /// others record nothing).
+  virtual void setTrace(bool) {}
+  /// The last step's spans of this process's workers, by worker, in the
+  /// order they happened.
+  virtual std::vector<TraceEvent> getTrace() const { return {}; }
   /// Fuses pairs of element-wise ops from the next step on (Fusion.h);
   /// empty hints (the default) fuse nothing. Executor's; others ignore it.
   virtual void setFusion(const FusionHints &) {}
@@ -186,6 +210,8 @@ public:
   /// kernel; 0 posts none. The pool's buffers, and so the peak, do not
   /// depend on it.
   void setPrefetchDepth(unsigned ops) override { prefetchDepth = ops; }
+  void setTrace(bool on) override { trace = on; }
+  std::vector<TraceEvent> getTrace() const override;
   void setFusion(const FusionHints &hints) override;
   unsigned getNumFused() const override;
 
@@ -206,6 +232,7 @@ private:
   int failWorker = -1;
   unsigned failOp = 0;
   unsigned prefetchDepth = 1;
+  bool trace = false;
 };
 
 } // namespace runtime

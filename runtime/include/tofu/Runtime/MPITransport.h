@@ -32,6 +32,11 @@ public:
   /// This process's index among the ranks on its node (sharing memory,
   /// MPI_COMM_TYPE_SHARED), in rank order: which of the node's GPUs it uses.
   unsigned getLocalRank() const { return localRank; }
+  /// Whether every rank passes `ready` true; returns once all ranks have
+  /// called it, with no deadline (a rank may compile its kernels for
+  /// minutes). It polls (MPI_Iallreduce, MPI_Test and a 1 ms sleep), so a
+  /// rank that waits leaves its core to the ranks still working.
+  bool agree(bool ready);
   /// Ends every rank of the job at once with exit status `status`
   /// (MPI_Abort): for a failure the other ranks may not see.
   [[noreturn]] void abort(int status);
