@@ -380,8 +380,20 @@ std::string KernelBuilder::lowerSelect(const CallExpr &e) {
     branches[i] = std::move(scopes.back());
     scopes.pop_back();
   }
-  if (branches[0].lines.empty() && branches[1].lines.empty())
-    return "(" + cond + " ? " + values[0] + " : " + values[1] + ")";
+  if (branches[0].lines.empty() && branches[1].lines.empty()) {
+    // Both values are expressions without statements (their reads are in
+    // their tensor's box or checked): computed before the choice, so that
+    // the choice is a conditional move. A `?:` over the values themselves
+    // became a branch, mispredicted half the time on a ReLU's gradient
+    // (threshold_backward, max_pool2d_with_indices_backward).
+    std::string chosen[2];
+    for (unsigned i = 0; i != 2; ++i) {
+      chosen[i] = fresh("v");
+      current().lines.push_back("const double " + chosen[i] + " = " +
+                                values[i] + ";");
+    }
+    return "(" + cond + " ? " + chosen[0] + " : " + chosen[1] + ")";
+  }
   std::string result = fresh("s");
   std::vector<std::string> &lines = current().lines;
   lines.push_back("double " + result + ";");
