@@ -315,7 +315,8 @@ llvm::Expected<CostReport> planner::evaluatePlan(const PlanningProblem &problem,
   return report;
 }
 
-void planner::recordPeaks(const PlanningProblem &problem, plan::Plan &p) {
+void planner::recordPeaks(const PlanningProblem &problem, plan::Plan &p,
+                          std::vector<runtime::WorkerPeak> *peaks) {
   std::vector<SmallVector<uint8_t, 4>> steps;
   CostReport report;
   if (llvm::Error err = resolvePlanSteps(problem, p, steps)) {
@@ -326,6 +327,8 @@ void planner::recordPeaks(const PlanningProblem &problem, plan::Plan &p) {
   }
   predictPeaks(problem, p, steps, report);
   p.peakBytesPerWorker = report.peakBytesPerWorker;
+  if (peaks)
+    *peaks = std::move(report.peaks);
 }
 
 void planner::predictPeaks(const PlanningProblem &problem, const plan::Plan &p,

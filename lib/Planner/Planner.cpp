@@ -103,6 +103,7 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
   settings.replicateTensors = options.memoryBytes.hasValue();
   settings.bytePrice = price;
   settings.coarsening = coarse ? &*coarse : nullptr;
+  settings.skipUnchangedWindows = options.skipUnchangedWindows;
   llvm::Optional<plan::Plan> best;
   // A budgeted search runs this at several prices: report the last run.
   report.trials.clear();
@@ -402,7 +403,7 @@ llvm::Expected<plan::Plan> Driver::run() {
     auto result = searchWithinBudget(*options.memoryBytes);
     report.searchSeconds = secondsSince(start);
     if (result) {
-      recordPeaks(problem, *result);
+      recordPeaks(problem, *result, &report.peaks);
       recordSearch(*result);
     }
     return result;
@@ -411,7 +412,7 @@ llvm::Expected<plan::Plan> Driver::run() {
   report.searchSeconds = secondsSince(start);
   if (!best)
     return llvm::createStringError(llvm::inconvertibleErrorCode(), *failure);
-  recordPeaks(problem, *best);
+  recordPeaks(problem, *best, &report.peaks);
   recordSearch(*best);
   return std::move(*best);
 }
@@ -494,7 +495,8 @@ makeMegatronDP(const PlanningProblem &problem, unsigned workers,
 llvm::Expected<plan::Plan>
 planner::planBaseline(const PlanningProblem &problem, BaselineKind kind,
                       unsigned workers,
-                      const llvm::Optional<Topology> &topology) {
+                      const llvm::Optional<Topology> &topology,
+                      std::vector<runtime::WorkerPeak> *peaks) {
   llvm::Expected<Assignment> a =
       kind == BaselineKind::DataParallel ? makeDataParallel(problem, workers)
       : kind == BaselineKind::Replicate  ? makeReplicated(problem, workers)
@@ -507,7 +509,10 @@ planner::planBaseline(const PlanningProblem &problem, BaselineKind kind,
   plan::Plan p = materializePlan(problem, *a);
   // A baseline is built from the problem's own strategies: it always
   // evaluates.
-  recordCosts(llvm::cantFail(evaluatePlan(problem, p)), p);
+  CostReport costs = llvm::cantFail(evaluatePlan(problem, p));
+  recordCosts(costs, p);
+  if (peaks)
+    *peaks = std::move(costs.peaks);
   if (topology) {
     auto estimate = estimateStep(problem, p, *topology);
     if (!estimate)

@@ -19,6 +19,8 @@
 #include "tofu/Planner/Search.h"
 #include "tofu/Planner/SearchSpace.h"
 
+#include <map>
+
 using namespace tofu;
 using namespace tofu::planner;
 
@@ -77,9 +79,31 @@ llvm::Error Refiner::run(unsigned maxRounds) {
   // Large graphs (those whose repeated structure shares decisions) would
   // spend more on pair tables than the rare gain is worth.
   unsigned width = settings.coarsening ? 1 : 2;
+  // A window's solve depends only on the levels outside it (the free
+  // levels' current decisions are not read), so a window whose outside is
+  // unchanged since its last solve would find the same plan, which was
+  // kept or refused then and would be now: it is skipped. `changes[l]`
+  // counts the kept solves that re-decided level l; `seen` holds, per
+  // window, those counts outside it at its last solve.
+  SmallVector<unsigned, 4> changes(numLevels, 0);
+  std::map<std::pair<unsigned, unsigned>, SmallVector<unsigned, 4>> seen;
+  auto outside = [&](unsigned first, unsigned w) {
+    SmallVector<unsigned, 4> counts(changes.begin(), changes.end());
+    for (unsigned k = first; k != first + w; ++k)
+      counts[k] = 0;
+    return counts;
+  };
   for (unsigned round = 0; round != maxRounds; ++round) {
     double start = current;
     for (unsigned l = 0; l + width <= numLevels; ++l) {
+      auto [it, first] = seen.try_emplace({l, width}, outside(l, width));
+      if (!first && settings.skipUnchangedWindows &&
+          it->second == outside(l, width)) {
+        ++stats.refineSolvesSkipped;
+        continue;
+      }
+      it->second = outside(l, width);
+      ++stats.refineSolves;
       double cost = 0;
       llvm::Error err = solve(l, width, width == 2 ? pairSettings : settings,
                               candidate, cost);
@@ -94,6 +118,8 @@ llvm::Error Refiner::run(unsigned maxRounds) {
       if (cost < current) {
         assignment = std::move(candidate);
         current = cost;
+        for (unsigned k = l; k != l + width; ++k)
+          ++changes[k];
       }
     }
     if (!(current < start * (1 - 1e-12)))

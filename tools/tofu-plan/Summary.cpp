@@ -132,12 +132,18 @@ void SummaryPrinter::printResidentComposition() {
 }
 
 void SummaryPrinter::printPeakComposition() {
-  auto costs = evaluatePlan(*in.problem, p);
-  if (!costs) {
-    llvm::consumeError(costs.takeError());
-    return;
+  std::vector<runtime::WorkerPeak> predicted;
+  bool given = in.peaks && in.peaks->size() == p.workers;
+  if (!given) {
+    auto costs = evaluatePlan(*in.problem, p);
+    if (!costs) {
+      llvm::consumeError(costs.takeError());
+      return;
+    }
+    predicted = std::move(costs->peaks);
   }
-  const std::vector<runtime::WorkerPeak> &peaks = costs->peaks;
+  const std::vector<runtime::WorkerPeak> &peaks =
+      given ? *in.peaks : predicted;
   if (peaks.empty())
     return;
   unsigned fullest = 0;
@@ -257,6 +263,11 @@ void SummaryPrinter::printSearch() {
       os << "    refined from " << trial.unrefinedCommBytes
          << " bytes (the recursion alone)\n";
   }
+  if (r.stats.refinements)
+    os << "  refinement: " << r.stats.refineSolves << " windows of levels "
+       << "solved, " << r.stats.refineSolvesSkipped
+       << " skipped (the levels outside them unchanged since their last "
+          "solve)\n";
   if (r.coarsened)
     os << "  coarsening: " << r.ops << " ops, " << r.tensors
        << " tensors -> " << r.opClasses << " op and " << r.tensorClasses

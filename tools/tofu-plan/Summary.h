@@ -25,6 +25,9 @@ struct SummaryInput {
   const plan::Plan *megatron = nullptr;
   const plan::Plan *fsdp = nullptr;
   const plan::Plan *megatronDP = nullptr;
+  /// What fills each worker of `plan` at its peak, when already predicted
+  /// (the search's report, planBaseline); null: the summary predicts it.
+  const std::vector<runtime::WorkerPeak> *peaks = nullptr;
   /// What --peak-memory did; null without it.
   const planner::RecomputeReport *recompute = nullptr;
 };

@@ -199,6 +199,13 @@ cl::opt<cl::boolOrDefault> refine(
              "16 workers; --refine=false for the paper's search alone)"),
     cl::cat(category));
 
+cl::opt<bool> refineSkip(
+    "refine-skip-unchanged",
+    cl::desc("Refinement skips a window of levels whose outside is unchanged "
+             "since its last solve (default on; =false solves it again, for "
+             "tests: the plan must be the same)"),
+    cl::init(true), cl::Hidden, cl::cat(category));
+
 cl::opt<bool> quiet("quiet", cl::desc("No progress lines on stderr"),
                     cl::cat(category));
 
@@ -538,6 +545,7 @@ int runPlan(DiagnosticEngine &diags) {
     options.refine = refine == cl::BOU_TRUE;
   else
     options.refine = *workers <= planner::MaxWorkersRefinedByDefault;
+  options.skipUnchangedWindows = refineSkip;
   options.progress = quiet ? nullptr : &llvm::errs();
   std::unique_ptr<planner::PassInstrumentation> instrumentation;
   std::unique_ptr<llvm::ToolOutputFile> dumpFile;
@@ -592,6 +600,8 @@ int runPlan(DiagnosticEngine &diags) {
   // than K.
   constexpr unsigned NumBaselines = 5;
   llvm::Optional<plan::Plan> baselines[NumBaselines];
+  // The chosen baseline's peaks, for its summary.
+  std::vector<runtime::WorkerPeak> baselinePeaks;
   const planner::BaselineKind kinds[NumBaselines] = {
       planner::BaselineKind::DataParallel, planner::BaselineKind::Replicate,
       planner::BaselineKind::Megatron, planner::BaselineKind::Fsdp,
@@ -610,7 +620,9 @@ int runPlan(DiagnosticEngine &diags) {
     bool wanted = baseline == choices[b] || (summarize && summarized);
     if (!wanted)
       continue;
-    auto p = planner::planBaseline(problem, kinds[b], *workers, options.topology);
+    auto p = planner::planBaseline(
+        problem, kinds[b], *workers, options.topology,
+        baseline == choices[b] ? &baselinePeaks : nullptr);
     if (!p) {
       error() << llvm::toString(p.takeError()) << "\n";
       return BadInput;
@@ -632,6 +644,7 @@ int runPlan(DiagnosticEngine &diags) {
                  std::begin(choices);
     summary.what = names[b];
     summary.plan = &*baselines[b];
+    summary.peaks = &baselinePeaks;
     if (machine &&
         !estimateOnMachine(problem, specs, *machine, *baselines[b]))
       return BadInput;
@@ -664,6 +677,10 @@ int runPlan(DiagnosticEngine &diags) {
     summary.recompute = &recomputeReport;
   }
   summary.report = &report;
+  // The search predicted its plan's peaks; a plan --peak-memory changed
+  // has its own, which the summary predicts.
+  if (!peakMemoryFlag.getNumOccurrences())
+    summary.peaks = &report.peaks;
   // A plan that recomputes runs as the rewritten graph's plan: the summary,
   // Graphviz and C++ show that; the plan JSON is the graph's own.
   llvm::Optional<planner::RecomputedPlan> recomputed;

@@ -121,8 +121,11 @@ void predictPeaks(const PlanningProblem &problem, const plan::Plan &p,
 void recordCosts(const CostReport &report, plan::Plan &p);
 
 /// Sets `p.peakBytesPerWorker` (predictPeaks) for a plan whose other
-/// numbers were recorded from an evaluation with Peaks::Skip.
-void recordPeaks(const PlanningProblem &problem, plan::Plan &p);
+/// numbers were recorded from an evaluation with Peaks::Skip; with `peaks`,
+/// also what each worker's buffers hold at its peak (CostReport::peaks), so
+/// that a caller showing them need not predict them again.
+void recordPeaks(const PlanningProblem &problem, plan::Plan &p,
+                 std::vector<runtime::WorkerPeak> *peaks = nullptr);
 
 } // namespace planner
 } // namespace tofu

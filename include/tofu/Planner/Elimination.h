@@ -92,6 +92,10 @@ private:
   std::vector<SmallVector<unsigned, 4>> varFactors;
   std::map<SmallVector<unsigned, 4>, unsigned> factorByScope;
   std::vector<bool> eliminated;
+  /// eliminationCost's marks: decisions already in the scope it builds
+  /// carry its current stamp.
+  std::vector<unsigned> mark;
+  unsigned stamp = 0;
   std::vector<Record> records;
   double constant = 0;
   /// Factors below this index are the caller's (set by minimize).

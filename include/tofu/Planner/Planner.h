@@ -40,6 +40,8 @@ struct PlannerOptions {
   llvm::Optional<Topology> topology;
   /// Refine the recursive search's plans level by level (refineLevels).
   bool refine = true;
+  /// SearchSettings::skipUnchangedWindows.
+  bool skipUnchangedWindows = true;
   /// Stop trying further factorings after this many seconds (0: no limit).
   /// The exact search fails instead of stopping early.
   double timeLimitSeconds = 0;
@@ -67,6 +69,9 @@ struct PlannerReport {
   std::vector<LevelTrial> trials;
   double searchSeconds = 0;
   SearchStats stats;
+  /// The returned plan's peaks per worker and what fills them (predicted
+  /// once, by recordPeaks).
+  std::vector<runtime::WorkerPeak> peaks;
   /// The memory price of the chosen plan (0 without a budget).
   double bytePrice = 0;
   /// Ops and tensors, and their classes when repeated structure shared
@@ -94,9 +99,11 @@ llvm::Expected<plan::Plan> planGraph(const PlanningProblem &problem,
 /// MegatronDP puts Megatron's tensor parallelism within the innermost group
 /// of `topology` (without one, within groups of gcd(K, 8) workers) and data
 /// parallelism across the groups (getMegatronGroup).
+/// With `peaks`, also what fills each worker's peak (CostReport::peaks).
 llvm::Expected<plan::Plan> planBaseline(const PlanningProblem &problem, BaselineKind kind,
                         unsigned workers,
-                        const llvm::Optional<Topology> &topology = llvm::None);
+                        const llvm::Optional<Topology> &topology = llvm::None,
+                        std::vector<runtime::WorkerPeak> *peaks = nullptr);
 
 /// The workers of one Megatron group of the megatron-dp baseline.
 unsigned getMegatronGroup(unsigned workers,

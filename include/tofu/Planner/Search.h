@@ -48,6 +48,10 @@ struct SearchSettings {
   SmallVector<double, 4> levelWeights;
   /// Called before each level is solved (level, number of levels).
   std::function<void(unsigned, unsigned)> onLevel;
+  /// Refinement skips a window of levels whose outside is unchanged since
+  /// its last solve (the same plan would come back); false solves it again
+  /// (for tests: the plans must be the same).
+  bool skipUnchangedWindows = true;
 };
 
 /// What a search did, for reports.
@@ -58,6 +62,10 @@ struct SearchStats {
   unsigned conditioned = 0;
   /// Factorings whose plan was refined (refineLevels).
   unsigned refinements = 0;
+  /// Refinement's windows of levels solved, and those skipped because the
+  /// levels outside them were unchanged since their last solve.
+  unsigned refineSolves = 0;
+  unsigned refineSolvesSkipped = 0;
 };
 
 /// Tofu's recursive search over `levels`.
