@@ -426,35 +426,76 @@ struct ShareMemory {
   std::size_t output = 0;
   /// Computed into its stored box (a non-partial op storing exactly it).
   bool intoStored = false;
+
 };
 
 /// A worker's messages of one phase, in (src, dst) order.
 using Messages = Span<Message>;
 
+/// One staging buffer a phase allocates and releases.
+struct Staged {
+  std::size_t bytes;
+  MemoryUse use;
+};
+/// A phase's staging as a pool sees it: the first message of each size, in
+/// message order. Staging takes and releases one buffer at a time, so a
+/// message of a size already staged in the phase is served by the buffer
+/// the first one was (nothing kept since lies between its size and that
+/// buffer's: FreeList would have reused the buffer rather than make one),
+/// at the same live bytes: it changes neither the pool nor the peak.
+using Staging = std::vector<Staged>;
+
+/// Worker `w`'s staging of `messages` (its own, in order) into `out`.
+void getStaging(Messages messages, unsigned w, Staging &out) {
+  out.clear();
+  std::size_t last = std::size_t(-1);
+  for (const Message &m : messages) {
+    if (m.bytes == last)
+      continue;
+    last = m.bytes;
+    bool seen = false;
+    for (const Staged &s : out)
+      if (s.bytes == m.bytes) {
+        seen = true;
+        break;
+      }
+    if (!seen)
+      out.push_back(
+          Staged{m.bytes, m.src == w ? MemoryUse::Send : MemoryUse::Receive});
+  }
+}
+
+/// Worker `w`'s staging, every message replayed (the reference form over
+/// a built schedule).
+void getEveryStaging(Messages messages, unsigned w, Staging &out) {
+  out.clear();
+  for (const Message &m : messages)
+    out.push_back(
+        Staged{m.bytes, m.src == w ? MemoryUse::Send : MemoryUse::Receive});
+}
+
+/// What `bytes(t, w)` gives: worker w's stored bytes of tensor t (0: none).
+using StoredBytesFn = std::function<std::size_t(unsigned t, unsigned w)>;
+
 /// One worker's pool and stored tensors, replayed event by event.
 class WorkerReplay {
 public:
-  /// `storedBytes(t)`: the bytes of this worker's stored box of `t` (0: it
-  /// stores none).
   WorkerReplay(const ExecutablePlan &plan, const std::vector<int> &lastUse,
-               const std::vector<TensorMemory> &tensors, unsigned w,
-               std::function<std::size_t(unsigned t)> storedBytes)
-      : plan(plan), lastUse(lastUse), tensors(tensors), w(w),
-        storedBytes(std::move(storedBytes)), stored(plan.tensors.size(), 0) {}
+               const std::vector<TensorMemory> &tensors,
+               const StoredBytesFn &storedBytes, unsigned w)
+      : plan(&plan), lastUse(&lastUse), tensors(&tensors),
+        storedBytesFn(&storedBytes), w(w), stored(plan.tensors.size(), 0) {}
 
   void beginStep();
-  void runOp(unsigned i, const ShareMemory &share, Messages fetch,
-             Messages reduce, Messages deliver);
-  void runNextStep(Messages messages);
+  void runOp(unsigned i, const ShareMemory &share, const Staging &fetch,
+             const Staging &reduce, const Staging &deliver);
+  void runNextStep(const Staging &staging);
   const WorkerPeak &getPeak() const { return peak; }
 
 private:
   struct Empty {};
-  struct SimBuffer {
-    std::size_t capacity = 0;
-    MemoryUse use = MemoryUse::Workspace;
-  };
 
+  std::size_t storedBytes(unsigned t) const { return (*storedBytesFn)(t, w); }
   std::size_t take(std::size_t bytes, MemoryUse use) {
     std::size_t capacity = pool.take(bytes).capacity;
     live[unsigned(use)] += int64_t(capacity);
@@ -471,33 +512,25 @@ private:
     live[unsigned(use)] -= int64_t(capacity);
     capacity = 0;
   }
-  void releaseStored(unsigned t) { put(stored[t], tensors[t].use); }
+  void releaseStored(unsigned t) { put(stored[t], (*tensors)[t].use); }
   void ensureStored(unsigned t) {
     if (!stored[t])
-      stored[t] = take(storedBytes(t), tensors[t].use);
+      stored[t] = take(storedBytes(t), (*tensors)[t].use);
   }
   /// A phase's staging: one message at a time, each buffer released
   /// before the next is allocated.
-  /// A message of the size of the one before is served by the buffer that
-  /// one released (the smallest fit, kept again) at the same live bytes,
-  /// so it changes nothing: only the first of a run is replayed.
-  void stage(Messages messages) {
-    std::size_t last = std::size_t(-1);
-    for (const Message &m : messages) {
-      if (m.bytes == last)
-        continue;
-      last = m.bytes;
-      MemoryUse use = m.src == w ? MemoryUse::Send : MemoryUse::Receive;
-      std::size_t b = take(m.bytes, use);
-      put(b, use);
+  void stage(const Staging &staging) {
+    for (const Staged &m : staging) {
+      std::size_t b = take(m.bytes, m.use);
+      put(b, m.use);
     }
   }
 
-  const ExecutablePlan &plan;
-  const std::vector<int> &lastUse;
-  const std::vector<TensorMemory> &tensors;
+  const ExecutablePlan *plan;
+  const std::vector<int> *lastUse;
+  const std::vector<TensorMemory> *tensors;
+  const StoredBytesFn *storedBytesFn;
   unsigned w;
-  std::function<std::size_t(unsigned)> storedBytes;
   FreeList<Empty> pool;
   std::array<int64_t, NumMemoryUses> live{};
   WorkerPeak peak;
@@ -509,9 +542,10 @@ private:
 
 } // namespace
 
-void WorkerReplay::runOp(unsigned i, const ShareMemory &share, Messages fetch,
-                         Messages reduce, Messages deliver) {
-  const OpInfo &op = plan.ops[i];
+void WorkerReplay::runOp(unsigned i, const ShareMemory &share,
+                         const Staging &fetch, const Staging &reduce,
+                         const Staging &deliver) {
+  const OpInfo &op = plan->ops[i];
   inputs.clear();
   for (std::size_t bytes : share.inputs)
     inputs.push_back(take(bytes, MemoryUse::Workspace));
@@ -531,18 +565,18 @@ void WorkerReplay::runOp(unsigned i, const ShareMemory &share, Messages fetch,
   stage(deliver);
   put(outTemp, MemoryUse::Workspace);
   for (unsigned t : op.inputs)
-    if (lastUse[t] == int(i) && !plan.tensors[t].persistent)
+    if ((*lastUse)[t] == int(i) && !plan->tensors[t].persistent)
       releaseStored(t);
-  if (lastUse[o] <= int(i) && !plan.tensors[o].persistent)
+  if ((*lastUse)[o] <= int(i) && !plan->tensors[o].persistent)
     releaseStored(o);
 }
 
-void WorkerReplay::runNextStep(Messages messages) {
+void WorkerReplay::runNextStep(const Staging &staging) {
   // A fresh buffer per parameter it stores, in the order of the updated
   // tensors (buildSchedule's next-step pieces).
   std::vector<std::pair<unsigned, std::size_t>> fresh;
-  for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t) {
-    int param = plan.tensors[t].updates;
+  for (unsigned t = 0, e = plan->tensors.size(); t != e; ++t) {
+    int param = plan->tensors[t].updates;
     if (param < 0 || !storedBytes(param))
       continue;
     bool have = false;
@@ -550,9 +584,9 @@ void WorkerReplay::runNextStep(Messages messages) {
       have |= entry.first == unsigned(param);
     if (!have)
       fresh.emplace_back(param,
-                         take(storedBytes(param), tensors[param].use));
+                         take(storedBytes(param), (*tensors)[param].use));
   }
-  stage(messages);
+  stage(staging);
   for (auto &[param, buffer] : fresh) {
     releaseStored(param);
     stored[param] = buffer;
@@ -560,11 +594,11 @@ void WorkerReplay::runNextStep(Messages messages) {
 }
 
 void WorkerReplay::beginStep() {
-  for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t)
-    if (!isHeldAcrossSteps(plan.tensors[t]))
+  for (unsigned t = 0, e = plan->tensors.size(); t != e; ++t)
+    if (!isHeldAcrossSteps(plan->tensors[t]))
       releaseStored(t);
-  for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t)
-    if (plan.tensors[t].graphInput && storedBytes(t))
+  for (unsigned t = 0, e = plan->tensors.size(); t != e; ++t)
+    if (plan->tensors[t].graphInput && storedBytes(t))
       ensureStored(t);
   // The executors reset their pools' peaks here; the live bytes now are
   // at most the peak so far, so the running peak is the largest step's.
@@ -654,13 +688,16 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan,
   auto span = [](const std::vector<Message> &v) {
     return Messages{v.data(), v.data() + v.size()};
   };
+  StoredBytesFn storedBytes = [&](unsigned t, unsigned w) {
+    const Box *box = storedOf(t, w);
+    return box ? std::size_t(box->getVolume()) * tensors[t].elementSize
+               : std::size_t(0);
+  };
+  // The reference form: one replay per worker, every message staged.
   std::vector<WorkerPeak> peaks;
+  Staging fetchStaging, reduceStaging, deliverStaging, nextStaging;
   for (unsigned w = 0; w != plan.workers; ++w) {
-    WorkerReplay replay(plan, lastUse, tensors, w, [&, w](unsigned t) {
-      const Box *box = storedOf(t, w);
-      return box ? std::size_t(box->getVolume()) * tensors[t].elementSize
-                 : std::size_t(0);
-    });
+    WorkerReplay replay(plan, lastUse, tensors, storedBytes, w);
     ShareMemory share;
     for (unsigned s = 0; s != steps; ++s) {
       replay.beginStep();
@@ -678,7 +715,10 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan,
         std::vector<Message> fetch = mine(getMessages(sched.fetch, inputSize), w),
                              reduce = mine(getMessages(sched.reduce, outputSize), w),
                              deliver = mine(getMessages(sched.deliver, outputSize), w);
-        replay.runOp(i, share, span(fetch), span(reduce), span(deliver));
+        getEveryStaging(span(fetch), w, fetchStaging);
+        getEveryStaging(span(reduce), w, reduceStaging);
+        getEveryStaging(span(deliver), w, deliverStaging);
+        replay.runOp(i, share, fetchStaging, reduceStaging, deliverStaging);
       }
       std::vector<Message> next = mine(
           getMessages(schedule.nextStep,
@@ -686,7 +726,8 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan,
                         return tensors[piece.slot].elementSize;
                       }),
           w);
-      replay.runNextStep(span(next));
+      getEveryStaging(span(next), w, nextStaging);
+      replay.runNextStep(nextStaging);
     }
     peaks.push_back(replay.getPeak());
   }
@@ -756,12 +797,16 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
                     getPointers(stored), info.shape);
   }
   std::vector<int> lastUse = computeLastUse(plan);
+  StoredBytesFn storedBytes = [&boxes, &tensors](unsigned t, unsigned w) {
+    return std::size_t(boxes.getStoredVolume(t, w)) * tensors[t].elementSize;
+  };
+  // One replay per worker: workers differ in the order of their messages
+  // as well as in their boxes (on GPT-3 at K = 64 and gpt-2l and
+  // ResNet-18 at K = 16 and 256 no two workers see the same events).
   std::vector<WorkerReplay> replays;
   replays.reserve(workers);
   for (unsigned w = 0; w != workers; ++w)
-    replays.emplace_back(plan, lastUse, tensors, w, [&boxes, &tensors, w](unsigned t) {
-      return std::size_t(boxes.getStoredVolume(t, w)) * tensors[t].elementSize;
-    });
+    replays.emplace_back(plan, lastUse, tensors, storedBytes, w);
   // The next step's messages do not change from step to step.
   PairBytes nextBytes;
   for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t) {
@@ -774,6 +819,7 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
                     tensors[t].elementSize, kMaxGridCells, nextBytes);
   }
   ByWorker next(toMessages(nextBytes), workers);
+  Staging fetchStaging, reduceStaging, deliverStaging, nextStaging;
   ShareMemory memory;
   for (unsigned s = 0; s != steps; ++s) {
     for (WorkerReplay &replay : replays)
@@ -810,11 +856,17 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
               return nullptr;
             },
             memory);
-        replays[w].runOp(i, memory, fetch.of(w), reduce.of(w), deliver.of(w));
+        getStaging(fetch.of(w), w, fetchStaging);
+        getStaging(reduce.of(w), w, reduceStaging);
+        getStaging(deliver.of(w), w, deliverStaging);
+        replays[w].runOp(i, memory, fetchStaging, reduceStaging,
+                         deliverStaging);
       }
     }
-    for (unsigned w = 0; w != workers; ++w)
-      replays[w].runNextStep(next.of(w));
+    for (unsigned w = 0; w != workers; ++w) {
+      getStaging(next.of(w), w, nextStaging);
+      replays[w].runNextStep(nextStaging);
+    }
   }
   std::vector<WorkerPeak> peaks;
   for (const WorkerReplay &replay : replays)

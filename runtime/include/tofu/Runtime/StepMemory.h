@@ -30,11 +30,14 @@
 // each worker's pool measures in a fresh executor's first steps, and what
 // its buffers held at that peak. The planner's peak_bytes_per_worker is
 // this prediction (docs/CostModel.md). It comes in two forms with one
-// replay: over a built plan and its Schedule (small K, tests), and over a
+// replay: over a built plan and its Schedule (small K, tests: every message
+// staged, the reference), and over a
 // plan whose boxes are produced one op at a time (PlanBoxes), with each
 // phase's messages counted from a grid of the boxes (getOpMessages) in
-// time linear in the cells moved rather than K per cell: the form the
-// planner uses at thousands of workers.
+// time linear in the cells moved rather than K per cell, and only the
+// first message of each size staged per phase (a later one of that size
+// reuses the same buffer at the same live bytes): the form the planner
+// uses at thousands of workers.
 //
 //===----------------------------------------------------------------------===//
 
