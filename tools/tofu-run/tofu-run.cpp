@@ -726,6 +726,13 @@ int runTool(DiagnosticEngine &diags) {
             << loaded.plan.ops.size() << " ops (both counted from 0)\n";
     return BadUsage;
   }
+  if (injectStartDelay.getNumOccurrences() &&
+      injectStartDelay.value.worker >= loaded.plan.workers) {
+    error() << "--inject-start-delay " << injectStartDelay.value.worker
+            << ":...: the plan has " << loaded.plan.workers
+            << " workers (counted from 0)\n";
+    return BadUsage;
+  }
   const graph::Graph &g = *loaded.graph;
   std::vector<llvm::Optional<runtime::HostTensor>> inputs;
   if (!makeInputs(g, inputs))
