@@ -157,37 +157,45 @@ runtime::DeviceGemm KernelBuilder::describeGemm(const Contraction &c) const {
   return g;
 }
 
-void KernelBuilder::emitContraction(const Contraction &c,
-                                    std::vector<std::string> &out) {
-  if (c.widened)
-    return emitWidenedContraction(c, out);
+std::string KernelBuilder::gemmStart(const Contraction &c, unsigned id) const {
   unsigned rank = op.getOutputRank();
-  unsigned iv = rank - 2, jv = rank - 1;
-  bool single = inst.outputType == DType::F32;
-  const char *elem = single ? "float" : "double";
+  if (id == c.kVar)
+    return varName(c.kVar) + "lo";
+  if (id == rank - 2 || id == rank - 1)
+    return "lo[" + std::to_string(id) + "]";
+  return varName(id);
+}
+
+void KernelBuilder::openGemmBox(const Contraction &c, StringRef declare,
+                                std::vector<std::string> &out) {
+  unsigned rank = op.getOutputRank();
   std::string k = varName(c.kVar);
-  std::string ivs = std::to_string(iv), jvs = std::to_string(jv);
-  out.push_back("// " + std::string(single ? "cblas_sgemm" : "cblas_dgemm") +
-                ": the sum over '" + op.getIndexVars()[c.kVar]->getName().str() +
-                "' for every output element of the box");
+  std::string ivs = std::to_string(rank - 2), jvs = std::to_string(rank - 1);
   out.push_back("const std::int64_t gm = hi[" + ivs + "] - lo[" + ivs +
                 "], gn = hi[" + jvs + "] - lo[" + jvs + "], gk = " + k +
                 "hi - " + k + "lo;");
+  if (!declare.empty())
+    out.push_back(declare.str());
   out.push_back("if (gm > 0 && gn > 0) {");
   for (unsigned b = 0; b + 2 < rank; ++b) {
     std::string v = varName(b), bs = std::to_string(b);
     out.push_back("for (std::int64_t " + v + " = lo[" + bs + "]; " + v +
                   " < hi[" + bs + "]; ++" + v + ") {");
   }
-  // The operands' first elements: batch variables at their values, i and j
-  // at the box's start, k at the start of its clamped range.
-  auto at = [&](unsigned id) {
-    if (id == c.kVar)
-      return k + "lo";
-    if (id == iv || id == jv)
-      return "lo[" + std::to_string(id) + "]";
-    return varName(id);
-  };
+}
+
+void KernelBuilder::emitContraction(const Contraction &c,
+                                    std::vector<std::string> &out) {
+  if (c.widened)
+    return emitWidenedContraction(c, out);
+  unsigned rank = op.getOutputRank();
+  bool single = inst.outputType == DType::F32;
+  const char *elem = single ? "float" : "double";
+  out.push_back("// " + std::string(single ? "cblas_sgemm" : "cblas_dgemm") +
+                ": the sum over '" + op.getIndexVars()[c.kVar]->getName().str() +
+                "' for every output element of the box");
+  openGemmBox(c, {}, out);
+  auto at = [&](unsigned id) { return gemmStart(c, id); };
   auto operand = [&](const TensorReadExpr *read, StringRef ptr) {
     unsigned t = read->getTensor()->getPosition();
     SmallVector<std::string, 4> index;
@@ -262,34 +270,17 @@ std::string narrow(DType t, const std::string &v) {
 void KernelBuilder::emitWidenedContraction(const Contraction &c,
                                            std::vector<std::string> &out) {
   unsigned rank = op.getOutputRank();
-  unsigned iv = rank - 2, jv = rank - 1;
-  std::string k = varName(c.kVar);
-  std::string ivs = std::to_string(iv), jvs = std::to_string(jv);
   out.push_back("// cblas_dgemm on double copies of the operands (16-bit "
                 "tensors): the sum over '" +
                 op.getIndexVars()[c.kVar]->getName().str() +
                 "' for every output element of the box, into gsum");
-  out.push_back("const std::int64_t gm = hi[" + ivs + "] - lo[" + ivs +
-                "], gn = hi[" + jvs + "] - lo[" + jvs + "], gk = " + k +
-                "hi - " + k + "lo;");
   std::string boxSize = "std::size_t(1)";
   for (unsigned d = 0; d != rank; ++d)
     boxSize += " * std::size_t(hi[" + std::to_string(d) + "] - lo[" +
                std::to_string(d) + "])";
-  out.push_back("std::vector<double> gsum(" + boxSize + ", 0.0), gwa, gwb;");
-  out.push_back("if (gm > 0 && gn > 0) {");
-  for (unsigned b = 0; b + 2 < rank; ++b) {
-    std::string v = varName(b), bs = std::to_string(b);
-    out.push_back("for (std::int64_t " + v + " = lo[" + bs + "]; " + v +
-                  " < hi[" + bs + "]; ++" + v + ") {");
-  }
-  auto at = [&](unsigned id) {
-    if (id == c.kVar)
-      return k + "lo";
-    if (id == iv || id == jv)
-      return "lo[" + std::to_string(id) + "]";
-    return varName(id);
-  };
+  openGemmBox(c, "std::vector<double> gsum(" + boxSize + ", 0.0), gwa, gwb;",
+              out);
+  auto at = [&](unsigned id) { return gemmStart(c, id); };
   // Copies the operand's rows x cols block (its stored layout) into `buf`,
   // widened; returns the block's leading dimension.
   auto operand = [&](const TensorReadExpr *read, const std::string &rows,

@@ -141,6 +141,13 @@ public:
   runtime::DeviceGemm describeGemm(const Contraction &c) const;
   /// The statements calling BLAS for `c`.
   void emitContraction(const Contraction &c, std::vector<std::string> &out);
+  /// Where a GEMM call of `c` starts along variable `id`: a batch variable
+  /// at its value, i and j at the box's start, k at its clamped range's.
+  std::string gemmStart(const Contraction &c, unsigned id) const;
+  /// Emits the GEMM's extents gm, gn, gk, then `declare` (if any), then
+  /// opens the non-empty check and the loops over the batch variables.
+  void openGemmBox(const Contraction &c, StringRef declare,
+                   std::vector<std::string> &out);
   /// Emits a widened contraction (`c.widened`): double copies, dgemm into
   /// `gsum`, and for a whole-body one the rounded stores.
   void emitWidenedContraction(const Contraction &c, std::vector<std::string> &out);
