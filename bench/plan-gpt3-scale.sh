@@ -8,15 +8,23 @@
 # Both runs predict every worker's peak (docs/CostModel.md, "resident and
 # peak bytes"): memory K x tensors, time with the messages the step sends
 # (K^2 for each all-gather op), the part that grows fastest with K.
-# Run it on an otherwise idle machine: the wall times are what it reports.
+# Run it on an otherwise idle machine: the wall times are what it reports;
+# on a loaded one read the CPU columns (user + sys), which issue 22's
+# targets (< 60 s, < 8 GiB) are checked against here. Each run is stopped
+# after PLAN_TIMEOUT seconds of wall time (default 1800; its row then says
+# "timeout"), so K = 4096 and 16384 can be asked for without running for
+# hours. The last two columns are the plan's balance (bench/plan-balance.py):
+# fullest worker's peak / mean peak, fullest resident / an even share.
 # The graph is exported once into build/bench-models/.
 #
 # usage: bench/plan-gpt3-scale.sh [BUILD_DIR] [K...]   (default K: 1024)
+#        e.g. bench/plan-gpt3-scale.sh build 1024 4096 16384
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="${1:-${TOFU_BUILD_DIR:-$root/build}}"
 shift || true
 workers=("${@:-1024}")
+limit="${PLAN_TIMEOUT:-1800}"
 models="$build/bench-models"
 mkdir -p "$models"
 graph="$models/gpt3-175b.json"
@@ -24,19 +32,29 @@ graph="$models/gpt3-175b.json"
   "$build/bin/tofu-export" gpt:96:12288:96:2048 --batch 8 --vocab 50257 \
     -o "$graph" >&2
 
-printf '%6s %10s %9s %10s %10s %9s %12s\n' K plan_s plan_MiB plan_file_MiB \
-  verify_s verify_MiB comm_bytes
+printf '%6s %8s %8s %9s %9s %8s %8s %10s %12s %6s %6s\n' K plan_s plan_cpu \
+  plan_MiB file_MiB verify_s ver_cpu verify_MiB comm_bytes peak_x resid_x
 for k in "${workers[@]}"; do
   out=$(mktemp)
-  /usr/bin/time -f '%e %M' -o "$out.time" \
-    "$build/bin/tofu-plan" "$graph" --workers "$k" --quiet -o "$out"
-  read -r wall rss < "$out.time"
+  if ! /usr/bin/time -f '%e %U %S %M' -o "$out.time" timeout "$limit" \
+      "$build/bin/tofu-plan" "$graph" --workers "$k" --quiet -o "$out"; then
+    printf '%6s %8s (tofu-plan failed or ran past %s s)\n' "$k" timeout "$limit"
+    rm -f "$out" "$out.time"
+    continue
+  fi
+  read -r wall user sys rss < "$out.time"
   size=$(stat -c %s "$out")
-  /usr/bin/time -f '%e %M' -o "$out.vtime" \
-    "$build/bin/tofu-plan" --verify "$out" "$graph" > "$out.verify"
-  read -r vwall vrss < "$out.vtime"
-  comm=$(sed -n 's/.*comm_bytes \([0-9]*\) recomputed/\1/p' "$out.verify")
-  printf '%6s %10s %9d %10.1f %10s %9d %12s\n' "$k" "$wall" $((rss / 1024)) \
-    "$(echo "$size / 1048576" | bc -l)" "$vwall" $((vrss / 1024)) "$comm"
+  balance=$(python3 "$root/bench/plan-balance.py" "$out" "$graph")
+  vwall=timeout vcpu=- vrss=0 comm=-
+  if /usr/bin/time -f '%e %U %S %M' -o "$out.vtime" timeout "$limit" \
+      "$build/bin/tofu-plan" --verify "$out" "$graph" > "$out.verify"; then
+    read -r vwall vuser vsys vrss < "$out.vtime"
+    vcpu=$(echo "$vuser + $vsys" | bc)
+    comm=$(sed -n 's/.*comm_bytes \([0-9]*\) recomputed/\1/p' "$out.verify")
+  fi
+  printf '%6s %8s %8s %9d %9.1f %8s %8s %10d %12s %6s %6s\n' "$k" "$wall" \
+    "$(echo "$user + $sys" | bc)" $((rss / 1024)) \
+    "$(echo "$size / 1048576" | bc -l)" "$vwall" "$vcpu" $((vrss / 1024)) \
+    "$comm" $balance
   rm -f "$out" "$out.time" "$out.vtime" "$out.verify"
 done
