@@ -107,13 +107,14 @@ void SearchSpace::buildOpDomain(unsigned i) {
       });
 }
 
-void SearchSpace::buildTensorDomain(unsigned t) {
+void SearchSpace::buildTensorDomain(
+    unsigned t, std::vector<SmallVector<uint8_t, 4>> &domain) const {
   unsigned rank = problem.getTensor(t).rank;
   ArrayRef<uint8_t> fixed;
   if (frame.prior)
     fixed = frame.prior->tensorDims[t];
   unsigned radix = rank == 0 ? 1 : rank + (frame.replicateTensors ? 1 : 0);
-  tensorDomains[t] = enumerateFreeTuples(fixed, radix);
+  domain = enumerateFreeTuples(fixed, radix);
   int pinned = frame.pinnedTensorDims ? (*frame.pinnedTensorDims)[t] : -1;
   if (rank != 0 && pinned < 0) {
     SmallVector<analysis::Range, 8> full;
@@ -121,7 +122,7 @@ void SearchSpace::buildTensorDomain(unsigned t) {
       full.push_back({0, extent});
     auto getDim = [&](uint8_t d) { return d < rank ? int(d) : -1; };
     keepBalancedTuples(
-        tensorDomains[t],
+        domain,
         [&](ArrayRef<uint8_t> dims) {
           return partsBelowFactor(full, dims, getDim);
         },
@@ -134,7 +135,7 @@ void SearchSpace::buildTensorDomain(unsigned t) {
   }
   if (pinned < 0 || rank == 0)
     return;
-  llvm::erase_if(tensorDomains[t], [&](ArrayRef<uint8_t> tuple) {
+  llvm::erase_if(domain, [&](ArrayRef<uint8_t> tuple) {
     for (unsigned l = frame.firstFree, e = getEndFree(); l != e; ++l)
       if (tuple[l] != pinned)
         return true;
@@ -142,15 +143,38 @@ void SearchSpace::buildTensorDomain(unsigned t) {
   });
 }
 
-void SearchSpace::computeTensorRegions(unsigned t) {
-  auto &regions = tensorRegions[t];
-  regions.resize(tensorDomains[t].size());
+void SearchSpace::computeTensorRegions(
+    unsigned t, ArrayRef<SmallVector<uint8_t, 4>> domain,
+    std::vector<std::vector<Region>> &regions) const {
+  regions.resize(domain.size());
   for (unsigned b = 0, e = regions.size(); b != e; ++b) {
     regions[b].resize(frame.workers.size());
     for (unsigned w = 0, n = frame.workers.size(); w != n; ++w)
-      getTensorRegion(problem.getShape(t), frame.levels, tensorDomains[t][b],
+      getTensorRegion(problem.getShape(t), frame.levels, domain[b],
                       frame.workers[w], regions[b][w]);
   }
+}
+
+unsigned SearchSpace::getTensorKind(unsigned t) {
+  ArrayRef<int64_t> shape = problem.getShape(t);
+  int pinned = frame.pinnedTensorDims ? (*frame.pinnedTensorDims)[t] : -1;
+  // The fixed levels' decisions, as enumerateFreeTuples reads them.
+  SmallVector<uint8_t, 4> fixed;
+  if (frame.prior)
+    for (unsigned l = 0, e = frame.levels.size(); l != e; ++l)
+      if (l < frame.firstFree || l >= getEndFree())
+        fixed.push_back(frame.prior->tensorDims[t][l]);
+  auto [it, inserted] = kindOf.try_emplace(
+      {SmallVector<int64_t, 4>(shape.begin(), shape.end()), pinned, fixed},
+      kindDomains.size());
+  if (inserted) {
+    kindDomains.emplace_back();
+    buildTensorDomain(t, kindDomains.back());
+    kindRegions.emplace_back();
+    if (kindDomains.back().size() <= 65535)
+      computeTensorRegions(t, kindDomains.back(), kindRegions.back());
+  }
+  return it->second;
 }
 
 void SearchSpace::computeOpRegions(unsigned i, OpRegions &regions) const {
@@ -174,14 +198,14 @@ SearchSpace::computeOpTables(unsigned i, const OpRegions &opRegions) const {
   for (unsigned pos = 0, e = op.inputs.size(); pos != e; ++pos) {
     unsigned t = op.inputs[pos];
     double scale = frame.weight * problem.getTensor(t).elementSize;
-    unsigned nb = tensorDomains[t].size();
+    unsigned nb = getTensorDomain(t).size();
     std::vector<double> table(na * nb);
     for (unsigned a = 0; a != na; ++a)
       for (unsigned b = 0; b != nb; ++b) {
         int64_t elements = 0;
         for (unsigned w = 0; w != numWorkers; ++w)
           elements += countFetched(opRegions[a][w].inputs[pos],
-                                   &tensorRegions[t][b][w]);
+                                   &getTensorRegions(t)[b][w]);
         table[a * nb + b] = scale * elements;
       }
     tables.emplace_back(tensorVars[t], std::move(table));
@@ -189,7 +213,7 @@ SearchSpace::computeOpTables(unsigned i, const OpRegions &opRegions) const {
   unsigned t = op.output;
   const ProblemTensor &out = problem.getTensor(t);
   double scale = frame.weight * out.elementSize;
-  unsigned nb = tensorDomains[t].size();
+  unsigned nb = getTensorDomain(t).size();
   std::vector<double> table(na * nb);
   SmallVector<Region, 8> computed(numWorkers);
   SmallVector<HeldRegion, 8> held(numWorkers);
@@ -201,7 +225,7 @@ SearchSpace::computeOpTables(unsigned i, const OpRegions &opRegions) const {
       computed[w] = opRegions[a][w].output;
     for (unsigned b = 0; b != nb; ++b) {
       for (unsigned w = 0; w != numWorkers; ++w)
-        held[w] = &tensorRegions[t][b][w];
+        held[w] = &getTensorRegions(t)[b][w];
       table[a * nb + b] =
           scale * countProduced(computed, held, partial, out.rank);
     }
@@ -214,14 +238,14 @@ std::vector<double> SearchSpace::computeNextStepTable(unsigned t) const {
   unsigned target = problem.getTensor(t).updates;
   unsigned numWorkers = frame.workers.size();
   double scale = frame.weight * problem.getTensor(target).elementSize;
-  unsigned np = tensorDomains[target].size(), no = tensorDomains[t].size();
+  unsigned np = getTensorDomain(target).size(), no = getTensorDomain(t).size();
   std::vector<double> table(np * no);
   SmallVector<HeldRegion, 8> param(numWorkers), updated(numWorkers);
   for (unsigned a = 0; a != np; ++a)
     for (unsigned b = 0; b != no; ++b) {
       for (unsigned w = 0; w != numWorkers; ++w) {
-        param[w] = &tensorRegions[target][a][w];
-        updated[w] = &tensorRegions[t][b][w];
+        param[w] = &getTensorRegions(target)[a][w];
+        updated[w] = &getTensorRegions(t)[b][w];
       }
       table[a * no + b] = scale * countNextStep(param, updated);
     }
@@ -248,11 +272,11 @@ void SearchSpace::addTable(unsigned a, unsigned b, std::vector<double> table,
 void SearchSpace::addStoragePrices(unsigned t) {
   if (frame.bytePrice == 0)
     return;
-  unsigned n = tensorDomains[t].size();
+  unsigned n = getTensorDomain(t).size();
   std::vector<double> prices(n);
   for (unsigned b = 0; b != n; ++b) {
     int64_t most = 0;
-    for (const Region &region : tensorRegions[t][b])
+    for (const Region &region : getTensorRegions(t)[b])
       most = std::max(most, plan::getVolume(region));
     prices[b] = frame.bytePrice * most * problem.getTensor(t).elementSize;
   }
@@ -262,9 +286,9 @@ void SearchSpace::addStoragePrices(unsigned t) {
 unsigned SearchSpace::getTensorVar(unsigned t) {
   unsigned cls = frame.coarsening ? frame.coarsening->tensorClass[t] : t;
   auto [it, inserted] =
-      tensorVarOf.try_emplace({cls, getFixedPart(tensorDomains[t][0])}, 0);
+      tensorVarOf.try_emplace({cls, getFixedPart(getTensorDomain(t)[0])}, 0);
   if (inserted)
-    it->second = graph.addVariable(tensorDomains[t].size());
+    it->second = graph.addVariable(getTensorDomain(t).size());
   return it->second;
 }
 
@@ -281,14 +305,12 @@ bool SearchSpace::build() {
   unsigned numOps = problem.getOps().size();
   unsigned numTensors = problem.getTensors().size();
   opDomains.assign(numOps, {});
-  tensorDomains.assign(numTensors, {});
-  tensorRegions.assign(numTensors, {});
+  tensorKinds.assign(numTensors, 0);
   for (unsigned t = 0; t != numTensors; ++t) {
-    buildTensorDomain(t);
-    if (tensorDomains[t].size() > 65535)
+    tensorKinds[t] = getTensorKind(t);
+    if (getTensorDomain(t).size() > 65535)
       return false;
     tensorVars.push_back(getTensorVar(t));
-    computeTensorRegions(t);
     addStoragePrices(t);
   }
   // Ops of one decision whose tensors are of the same decisions have the
@@ -333,7 +355,7 @@ void SearchSpace::apply(ArrayRef<unsigned> choice, Assignment &out) const {
   for (unsigned i = 0, e = opVars.size(); i != e; ++i)
     out.opSteps[i] = opDomains[i][choice[opVars[i]]];
   for (unsigned t = 0, e = tensorVars.size(); t != e; ++t)
-    out.tensorDims[t] = tensorDomains[t][choice[tensorVars[t]]];
+    out.tensorDims[t] = getTensorDomain(t)[choice[tensorVars[t]]];
 }
 
 llvm::Error planner::solveFrame(const PlanningProblem &problem, SearchFrame frame,

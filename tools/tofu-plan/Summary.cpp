@@ -76,9 +76,13 @@ private:
 void SummaryPrinter::printTotals() {
   int64_t total = in.problem->getTotalBytes();
   int64_t resident = getMaxResidentBytes(p);
-  int64_t peak = 0;
-  for (int64_t b : p.peakBytesPerWorker)
+  int64_t peak = 0, sum = 0;
+  bool predicted = !p.peakBytesPerWorker.empty();
+  for (int64_t b : p.peakBytesPerWorker) {
     peak = std::max(peak, b);
+    sum += b;
+    predicted &= b >= 0;
+  }
   os << "plan:       " << in.what << " for " << p.workers << " workers, levels "
      << plan::formatLevels(p.levels) << "\n";
   os << "graph:      " << in.graphName << ": " << g.getNumOps() << " ops, "
@@ -91,7 +95,14 @@ void SummaryPrinter::printTotals() {
      << formatBytes(double(total) / p.workers) << ")\n";
   printResidentComposition();
   os << "peak:       " << formatBytes(peak)
-     << " on the fullest worker (what the runtime's pool measures)\n";
+     << " on the fullest worker (what the runtime's pool measures)";
+  if (predicted) {
+    // The mean over the workers, to say how balanced the peaks are.
+    int64_t mean = sum / int64_t(p.peakBytesPerWorker.size());
+    os << ", " << ratio(peak, mean) << " the mean (" << formatBytes(mean)
+       << ")";
+  }
+  os << "\n";
   printPeakComposition();
 }
 

@@ -23,6 +23,9 @@
 #include "tofu/Planner/Elimination.h"
 #include "tofu/Planner/Search.h"
 
+#include <map>
+#include <tuple>
+
 namespace tofu {
 namespace planner {
 
@@ -103,12 +106,28 @@ private:
       llvm::function_ref<bool(ArrayRef<uint8_t>)> belowFactor,
       llvm::function_ref<bool(ArrayRef<uint8_t>)> divides) const;
   void buildOpDomain(unsigned i);
-  void buildTensorDomain(unsigned t);
+  /// Tensor `t`'s tuples into `domain`.
+  void buildTensorDomain(unsigned t,
+                         std::vector<SmallVector<uint8_t, 4>> &domain) const;
   /// [config][worker]: each decision tuple's regions on the measured
   /// workers (only needed while an op's tables are made).
   using OpRegions = std::vector<std::vector<analysis::WorkerRegions>>;
   void computeOpRegions(unsigned i, OpRegions &regions) const;
-  void computeTensorRegions(unsigned t);
+  /// Tensor `t`'s regions for each tuple of `domain` into `regions`.
+  void computeTensorRegions(
+      unsigned t, ArrayRef<SmallVector<uint8_t, 4>> domain,
+      std::vector<std::vector<analysis::Region>> &regions) const;
+  /// The kind of tensor `t`: the first tensor's of the same shape, pinned
+  /// dimension and decisions of the fixed levels, whose tuples and regions
+  /// it shares (they depend on nothing else); a new one if none.
+  unsigned getTensorKind(unsigned t);
+  const std::vector<SmallVector<uint8_t, 4>> &getTensorDomain(unsigned t) const {
+    return kindDomains[tensorKinds[t]];
+  }
+  const std::vector<std::vector<analysis::Region>> &
+  getTensorRegions(unsigned t) const {
+    return kindRegions[tensorKinds[t]];
+  }
   unsigned getTensorVar(unsigned t);
   unsigned getOpVar(unsigned i);
   /// The fetch and produce tables of op `i`, each with the decision of the
@@ -125,14 +144,19 @@ private:
   const PlanningProblem &problem;
   SearchFrame frame;
   FactorGraph graph;
-  /// Full step / dimension tuples (every level of the frame) per decision.
-  std::vector<std::vector<SmallVector<uint8_t, 4>>> opDomains, tensorDomains;
+  /// Full step / dimension tuples (every level of the frame): per op, and
+  /// per tensor kind (getTensorKind).
+  std::vector<std::vector<SmallVector<uint8_t, 4>>> opDomains, kindDomains;
+  std::vector<unsigned> tensorKinds;
+  std::map<std::tuple<SmallVector<int64_t, 4>, int, SmallVector<uint8_t, 4>>,
+           unsigned>
+      kindOf;
   std::vector<unsigned> opVars, tensorVars;
   /// Decision of each (class, decisions of the fixed levels).
   std::map<std::pair<unsigned, SmallVector<uint8_t, 4>>, unsigned> opVarOf,
       tensorVarOf;
-  /// [tensor][config][worker].
-  std::vector<std::vector<std::vector<analysis::Region>>> tensorRegions;
+  /// [tensor kind][config][worker].
+  std::vector<std::vector<std::vector<analysis::Region>>> kindRegions;
 };
 
 /// Solves `frame` by elimination with the search settings and writes its
