@@ -96,6 +96,18 @@ std::string JSONLocations::scanString(size_t &pos) {
   return out;
 }
 
+void JSONLocations::skipString(size_t &pos) {
+  // At the opening quote. The character after a backslash is escaped (it
+  // may be a quote); the rest of a \uXXXX escape holds no quote in valid
+  // JSON.
+  ++pos;
+  while (pos < text.size() && text[pos] != '"')
+    if (text[pos++] == '\\' && pos < text.size())
+      ++pos;
+  if (pos < text.size())
+    ++pos; // closing quote
+}
+
 uint32_t JSONLocations::scanValue(size_t &pos) {
   skipSpace(pos);
   uint32_t index = nodes.size();
@@ -141,7 +153,7 @@ uint32_t JSONLocations::scanValue(size_t &pos) {
       ++pos;
   } else if (c == '"') {
     nodes[index].kind = Node::Kind::String;
-    scanString(pos);
+    skipString(pos);
   } else {
     nodes[index].kind = (c == '-' || (c >= '0' && c <= '9'))
                             ? Node::Kind::Number
@@ -157,6 +169,13 @@ uint32_t JSONLocations::scanValue(size_t &pos) {
 JSONLocations JSONLocations::scan(StringRef text) {
   JSONLocations locs;
   locs.text = text;
+  // Every value but the document follows a '[', ',' or ':' (some of these
+  // are inside strings or between members): room for all of them, so that
+  // the nodes are never moved while scanning.
+  size_t bound = 1;
+  for (char c : text)
+    bound += c == ',' || c == ':' || c == '[';
+  locs.nodes.reserve(bound);
   size_t pos = 0;
   locs.scanValue(pos);
   return locs;

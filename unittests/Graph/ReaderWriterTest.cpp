@@ -149,6 +149,26 @@ TEST(JSONLocationsTest, CompactKeepsStringsAndOrder) {
   EXPECT_TRUE(JSONLocations::scan("{\"a\": {\"b\": 1, \"b\": 2}}").findDuplicateKey());
 }
 
+// String values are skipped, not decoded: escaped quotes and backslashes,
+// \u escapes and a surrogate pair end where the string ends, and the
+// members after them are found.
+TEST(JSONLocationsTest, StringValuesEndAtTheirClosingQuote) {
+  const char *text = R"({"a": "x\"y\\", "b": ["\u0022\"", "\ud83d\ude00,"], "c": 3})";
+  JSONLocations locs = JSONLocations::scan(text);
+  const auto *a = locs.getMember(locs.getRoot(), "a");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(locs.getText(*a), R"("x\"y\\")");
+  const auto *b = locs.getMember(locs.getRoot(), "b");
+  ASSERT_TRUE(b);
+  ASSERT_TRUE(locs.getElement(*b, 1));
+  EXPECT_EQ(locs.getText(*locs.getElement(*b, 0)), R"("\u0022\"")");
+  EXPECT_EQ(locs.getText(*locs.getElement(*b, 1)), R"("\ud83d\ude00,")");
+  EXPECT_FALSE(locs.getElement(*b, 2));
+  const auto *c = locs.getMember(locs.getRoot(), "c");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(locs.getText(*c), "3");
+}
+
 // The strict check the graph reader runs instead of llvm::json::parse: it
 // accepts strict JSON, gives the offset of the first error, and accepts
 // nothing llvm::json rejects.

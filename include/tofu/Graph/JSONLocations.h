@@ -73,6 +73,9 @@ private:
   uint32_t scanValue(size_t &pos);
   void skipSpace(size_t &pos);
   std::string scanString(size_t &pos);
+  /// Moves past the string at `pos` as scanString does, building nothing
+  /// (string values are located, not decoded).
+  void skipString(size_t &pos);
 
   StringRef text;
   std::vector<Node> nodes;
