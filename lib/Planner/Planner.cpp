@@ -145,11 +145,14 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
     if (assignment && options.search == SearchKind::Recursive &&
         options.refine && levels.size() > 1) {
       progress("levels " + name + ": refining");
-      if (auto costs = evaluatePlan(problem, materializePlan(problem, *assignment),
-                                    Peaks::Skip))
-        unrefinedBytes = costs->commBytes;
-      else
-        llvm::consumeError(costs.takeError());
+      if (options.measureUnrefined) {
+        auto costs = evaluatePlan(
+            problem, materializePlan(problem, *assignment), Peaks::Skip);
+        if (costs)
+          unrefinedBytes = costs->commBytes;
+        else
+          llvm::consumeError(costs.takeError());
+      }
       if (llvm::Error err = refineLevels(problem, settings, /*maxRounds=*/3,
                                          *assignment, report.stats))
         assignment = std::move(err);

@@ -546,6 +546,8 @@ int runPlan(DiagnosticEngine &diags) {
   else
     options.refine = *workers <= planner::MaxWorkersRefinedByDefault;
   options.skipUnchangedWindows = refineSkip;
+  // Only the summary shows what refinement gained.
+  options.measureUnrefined = emitKind == EmitKind::Summary;
   options.progress = quiet ? nullptr : &llvm::errs();
   std::unique_ptr<planner::PassInstrumentation> instrumentation;
   std::unique_ptr<llvm::ToolOutputFile> dumpFile;

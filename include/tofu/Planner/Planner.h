@@ -42,6 +42,10 @@ struct PlannerOptions {
   bool refine = true;
   /// SearchSettings::skipUnchangedWindows.
   bool skipUnchangedWindows = true;
+  /// Evaluate each refined factoring's plan before refinement too
+  /// (LevelTrial::unrefinedCommBytes, which the summary prints): one more
+  /// evaluation per factoring; off, unrefinedCommBytes stays 0.
+  bool measureUnrefined = true;
   /// Stop trying further factorings after this many seconds (0: no limit).
   /// The exact search fails instead of stopping early.
   double timeLimitSeconds = 0;
