@@ -348,7 +348,10 @@ bool ASTBuilder::buildVars(TDLParser::LambdaContext *ctx,
 /// The body of an operator's lambda: an expression, or the bare word
 /// `opaque`, which stands for `opaque()`.
 ExprPtr ASTBuilder::buildBody(TDLParser::ExprContext *ctx) {
-  if (ctx && ctx->getText() == "opaque")
+  // One token, compared alone (the whole body's text would be built by
+  // concatenating every subtree's, for every operator).
+  if (ctx && ctx->getStart() == ctx->getStop() && ctx->getStart() &&
+      ctx->getStart()->getText() == "opaque")
     return std::make_unique<CallExpr>(loc(ctx), "opaque",
                                       std::vector<ExprPtr>());
   return buildExpr(ctx);
