@@ -276,7 +276,7 @@ void DeviceExecutor::Step::runNextStep() {
     for (auto &entry : fresh[w])
       if (entry.first == param)
         return entry.second;
-    fresh[w].emplace_back(param, workers[w]->pool.allocate(
+    fresh[w].emplace_back(param, workers[w]->pool.allocateExact(
                                      storedBox(w, param).getVolume() *
                                      elementSize(param)));
     return fresh[w].back().second;
@@ -374,6 +374,7 @@ StepResult DeviceExecutor::runStep() {
       for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t)
         if (!isHeldAcrossSteps(plan.tensors[t]))
           worker->stored[t].reset();
+      worker->pool.beginStep();
       uploadInputs(*worker);
       worker->pool.resetPeak();
       local.push_back(worker->id);

@@ -31,10 +31,25 @@ void DeviceBuffer::reset() {
 DevicePool::~DevicePool() {
   for (auto &entry : freeList.getKept())
     device.deallocate(worker, entry.second);
+  for (auto &entry : freeList.getSpare())
+    device.deallocate(worker, entry.second);
 }
 
 DeviceBuffer DevicePool::allocate(std::size_t bytes) {
-  auto grant = freeList.take(bytes);
+  return makeBuffer(freeList.take(bytes), bytes);
+}
+
+DeviceBuffer DevicePool::allocateExact(std::size_t bytes) {
+  return makeBuffer(freeList.takeExact(bytes), bytes);
+}
+
+void DevicePool::beginStep() {
+  for (auto &entry : freeList.beginStep())
+    device.deallocate(worker, entry.second);
+}
+
+DeviceBuffer DevicePool::makeBuffer(FreeList<void *>::Grant grant,
+                                    std::size_t bytes) {
   DeviceBuffer buffer;
   buffer.ptr = grant.reused ? grant.storage
                             : device.allocate(worker, grant.capacity);

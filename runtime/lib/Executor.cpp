@@ -414,7 +414,7 @@ void WorkerStep::runNextStep() {
     for (auto &entry : fresh)
       if (entry.first == param)
         return entry.second;
-    fresh.emplace_back(param, worker.pool.allocate(
+    fresh.emplace_back(param, worker.pool.allocateExact(
                                   storedBox(param).getVolume() *
                                   elementSize(param)));
     return fresh.back().second;
@@ -679,6 +679,7 @@ StepResult Executor::runStep() {
     for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t)
       if (!isHeldAcrossSteps(plan.tensors[t]))
         worker->stored[t].reset();
+    worker->pool.beginStep();
     scatterInputs(*worker);
     worker->pool.resetPeak();
   }

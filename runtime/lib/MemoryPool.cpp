@@ -27,7 +27,19 @@ void Buffer::reset() {
 }
 
 Buffer MemoryPool::allocate(std::size_t bytes) {
-  auto grant = freeList.take(bytes);
+  return makeBuffer(freeList.take(bytes), bytes);
+}
+
+Buffer MemoryPool::allocateExact(std::size_t bytes) {
+  return makeBuffer(freeList.takeExact(bytes), bytes);
+}
+
+void MemoryPool::beginStep() {
+  for (auto &entry : freeList.beginStep())
+    reserved -= std::int64_t(entry.first);
+}
+
+Buffer MemoryPool::makeBuffer(Grant grant, std::size_t bytes) {
   Buffer buffer;
   buffer.pool = this;
   buffer.bytes = bytes;

@@ -496,8 +496,9 @@ private:
   struct Empty {};
 
   std::size_t storedBytes(unsigned t) const { return (*storedBytesFn)(t, w); }
-  std::size_t take(std::size_t bytes, MemoryUse use) {
-    std::size_t capacity = pool.take(bytes).capacity;
+  std::size_t take(std::size_t bytes, MemoryUse use, bool exact = false) {
+    std::size_t capacity =
+        exact ? pool.takeExact(bytes).capacity : pool.take(bytes).capacity;
     live[unsigned(use)] += int64_t(capacity);
     if (pool.getLiveBytes() > peak.bytes) {
       peak.bytes = pool.getLiveBytes();
@@ -583,8 +584,8 @@ void WorkerReplay::runNextStep(const Staging &staging) {
     for (auto &entry : fresh)
       have |= entry.first == unsigned(param);
     if (!have)
-      fresh.emplace_back(param,
-                         take(storedBytes(param), (*tensors)[param].use));
+      fresh.emplace_back(param, take(storedBytes(param),
+                                     (*tensors)[param].use, /*exact=*/true));
   }
   stage(staging);
   for (auto &[param, buffer] : fresh) {
@@ -597,6 +598,7 @@ void WorkerReplay::beginStep() {
   for (unsigned t = 0, e = plan->tensors.size(); t != e; ++t)
     if (!isHeldAcrossSteps(plan->tensors[t]))
       releaseStored(t);
+  pool.beginStep();
   for (unsigned t = 0, e = plan->tensors.size(); t != e; ++t)
     if (plan->tensors[t].graphInput && storedBytes(t))
       ensureStored(t);

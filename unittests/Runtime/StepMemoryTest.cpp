@@ -57,6 +57,49 @@ TEST(FreeListTest, ReusesTheSmallestFitUpToTwiceTheRequest) {
   EXPECT_EQ(list.getPeakBytes(), list.getLiveBytes());
 }
 
+/// One step's requests: take 50, release it, take 40 twice, release the
+/// first 40, take 60, release the rest. Returns the step's peak.
+std::int64_t runSmallStep(FreeList<Empty> &list, bool beginStep) {
+  if (beginStep)
+    list.beginStep();
+  list.resetPeak();
+  std::size_t a = list.take(50).capacity;
+  list.put(a, Empty());
+  std::size_t b = list.take(40).capacity, c = list.take(40).capacity;
+  list.put(b, Empty());
+  std::size_t d = list.take(60).capacity;
+  list.put(c, Empty());
+  list.put(d, Empty());
+  return list.getPeakBytes();
+}
+
+// A step that begins with beginStep reuses as the first one did: the first
+// step's 40 served by the released 50 and the second 40 new, peak 40 + 60;
+// then, without beginStep, the second step finds the first step's 40 for
+// its first 40 and serves the second with the 50: peak 50 + 60.
+TEST(FreeListTest, EveryStepReusesAsTheFirst) {
+  FreeList<Empty> list;
+  EXPECT_EQ(runSmallStep(list, true), 100);
+  EXPECT_EQ(runSmallStep(list, true), 100);
+  EXPECT_EQ(runSmallStep(list, true), 100);
+  FreeList<Empty> unstepped;
+  EXPECT_EQ(runSmallStep(unstepped, false), 100);
+  EXPECT_EQ(runSmallStep(unstepped, false), 110);
+  // Spares serve exact requests only, and beginStep hands back those the
+  // step did not take.
+  FreeList<Empty> spares;
+  spares.put(spares.take(64).capacity, Empty());
+  spares.put(spares.take(200).capacity, Empty());
+  spares.beginStep();
+  FreeList<Empty>::Grant g = spares.take(40);
+  EXPECT_FALSE(g.reused);
+  EXPECT_EQ(g.capacity, 40u);
+  g = spares.takeExact(64);
+  EXPECT_TRUE(g.reused);
+  EXPECT_EQ(g.capacity, 64u);
+  EXPECT_EQ(spares.beginStep().size(), 1u); // The 200 no request took.
+}
+
 TEST(StepMemoryTest, MessagesAreOnePerPairInOrder) {
   std::vector<Piece> pieces = {Piece{1, 0, box({0}, {3})},
                                Piece{0, 1, box({0}, {2})},

@@ -1,5 +1,6 @@
 """Plans each graph given for K workers (tofu-plan), runs each plan for one
-step with tofu-run --report on each backend given, and prints per run the
+step (--steps N: N steps; the report's peak is the largest step's) with
+tofu-run --report on each backend given, and prints per run the
 smallest and largest measured/predicted peak over the workers (the report's
 peak_bytes_per_worker over the plan's); exits 1 if a run fails or a ratio
 lies outside [0.98, 1.02] (test/Runtime/peak-prediction.test).
@@ -20,6 +21,7 @@ parser.add_argument("graphs", nargs="+")
 parser.add_argument("--workers", default="2,4")
 parser.add_argument("--backends", default="cpu")
 parser.add_argument("--kernel-cache")
+parser.add_argument("--steps", type=int, default=1)
 args = parser.parse_args()
 
 status = 0
@@ -33,11 +35,12 @@ for graph in args.graphs:
         for backend in args.backends.split(","):
             report = f"{args.tmp}.{name}.{k}.{backend}.report.json"
             command = ["tofu-run", plan, "--graph", graph, "--report", report,
-                       "--backend", backend]
+                       "--backend", backend, "--steps", str(args.steps)]
             if args.kernel_cache:
                 command += ["--kernel-cache", args.kernel_cache]
             run = subprocess.run(command, capture_output=True, text=True)
-            where = f"{name} K={k} {backend}"
+            where = f"{name} K={k} {backend}" + (
+                f" {args.steps} steps" if args.steps != 1 else "")
             if run.returncode != 0:
                 print(f"{where}: tofu-run exit {run.returncode}\n"
                       f"{run.stdout}{run.stderr}")

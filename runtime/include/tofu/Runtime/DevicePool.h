@@ -54,12 +54,18 @@ public:
   ~DevicePool();
 
   DeviceBuffer allocate(std::size_t bytes);
+  /// A buffer of exactly `bytes` bytes (FreeList::takeExact).
+  DeviceBuffer allocateExact(std::size_t bytes);
+  /// Begins a step (FreeList::beginStep), freeing the spares the last step
+  /// did not use.
+  void beginStep();
   std::int64_t getLiveBytes() const { return freeList.getLiveBytes(); }
   std::int64_t getPeakBytes() const { return freeList.getPeakBytes(); }
   void resetPeak() { freeList.resetPeak(); }
 
 private:
   friend class DeviceBuffer;
+  DeviceBuffer makeBuffer(FreeList<void *>::Grant grant, std::size_t bytes);
   void release(DeviceBuffer &buffer);
 
   Device &device;

@@ -3,11 +3,20 @@
 // This file declares FreeList, the one rule by which a worker's pool reuses
 // memory: a released buffer is kept under its capacity and serves a later
 // request of `bytes` when its capacity is the smallest kept one of at least
-// max(bytes, 1) and at most twice that; otherwise the request gets a new
+// max(bytes, 1) and at most twice that; otherwise the request gets a
 // buffer of exactly max(bytes, 1). A pool's live bytes are the capacities
 // of its live buffers. MemoryPool (host memory), DevicePool (a Device's)
 // and the memory model that predicts their peaks (StepMemory.h) all reuse
 // through it, so the prediction follows the same rule as the pools.
+//
+// Every step reuses as the first one did: when a step begins, the buffers
+// kept from the last one become spares, which serve only a request of
+// exactly their capacity where the step would otherwise get a new buffer.
+// The kept buffers a step starts with are then those it released itself,
+// as in the first step, so each step's capacities, and its peak, are the
+// first step's (reused freely, a later step's requests found the larger
+// buffers of the step before: ResNet-18's second step peaked 2.7% above
+// its first).
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,21 +46,40 @@ public:
   };
   Grant take(std::size_t bytes) {
     std::size_t want = bytes ? bytes : 1;
-    Grant grant{want, false, Storage()};
     auto it = kept.lower_bound(want);
-    if (it != kept.end() && it->first <= 2 * want) {
-      grant = Grant{it->first, true, std::move(it->second)};
-      kept.erase(it);
+    if (it == kept.end() || it->first > 2 * want)
+      return takeExact(want);
+    Grant grant{it->first, true, std::move(it->second)};
+    kept.erase(it);
+    count(grant.capacity);
+    return grant;
+  }
+  /// A buffer of exactly max(bytes, 1): a spare of that capacity, or new.
+  /// (The executors' next values of parameters, so that a parameter holds
+  /// the same capacity in every step.)
+  Grant takeExact(std::size_t bytes) {
+    std::size_t want = bytes ? bytes : 1;
+    Grant grant{want, false, Storage()};
+    auto it = spare.find(want);
+    if (it != spare.end()) {
+      grant = Grant{want, true, std::move(it->second)};
+      spare.erase(it);
     }
-    live += std::int64_t(grant.capacity);
-    if (live > peak)
-      peak = live;
+    count(grant.capacity);
     return grant;
   }
   /// Keeps a released buffer of `capacity` bytes for reuse.
   void put(std::size_t capacity, Storage storage) {
     live -= std::int64_t(capacity);
     kept.emplace(capacity, std::move(storage));
+  }
+  /// Begins a step: the kept buffers become the spares. Returns the spares
+  /// of the step before that no request took, for the owner to free.
+  std::multimap<std::size_t, Storage> beginStep() {
+    std::multimap<std::size_t, Storage> unused = std::move(spare);
+    spare = std::move(kept);
+    kept.clear();
+    return unused;
   }
 
   std::int64_t getLiveBytes() const { return live; }
@@ -61,9 +89,17 @@ public:
   /// The kept buffers, smallest first.
   const std::multimap<std::size_t, Storage> &getKept() const { return kept; }
   std::multimap<std::size_t, Storage> &getKept() { return kept; }
+  /// The spares, smallest first.
+  std::multimap<std::size_t, Storage> &getSpare() { return spare; }
 
 private:
-  std::multimap<std::size_t, Storage> kept;
+  void count(std::size_t capacity) {
+    live += std::int64_t(capacity);
+    if (live > peak)
+      peak = live;
+  }
+
+  std::multimap<std::size_t, Storage> kept, spare;
   std::int64_t live = 0, peak = 0;
 };
 

@@ -55,6 +55,11 @@ public:
 
   /// A buffer of at least `bytes` bytes (contents unspecified).
   Buffer allocate(std::size_t bytes);
+  /// A buffer of exactly `bytes` bytes (FreeList::takeExact).
+  Buffer allocateExact(std::size_t bytes);
+  /// Begins a step (FreeList::beginStep), freeing the spares the last step
+  /// did not use.
+  void beginStep();
   /// Bytes held by live buffers (their capacities).
   std::int64_t getLiveBytes() const { return freeList.getLiveBytes(); }
   std::int64_t getPeakBytes() const { return freeList.getPeakBytes(); }
@@ -65,6 +70,8 @@ public:
 
 private:
   friend class Buffer;
+  using Grant = FreeList<std::unique_ptr<unsigned char[]>>::Grant;
+  Buffer makeBuffer(Grant grant, std::size_t bytes);
   void release(Buffer &buffer);
 
   FreeList<std::unique_ptr<unsigned char[]>> freeList;
