@@ -563,11 +563,21 @@ Errors compare(const graph::Graph &g, const std::vector<unsigned> &checked,
     std::vector<double> a = toDoubles(partitioned[c]);
     std::vector<double> b = toDoubles(*ref.values[t]);
     for (size_t i = 0, n = a.size(); i != n; ++i) {
-      double diff = std::fabs(a[i] - b[i]);
-      if (std::isnan(a[i]) != std::isnan(b[i]))
-        diff = INFINITY;
-      else if (std::isnan(a[i]) || a[i] == b[i])
-        diff = 0;
+      // A value that is not finite in the reference checks nothing: the
+      // step itself is not finite (a NaN equal to a NaN would pass any
+      // partitioning), so it fails the check, whatever the other side.
+      if (!std::isfinite(b[i])) {
+        errors.maxAbs = errors.maxRel = INFINITY;
+        errors.worstTensor = g.getTensor(t).name;
+        if (errors.ok)
+          errors.firstBad = fmt::format(
+              "{} element {}: {} in the unpartitioned run (a step that is "
+              "not finite cannot be checked)",
+              g.getTensor(t).name, i, b[i]);
+        errors.ok = false;
+        continue;
+      }
+      double diff = std::isfinite(a[i]) ? std::fabs(a[i] - b[i]) : INFINITY;
       double rel = diff ? diff / (1 + std::fabs(b[i])) : 0.0;
       if (diff > errors.maxAbs) {
         errors.maxAbs = diff;
@@ -600,6 +610,12 @@ void addTimes(llvm::json::Object &report,
   report["wait_seconds"] = std::move(wait);
 }
 
+/// `value`, or null where it is not finite (JSON has no NaN or infinity).
+llvm::json::Value finiteOrNull(double value) {
+  return std::isfinite(value) ? llvm::json::Value(value)
+                              : llvm::json::Value(nullptr);
+}
+
 bool writeReport(const Run &run, const Errors &errors) {
   llvm::json::Array peaks, planPeaks, losses;
   for (int64_t p : run.peaks)
@@ -607,7 +623,7 @@ bool writeReport(const Run &run, const Errors &errors) {
   for (int64_t p : run.plan.peakBytesPerWorker)
     planPeaks.push_back(p);
   for (double l : run.losses)
-    losses.push_back(l);
+    losses.push_back(finiteOrNull(l));
   llvm::json::Object report{
       {"workers", int64_t(run.plan.workers)},
       {"steps", int64_t(numSteps.value)},
@@ -615,8 +631,8 @@ bool writeReport(const Run &run, const Errors &errors) {
       {"comm_bytes", run.plan.commBytes},
       {"peak_bytes_per_worker", std::move(peaks)},
       {"plan_peak_bytes_per_worker", std::move(planPeaks)},
-      {"max_abs_error", errors.maxAbs},
-      {"max_rel_error", errors.maxRel},
+      {"max_abs_error", finiteOrNull(errors.maxAbs)},
+      {"max_rel_error", finiteOrNull(errors.maxRel)},
       {"step_seconds", run.stepSeconds},
       {"fused_pairs", int64_t(run.fused)},
       {"losses", std::move(losses)}};
