@@ -11,7 +11,10 @@
 #include "tofu/Lowering/PlanLowering.h"
 #include "tofu/Runtime/Half.h"
 
+#include "llvm/Support/JSON.h"
+
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 using namespace tofu;
@@ -125,6 +128,51 @@ static int64_t getIndexBound(const graph::Graph &g, unsigned t) {
     }
   }
   return bound == INT64_MAX ? 2 : std::max<int64_t>(bound, 1);
+}
+
+llvm::Expected<llvm::Optional<HostTensor>>
+tofu::readValueField(const graph::Graph &g, unsigned t) {
+  const graph::Tensor &tensor = g.getTensor(t);
+  const graph::ExtraField *field = nullptr;
+  for (const graph::ExtraField &extra : tensor.extras)
+    if (extra.key == "value")
+      field = &extra;
+  if (!field)
+    return llvm::None;
+  auto fail = [&](const llvm::Twine &why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "tensor '" + tensor.name +
+                                       "': its \"value\" " + why);
+  };
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(field->json);
+  if (!parsed)
+    return fail("is not JSON: " + llvm::toString(parsed.takeError()));
+  const llvm::json::Array *list = parsed->getAsArray();
+  if (!list)
+    return fail("is not a list of numbers");
+  if (int64_t(list->size()) != tensor.getNumElements())
+    return fail("has " + llvm::Twine(list->size()) +
+                " elements for a tensor of " +
+                llvm::Twine(tensor.getNumElements()));
+  std::vector<double> values;
+  for (const llvm::json::Value &v : *list) {
+    // Reals as params are written: "inf", "-inf" and "nan" are strings.
+    llvm::Optional<double> number = v.getAsNumber();
+    if (llvm::Optional<llvm::StringRef> text = v.getAsString())
+      number = *text == "inf"    ? llvm::Optional<double>(INFINITY)
+               : *text == "-inf" ? llvm::Optional<double>(-INFINITY)
+               : *text == "nan"  ? llvm::Optional<double>(NAN)
+                                 : llvm::None;
+    else if (llvm::Optional<bool> flag = v.getAsBoolean())
+      number = *flag ? 1.0 : 0.0;
+    if (!number)
+      return fail("holds an element that is not a number");
+    values.push_back(*number);
+  }
+  auto type = lowering::getElementType(tensor.dtype);
+  if (!type)
+    return type.takeError();
+  return llvm::Optional<HostTensor>(makeHost(*type, tensor.shape, values));
 }
 
 HostTensor tofu::makeRandomInput(const graph::Graph &g, unsigned t,

@@ -1,8 +1,8 @@
 //===- Inputs.h - Values of a graph's inputs for tofu-run -------*- C++ -*-===//
 //
 // This file declares how tofu-run obtains graph inputs: read from .npy
-// files (checked against the tensor's shape and dtype) or drawn from a
-// seeded generator: floats uniform in [-0.1, 0.1) ([0, 0.1) for optimizer
+// files (checked against the tensor's shape and dtype), the values a
+// constant carries in the graph, or drawn from a seeded generator: floats uniform in [-0.1, 0.1) ([0, 0.1) for optimizer
 // state such as Adam's second moments), integers uniform in
 // [0, n) with n the smallest extent of any floating-point tensor read by an
 // op that consumes the integer tensor, directly or through ops with integer
@@ -26,6 +26,12 @@ namespace tofu {
 /// what does not match.
 llvm::Expected<runtime::HostTensor> readInputFile(const graph::Graph &g,
                                                   unsigned t, StringRef path);
+
+/// The value a graph input of `g` carries in its `"value"` field (a
+/// constant of the model, docs/Export.md: flattened, row-major), None
+/// without one; errors name the tensor.
+llvm::Expected<llvm::Optional<runtime::HostTensor>>
+readValueField(const graph::Graph &g, unsigned t);
 
 /// Draws a value of tensor `t` of `g` from `rng`.
 runtime::HostTensor makeRandomInput(const graph::Graph &g, unsigned t,

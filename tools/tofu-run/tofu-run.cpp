@@ -360,9 +360,16 @@ bool makeInputs(const graph::Graph &g,
   std::mt19937_64 rng(seed);
   for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t)
     if (g.getProducer(t) < 0) {
+      // Drawn for every input, so that a constant or an --input file
+      // leaves the other inputs' draws as they were.
       runtime::HostTensor random = makeRandomInput(g, t, rng);
+      auto constant = readValueField(g, t);
+      if (!constant) {
+        error() << llvm::toString(constant.takeError()) << "\n";
+        return false;
+      }
       if (!values[t])
-        values[t] = std::move(random);
+        values[t] = *constant ? std::move(**constant) : std::move(random);
     }
   return true;
 }
