@@ -557,10 +557,12 @@ Reference gatherReference(const graph::Graph &g,
 
 /// Compares the partitioned run's values of the checked tensors with the
 /// reference's.
-Errors compare(const graph::Graph &g, const std::vector<unsigned> &checked,
+Errors compare(const graph::Graph &g, const planner::PlanningProblem &problem,
+               const std::vector<unsigned> &checked,
                const std::vector<runtime::HostTensor> &partitioned,
                const Reference &ref) {
   Errors errors;
+  int loss = findLoss(g);
   double limit = tolerance.getNumOccurrences() ? tolerance.value
                                                 : getDefaultTolerance(g);
   for (unsigned c = 0, e = checked.size(); c != e; ++c) {
@@ -569,17 +571,35 @@ Errors compare(const graph::Graph &g, const std::vector<unsigned> &checked,
       continue;
     std::vector<double> a = toDoubles(partitioned[c]);
     std::vector<double> b = toDoubles(*ref.values[t]);
+    // The loss and the training state (updated parameters and state, their
+    // next values) must be finite: a step that makes them NaN trains
+    // nothing, and a NaN equal to a NaN would pass any partitioning. Other
+    // outputs may hold infinities and NaNs by design (a cast's overflow),
+    // which must match exactly.
+    bool mustBeFinite = g.getTensor(t).role != graph::Role::Output ||
+                        int(t) == loss || problem.getTensor(t).updates >= 0;
     for (size_t i = 0, n = a.size(); i != n; ++i) {
-      // A value that is not finite in the reference checks nothing: the
-      // step itself is not finite (a NaN equal to a NaN would pass any
-      // partitioning), so it fails the check, whatever the other side.
+      if (!std::isfinite(b[i]) && !mustBeFinite) {
+        double diff = a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i]))
+                          ? 0.0
+                          : INFINITY;
+        if (diff > errors.maxAbs) {
+          errors.maxAbs = errors.maxRel = diff;
+          errors.worstTensor = g.getTensor(t).name;
+        }
+        if (diff && errors.ok)
+          errors.firstBad = fmt::format("{} element {}: {} vs {}",
+                                        g.getTensor(t).name, i, a[i], b[i]);
+        errors.ok &= !diff;
+        continue;
+      }
       if (!std::isfinite(b[i])) {
         errors.maxAbs = errors.maxRel = INFINITY;
         errors.worstTensor = g.getTensor(t).name;
         if (errors.ok)
           errors.firstBad = fmt::format(
-              "{} element {}: {} in the unpartitioned run (a step that is "
-              "not finite cannot be checked)",
+              "{} element {}: {} in the unpartitioned run (a step whose loss "
+              "or training state is not finite cannot be checked)",
               g.getTensor(t).name, i, b[i]);
         errors.ok = false;
         continue;
@@ -869,7 +889,7 @@ int runTool(DiagnosticEngine &diags) {
       }
   }
   if (check) {
-    errors = compare(g, checked, values, ref);
+    errors = compare(g, *loaded.problem, checked, values, ref);
     // One write, flushed before the error: under mpirun stdout and stderr
     // reach the terminal through separate pipes, and a line written in
     // pieces can be split by the other stream's output.
