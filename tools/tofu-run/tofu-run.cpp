@@ -555,6 +555,15 @@ Reference gatherReference(const graph::Graph &g,
   return ref;
 }
 
+/// The error of a partitioned run's value `a` against the reference's `b`:
+/// |a - b|, 0 for the same infinity or two NaNs, infinite where they differ
+/// otherwise and either is not finite.
+double getElementError(double a, double b) {
+  if (a == b || (std::isnan(a) && std::isnan(b)))
+    return 0;
+  return std::isfinite(a) && std::isfinite(b) ? std::fabs(a - b) : INFINITY;
+}
+
 /// Compares the partitioned run's values of the checked tensors with the
 /// reference's.
 Errors compare(const graph::Graph &g, const planner::PlanningProblem &problem,
@@ -579,21 +588,7 @@ Errors compare(const graph::Graph &g, const planner::PlanningProblem &problem,
     bool mustBeFinite = g.getTensor(t).role != graph::Role::Output ||
                         int(t) == loss || problem.getTensor(t).updates >= 0;
     for (size_t i = 0, n = a.size(); i != n; ++i) {
-      if (!std::isfinite(b[i]) && !mustBeFinite) {
-        double diff = a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i]))
-                          ? 0.0
-                          : INFINITY;
-        if (diff > errors.maxAbs) {
-          errors.maxAbs = errors.maxRel = diff;
-          errors.worstTensor = g.getTensor(t).name;
-        }
-        if (diff && errors.ok)
-          errors.firstBad = fmt::format("{} element {}: {} vs {}",
-                                        g.getTensor(t).name, i, a[i], b[i]);
-        errors.ok &= !diff;
-        continue;
-      }
-      if (!std::isfinite(b[i])) {
+      if (mustBeFinite && !std::isfinite(b[i])) {
         errors.maxAbs = errors.maxRel = INFINITY;
         errors.worstTensor = g.getTensor(t).name;
         if (errors.ok)
@@ -604,8 +599,8 @@ Errors compare(const graph::Graph &g, const planner::PlanningProblem &problem,
         errors.ok = false;
         continue;
       }
-      double diff = std::isfinite(a[i]) ? std::fabs(a[i] - b[i]) : INFINITY;
-      double rel = diff ? diff / (1 + std::fabs(b[i])) : 0.0;
+      double diff = getElementError(a[i], b[i]);
+      double rel = std::isfinite(b[i]) ? diff / (1 + std::fabs(b[i])) : diff;
       if (diff > errors.maxAbs) {
         errors.maxAbs = diff;
         errors.worstTensor = g.getTensor(t).name;
