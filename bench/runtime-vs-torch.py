@@ -11,7 +11,9 @@ worker count K:
     measured peak;
   - PyTorch 1.13 eager times the same training step (forward, cross-entropy
     loss, backward, SGD update with lr 0.1) of the same model on T threads
-    (torch.set_num_threads): models/mlp.py at batch 64, torchvision's
+    (torch.set_num_threads, and openblas_set_num_threads on the system
+    OpenBLAS torch loaded, which torch's own call does not reach):
+    models/mlp.py at batch 64, torchvision's
     resnet18 at batch 32, 64x64 images, 100 classes (models/README.md);
 and prints Tofu's step time over PyTorch's, both measured in this run, and
 over Tofu's K = 1 step, with the load average (1 minute) at each
@@ -27,6 +29,7 @@ usage: bench/runtime-vs-torch.py [--build DIR] [--steps N] [--rounds R]
 """
 
 import argparse
+import ctypes
 import json
 import os
 import subprocess
@@ -83,9 +86,26 @@ def load():
     return os.getloadavg()[0]
 
 
+def openblas_set_num_threads(threads):
+    """Gives the OpenBLAS that torch loaded `threads` threads; returns its
+    path and the threads it then reports (openblas_get_num_threads), or None
+    if torch loaded none. torch.set_num_threads does not reach a system
+    OpenBLAS (BLAS_INFO=generic), which otherwise runs every GEMM on every
+    core while tofu-run's run on --threads-per-worker."""
+    with open("/proc/self/maps") as maps:
+        paths = {line.split()[-1] for line in maps if "openblas" in line}
+    for path in sorted(paths):
+        lib = ctypes.CDLL(path)
+        if hasattr(lib, "openblas_set_num_threads"):
+            lib.openblas_set_num_threads(threads)
+            return path, lib.openblas_get_num_threads()
+    return None
+
+
 def torch_step_seconds(name, steps, threads):
     """The best time of a training step of PyTorch eager on `threads`."""
     torch.set_num_threads(threads)
+    openblas_set_num_threads(threads)
     model, inputs, y = CASES[name]()
     model.train()
     opt = (torch.optim.Adam(model.parameters(), lr=1e-3) if name in ADAM
@@ -153,6 +173,9 @@ def main():
           f"side; best of {args.steps} steps, {args.rounds} rounds; "
           f"oneDNN {'off' if args.no_onednn else 'on'}; load average "
           f"(1 min) {load():.2f} at the start")
+    blas = openblas_set_num_threads(args.threads)
+    print("PyTorch's BLAS: " + (f"{blas[0]}, {blas[1]} thread(s)" if blas
+                                else "no OpenBLAS loaded"))
     tmp = tempfile.mkdtemp(prefix="tofu-bench-")
     for name in args.models.split(","):
         graph = os.path.join(ROOT, "models", name + ".json")
