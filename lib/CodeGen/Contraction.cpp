@@ -7,8 +7,12 @@
 // variables that stay inside their tensors, and whose tensors and output
 // all have one floating-point type, is computed by cblas_sgemm (f32) or
 // cblas_dgemm (f64), one call per batch element of the box, into the output
-// box. A body that is more than the sum (addmm's `beta * self + alpha *
-// Sum(..)`) then reads the sum back from the output element it overwrites.
+// box. A body `X + alpha * Sum(..)` (addmm's `beta * self[j] + alpha *
+// Sum(..)`, alpha constant, X without a reduction) is prefilled: the loop
+// nest stores X into the output box first and the GEMM adds alpha times
+// the sum to it (beta = 1), PyTorch's addmm call, with no pass reading the
+// sums back. Any other body that is more than the sum then reads the sum
+// back from the output element it overwrites.
 //
 // On the CPU target a contraction over f16/bf16 tensors (a mixed-precision
 // step) is widened: its operand boxes are copied into double buffers
@@ -21,6 +25,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelBuilder.h"
+
+#include "tofu/TDL/ExprWalk.h"
 
 using namespace tofu;
 using namespace tofu::codegen;
@@ -142,6 +148,65 @@ llvm::Optional<Contraction> KernelBuilder::matchContraction(bool widen16) {
   return found;
 }
 
+namespace {
+
+/// True if `e` is a constant: literals and parameters under arithmetic.
+bool isConstant(const Expr &e) {
+  switch (e.getKind()) {
+  case Expr::Kind::IntLiteral:
+  case Expr::Kind::FloatLiteral:
+    return true;
+  case Expr::Kind::Name:
+    return cast<NameExpr>(e).getParam() != nullptr;
+  case Expr::Kind::Unary:
+    return isConstant(cast<UnaryExpr>(e).getOperand());
+  case Expr::Kind::Binary:
+    return isConstant(cast<BinaryExpr>(e).getLHS()) &&
+           isConstant(cast<BinaryExpr>(e).getRHS());
+  default:
+    return false;
+  }
+}
+
+/// True if `e` has a reduction.
+bool hasReduce(const Expr &e) {
+  bool found = false;
+  walkExpr(e, [&](const Expr &sub) { found |= isa<ReduceExpr>(sub); });
+  return found;
+}
+
+} // namespace
+
+bool KernelBuilder::matchPrefill(Contraction &c) const {
+  const auto *add = dyn_cast<BinaryExpr>(&op.getBody());
+  if (!add || add->getOp() != BinaryOp::Add || c.widened || c.wholeBody)
+    return false;
+  // `sum` is Sum, alpha * Sum or Sum * alpha; `rest` is X.
+  auto scaled = [&](const Expr &e) -> llvm::Optional<const Expr *> {
+    if (&e == c.reduce)
+      return static_cast<const Expr *>(nullptr);
+    const auto *mul = dyn_cast<BinaryExpr>(&e);
+    if (!mul || mul->getOp() != BinaryOp::Mul)
+      return llvm::None;
+    if (&mul->getRHS() == c.reduce && isConstant(mul->getLHS()))
+      return &mul->getLHS();
+    if (&mul->getLHS() == c.reduce && isConstant(mul->getRHS()))
+      return &mul->getRHS();
+    return llvm::None;
+  };
+  for (bool sumFirst : {false, true}) {
+    const Expr &sum = sumFirst ? add->getLHS() : add->getRHS();
+    const Expr &rest = sumFirst ? add->getRHS() : add->getLHS();
+    if (llvm::Optional<const Expr *> alpha = scaled(sum))
+      if (!hasReduce(rest)) {
+        c.prefill = &rest;
+        c.alpha = *alpha;
+        return true;
+      }
+  }
+  return false;
+}
+
 runtime::DeviceGemm KernelBuilder::describeGemm(const Contraction &c) const {
   runtime::DeviceGemm g;
   g.a = c.a->getTensor()->getPosition();
@@ -212,18 +277,27 @@ void KernelBuilder::emitContraction(const Contraction &c,
     index.push_back(at(d));
   out.push_back(std::string(elem) + " *gc = out + " + outputOffset(index) + ";");
   std::string ldc = "outs" + std::to_string(rank - 2);
-  out.push_back("if (gk <= 0) {");
-  out.push_back("for (std::int64_t r = 0; r < gm; ++r) {");
-  out.push_back("std::fill(gc + r * " + ldc + ", gc + r * " + ldc + " + gn, " +
-                elem + "(0));");
-  out.push_back("}");
-  out.push_back("} else {");
+  // A prefilled box (Contraction::prefill) holds X: the GEMM adds alpha
+  // times the sum to it, and an empty sum leaves it.
+  std::string alpha =
+      c.alpha ? std::string(elem) + "(" + lowerValue(*c.alpha) + ")" : "1";
+  if (c.prefill) {
+    out.push_back("if (gk > 0) {");
+  } else {
+    out.push_back("if (gk <= 0) {");
+    out.push_back("for (std::int64_t r = 0; r < gm; ++r) {");
+    out.push_back("std::fill(gc + r * " + ldc + ", gc + r * " + ldc +
+                  " + gn, " + elem + "(0));");
+    out.push_back("}");
+    out.push_back("} else {");
+  }
   out.push_back(std::string("tofu_kg::cblas_") + (single ? "s" : "d") +
                 "gemm(tofu_kg::RowMajor, " +
                 (c.transA ? "tofu_kg::Trans" : "tofu_kg::NoTrans") + ", " +
                 (c.transB ? "tofu_kg::Trans" : "tofu_kg::NoTrans") +
-                ", int(gm), int(gn), int(gk), 1, ga, " + lda + ", gb, " + ldb +
-                ", 0, gc, int(" + ldc + "));");
+                ", int(gm), int(gn), int(gk), " + alpha + ", ga, " + lda +
+                ", gb, " + ldb + ", " + (c.prefill ? "1" : "0") + ", gc, int(" +
+                ldc + "));");
   out.push_back("}");
   for (unsigned b = 0; b + 2 < rank; ++b)
     out.push_back("}");

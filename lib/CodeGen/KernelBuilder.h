@@ -56,6 +56,14 @@ struct Contraction {
   /// over the box (`gsum`), and each sum is rounded once where it is
   /// stored, as the loop nest computes it.
   bool widened = false;
+  /// The body is `X + alpha * Sum(..)` (either order; alpha constant, 1 if
+  /// absent; X without a reduction, like addmm's `beta * self[j]`): the
+  /// loop nest stores X into the output box first and the GEMM adds
+  /// alpha times the sum to it (beta = 1), as PyTorch's addmm does, so no
+  /// pass reads the sums back (matchPrefill, CPU target, not widened).
+  const tdl::Expr *prefill = nullptr;
+  /// The prefilled body's alpha; null: 1.
+  const tdl::Expr *alpha = nullptr;
   /// A convolution (Convolution.cpp): `a` is the weight [co, ci, ky, kx],
   /// `b` the input read through an im2col buffer.
   bool im2col = false;
@@ -133,6 +141,13 @@ public:
   /// Finds a contraction of the body that BLAS can compute; with
   /// `widen16`, also one over f16/bf16 tensors (CPU target only).
   llvm::Optional<Contraction> matchContraction(bool widen16 = false);
+  /// Sets `c.prefill` and `c.alpha` where the body is `X + alpha * Sum`
+  /// around `c`'s sum (Contraction::prefill); false if it is not.
+  bool matchPrefill(Contraction &c) const;
+  /// Emits the loop nest over the output box storing `value`, the lowered
+  /// `body` (the op's, or a prefilled contraction's X).
+  void emitLoopNest(const std::string &value, const tdl::Expr &body,
+                    std::vector<std::string> &lines);
   /// The offset of the element at `index` (one expression per output
   /// dimension) in the widened contraction's dense box buffer `gsum`.
   std::string boxOffset(ArrayRef<std::string> index) const;

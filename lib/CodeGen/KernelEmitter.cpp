@@ -140,6 +140,8 @@ bool KernelBuilder::lowerBody(std::string &value) {
     contraction = matchContraction(/*widen16=*/true);
     if (contraction && contraction->wholeBody && !contraction->widened)
       gemm = describeGemm(*contraction);
+    if (contraction)
+      matchPrefill(*contraction);
     if (!contraction) {
       contraction = matchConvolution();
       if (contraction)
@@ -154,7 +156,10 @@ bool KernelBuilder::lowerBody(std::string &value) {
   scopes.assign(rank + 1, Scope());
   for (unsigned d = 0; d != rank; ++d)
     scopes[d + 1].vars.push_back(d);
-  if (!contraction || !contraction->wholeBody)
+  // A prefilled contraction's loop nest stores X only (Contraction.cpp).
+  if (contraction && contraction->prefill)
+    value = lowerValue(*contraction->prefill);
+  else if (!contraction || !contraction->wholeBody)
     value = lowerValue(op.getBody());
   return !failed();
 }
@@ -263,54 +268,63 @@ std::string KernelBuilder::build(StringRef name) {
   std::string value;
   if (!lowerBody(value))
     return "";
-  unsigned rank = op.getOutputRank();
   std::vector<std::string> lines;
   lines.push_back("// " + describe());
   lines.push_back("void " + name.str() +
                   "(const tofu::runtime::KernelCall &call) {");
   declareBoxes(lines);
+  // A prefilled contraction's loop nest (X) runs before its GEMM, any other
+  // after it.
+  bool prefill = contraction && contraction->prefill;
+  if (prefill)
+    emitLoopNest(value, *contraction->prefill, lines);
   if (contraction && contraction->im2col)
     emitConvolution(*contraction, lines);
   else if (contraction && contraction->transposeCopy)
     emitTranspose(*contraction, lines);
   else if (contraction)
     emitContraction(*contraction, lines);
-  if (!contraction || !contraction->wholeBody) {
-    // A read that walks a non-innermost dimension with the innermost output
-    // variable (a transpose) strides through memory: the last two output
-    // loops then run over tiles, so both sides stay in cache.
-    bool tile = rank >= 2 && scopes[rank - 1].lines.empty() &&
-                readsAcrossInnermost(op.getBody(), rank - 1);
-    for (unsigned d = 0; d != rank; ++d) {
-      for (std::string &line : scopes[d].lines)
-        lines.push_back(std::move(line));
-      std::string v = varName(d), ds = std::to_string(d);
-      if (tile && d == rank - 2) {
-        lines.push_back("for (std::int64_t t_" + ds + " = lo[" + ds + "]; t_" +
-                        ds + " < hi[" + ds + "]; t_" + ds + " += " +
-                        std::to_string(TileSize) + ") {");
-        std::string inner = std::to_string(rank - 1);
-        lines.push_back("for (std::int64_t t_" + inner + " = lo[" + inner +
-                        "]; t_" + inner + " < hi[" + inner + "]; t_" + inner +
-                        " += " + std::to_string(TileSize) + ") {");
-      }
-      if (tile && d >= rank - 2)
-        lines.push_back("for (std::int64_t " + v + " = t_" + ds + "; " + v +
-                        " < std::min<std::int64_t>(t_" + ds + " + " +
-                        std::to_string(TileSize) + ", hi[" + ds + "]); ++" +
-                        v + ") {");
-      else
-        lines.push_back("for (std::int64_t " + v + " = lo[" + ds + "]; " + v +
-                        " < hi[" + ds + "]; ++" + v + ") {");
-    }
-    for (std::string &line : scopes[rank].lines)
-      lines.push_back(std::move(line));
-    lines.push_back(storeStatement(value));
-    for (unsigned d = 0; d != rank + (tile ? 2 : 0); ++d)
-      lines.push_back("}");
-  }
+  if (!prefill && (!contraction || !contraction->wholeBody))
+    emitLoopNest(value, op.getBody(), lines);
   lines.push_back("}");
   return indentLines(lines);
+}
+
+void KernelBuilder::emitLoopNest(const std::string &value, const Expr &body,
+                                 std::vector<std::string> &lines) {
+  unsigned rank = op.getOutputRank();
+  // A read that walks a non-innermost dimension with the innermost output
+  // variable (a transpose) strides through memory: the last two output
+  // loops then run over tiles, so both sides stay in cache.
+  bool tile = rank >= 2 && scopes[rank - 1].lines.empty() &&
+              readsAcrossInnermost(body, rank - 1);
+  for (unsigned d = 0; d != rank; ++d) {
+    for (std::string &line : scopes[d].lines)
+      lines.push_back(std::move(line));
+    std::string v = varName(d), ds = std::to_string(d);
+    if (tile && d == rank - 2) {
+      lines.push_back("for (std::int64_t t_" + ds + " = lo[" + ds + "]; t_" +
+                      ds + " < hi[" + ds + "]; t_" + ds + " += " +
+                      std::to_string(TileSize) + ") {");
+      std::string inner = std::to_string(rank - 1);
+      lines.push_back("for (std::int64_t t_" + inner + " = lo[" + inner +
+                      "]; t_" + inner + " < hi[" + inner + "]; t_" + inner +
+                      " += " + std::to_string(TileSize) + ") {");
+    }
+    if (tile && d >= rank - 2)
+      lines.push_back("for (std::int64_t " + v + " = t_" + ds + "; " + v +
+                      " < std::min<std::int64_t>(t_" + ds + " + " +
+                      std::to_string(TileSize) + ", hi[" + ds + "]); ++" +
+                      v + ") {");
+    else
+      lines.push_back("for (std::int64_t " + v + " = lo[" + ds + "]; " + v +
+                      " < hi[" + ds + "]; ++" + v + ") {");
+  }
+  for (std::string &line : scopes[rank].lines)
+    lines.push_back(std::move(line));
+  lines.push_back(storeStatement(value));
+  for (unsigned d = 0; d != rank + (tile ? 2 : 0); ++d)
+    lines.push_back("}");
 }
 
 /// GeneratedKernel::pointwiseInputs of `instance`.
