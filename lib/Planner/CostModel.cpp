@@ -77,11 +77,17 @@ static llvm::Error planError(const Twine &msg) {
 
 runtime::Box planner::toRuntimeBox(ArrayRef<Range> region) {
   runtime::Box box;
-  for (const Range &r : region) {
-    box.lo.push_back(r.lo);
-    box.hi.push_back(std::max(r.lo, r.hi));
-  }
+  assignRuntimeBox(region, box);
   return box;
+}
+
+void planner::assignRuntimeBox(ArrayRef<Range> region, runtime::Box &box) {
+  box.lo.resize(region.size());
+  box.hi.resize(region.size());
+  for (unsigned d = 0, e = region.size(); d != e; ++d) {
+    box.lo[d] = region[d].lo;
+    box.hi[d] = std::max(region[d].lo, region[d].hi);
+  }
 }
 
 /// What runtime::checkBoxInTensor accepts: the tensor's rank, and empty or

@@ -108,32 +108,33 @@ buildOp(const PlanningProblem &problem, unsigned i, ArrayRef<uint8_t> steps) {
   return std::move(info);
 }
 
-/// Worker `digits`'s share of `op` as the runtime's boxes; without
-/// `withIteration` the iteration box is left empty (the peak prediction
-/// does not read it).
-static runtime::OpShare getShare(const PlanningProblem &problem,
-                                 const ProblemOp &op, ArrayRef<unsigned> levels,
-                                 ArrayRef<uint8_t> steps,
-                                 ArrayRef<unsigned> digits,
-                                 bool withIteration = true) {
+/// Worker `digits`'s share of `op` as the runtime's boxes, into `share`
+/// (its boxes' memory reused); without `withIteration` the iteration box is
+/// left empty (the peak prediction does not read it).
+static void getShare(const PlanningProblem &problem, const ProblemOp &op,
+                     ArrayRef<unsigned> levels, ArrayRef<uint8_t> steps,
+                     ArrayRef<unsigned> digits, runtime::OpShare &share,
+                     bool withIteration = true) {
   SmallVector<analysis::Range, 8> box;
   analysis::WorkerRegions regions;
   computeOpShare(op, levels, steps, digits, box, regions);
-  runtime::OpShare share;
   if (withIteration)
-    share.iteration = toRuntimeBox(box);
-  share.inputs.reserve(op.inputs.size());
-  for (const analysis::Region &r : regions.inputs)
-    share.inputs.push_back(toRuntimeBox(r));
-  // An input the operator never reads has no region: an empty box of the
-  // tensor's rank.
-  for (unsigned pos = 0; pos != op.inputs.size(); ++pos)
-    if (share.inputs.size() <= pos)
-      share.inputs.push_back(
-          Box{std::vector<int64_t>(problem.getTensor(op.inputs[pos]).rank),
-              std::vector<int64_t>(problem.getTensor(op.inputs[pos]).rank)});
-  share.output = toRuntimeBox(regions.output);
-  return share;
+    assignRuntimeBox(box, share.iteration);
+  else
+    share.iteration = Box();
+  share.inputs.resize(std::max(op.inputs.size(), regions.inputs.size()));
+  for (unsigned pos = 0; pos != share.inputs.size(); ++pos) {
+    if (pos < regions.inputs.size()) {
+      assignRuntimeBox(regions.inputs[pos], share.inputs[pos]);
+      continue;
+    }
+    // An input the operator never reads has no region: an empty box of the
+    // tensor's rank.
+    unsigned rank = problem.getTensor(op.inputs[pos]).rank;
+    share.inputs[pos].lo.assign(rank, 0);
+    share.inputs[pos].hi.assign(rank, 0);
+  }
+  assignRuntimeBox(regions.output, share.output);
 }
 
 llvm::Expected<runtime::ExecutablePlan>
@@ -153,9 +154,10 @@ planner::buildExecutablePlan(const PlanningProblem &problem,
     auto info = buildOp(problem, i, steps[i]);
     if (!info)
       return info.takeError();
+    info->workers.resize(p.workers);
     for (unsigned w = 0; w != p.workers; ++w)
-      info->workers.push_back(
-          getShare(problem, problem.getOp(i), p.levels, steps[i], digits[w]));
+      getShare(problem, problem.getOp(i), p.levels, steps[i], digits[w],
+               info->workers[w]);
     out.ops.push_back(std::move(*info));
   }
   return std::move(out);
@@ -173,23 +175,28 @@ public:
     for (unsigned w = 0; w != p.workers; ++w)
       plan::getWorkerDigits(p.levels, w, digits[w]);
   }
-  std::vector<std::optional<Box>> getStored(unsigned t) override {
-    std::vector<std::optional<Box>> boxes;
-    boxes.reserve(p.workers);
-    for (const auto &region : p.tensors[t].regions)
-      boxes.push_back(region ? std::optional<Box>(toRuntimeBox(*region))
-                             : std::nullopt);
-    return boxes;
+  void getStored(unsigned t, std::vector<std::optional<Box>> &out) override {
+    const auto &regions = p.tensors[t].regions;
+    out.resize(regions.size());
+    for (unsigned w = 0, e = regions.size(); w != e; ++w) {
+      if (!regions[w]) {
+        out[w].reset();
+        continue;
+      }
+      if (!out[w])
+        out[w].emplace();
+      assignRuntimeBox(*regions[w], *out[w]);
+    }
   }
   int64_t getStoredVolume(unsigned t, unsigned w) override {
     const auto &region = p.tensors[t].regions[w];
     return region ? plan::getVolume(*region) : 0;
   }
   const std::vector<runtime::OpShare> &getShares(unsigned i) override {
-    shares.clear();
+    shares.resize(p.workers);
     for (unsigned w = 0; w != p.workers; ++w)
-      shares.push_back(getShare(problem, problem.getOp(i), p.levels, steps[i],
-                                digits[w], /*withIteration=*/false));
+      getShare(problem, problem.getOp(i), p.levels, steps[i], digits[w],
+               shares[w], /*withIteration=*/false);
     return shares;
   }
 

@@ -63,6 +63,7 @@ struct PairBytes {
     found.push_back(Message{pair.first, pair.second, 0});
     return found.back().bytes;
   }
+  void clear() { found.clear(); }
 };
 
 
@@ -81,21 +82,32 @@ int findHolder(const std::vector<const Box *> &boxes, const Box &cell) {
 /// major, and every box of the set is a block of whole cells.
 class Grid {
 public:
+  /// `bounds` holds the cuts; the caller keeps it, so that its memory
+  /// serves grid after grid.
   Grid(const std::vector<const std::vector<const Box *> *> &sets,
-       std::size_t maxCells)
-      : maxCells(maxCells) {
+       std::size_t maxCells, std::vector<std::vector<int64_t>> &bounds)
+      : bounds(bounds), maxCells(maxCells) {
+    const Box *first = nullptr;
     for (const auto *set : sets)
       for (const Box *box : *set)
-        if (box && !box->isEmpty() && bounds.empty())
-          bounds.resize(box->getRank());
-    unsigned rank = bounds.size();
+        if (!first && box && !box->isEmpty())
+          first = box;
+    unsigned rank = first ? first->getRank() : 0;
+    bounds.resize(rank);
+    for (std::vector<int64_t> &b : bounds)
+      b.clear();
+    const Box *last = nullptr;
     for (const auto *set : sets)
-      for (const Box *box : *set)
-        if (box && !box->isEmpty())
-          for (unsigned d = 0; d != rank; ++d) {
-            bounds[d].push_back(box->lo[d]);
-            bounds[d].push_back(box->hi[d]);
-          }
+      for (const Box *box : *set) {
+        // Neighbouring workers often hold one box: its cuts are in already.
+        if (!box || (last && *box == *last) || box->isEmpty())
+          continue;
+        last = box;
+        for (unsigned d = 0; d != rank; ++d) {
+          bounds[d].push_back(box->lo[d]);
+          bounds[d].push_back(box->hi[d]);
+        }
+      }
     stride.assign(rank, 1);
     for (unsigned d = rank; d-- > 0;) {
       std::vector<int64_t> &b = bounds[d];
@@ -159,7 +171,7 @@ public:
   }
 
 private:
-  std::vector<std::vector<int64_t>> bounds;
+  std::vector<std::vector<int64_t>> &bounds;
   std::vector<std::size_t> stride;
   std::size_t maxCells;
   std::size_t cells = 1;
@@ -177,11 +189,14 @@ bool inRange(const std::vector<std::size_t> &at,
 /// Adds the bytes each worker w receives into `targets[w]` of what it does
 /// not store itself in `stored`, from the lowest worker storing each cell
 /// (the fetch and next-step rules).
+/// `bounds` and `lowest` are scratch space.
 void addFetchedBytes(const std::vector<const Box *> &targets,
                      const std::vector<const Box *> &stored,
                      unsigned elementSize, std::size_t maxCells,
-                     PairBytes &bytes) {
-  Grid grid({&stored}, maxCells);
+                     PairBytes &bytes,
+                     std::vector<std::vector<int64_t>> &bounds,
+                     std::vector<int> &lowest) {
+  Grid grid({&stored}, maxCells, bounds);
   if (grid.isTooLarge()) {
     for (unsigned w = 0, e = targets.size(); w != e; ++w)
       if (targets[w])
@@ -193,7 +208,7 @@ void addFetchedBytes(const std::vector<const Box *> &targets,
         });
     return;
   }
-  std::vector<int> lowest(grid.size(), -1);
+  lowest.assign(grid.size(), -1);
   std::vector<std::size_t> first, last, ownFirst, ownLast;
   for (unsigned w = 0, e = stored.size(); w != e; ++w)
     if (stored[w] && !stored[w]->isEmpty() &&
@@ -219,27 +234,40 @@ void addFetchedBytes(const std::vector<const Box *> &targets,
   }
 }
 
-/// The workers whose boxes hold each cell of `grid`, lowest first
+/// The workers whose boxes hold each cell of a grid, lowest first
 /// (compressed rows: cell c's are workers[offsets[c]..offsets[c+1])).
+/// Assigned grid after grid, reusing its memory.
 struct CellWorkers {
   std::vector<std::size_t> offsets;
   std::vector<unsigned> workers;
 
-  CellWorkers(const Grid &grid, const std::vector<const Box *> &boxes) {
+  void assign(const Grid &grid, const std::vector<const Box *> &boxes) {
+    unsigned rank = grid.getRank();
     offsets.assign(grid.size() + 1, 0);
-    std::vector<std::size_t> first, last;
+    // Each box's range of cells, found once: (w, first..., last...).
+    ranges.clear();
+    for (unsigned w = 0, e = boxes.size(); w != e; ++w)
+      if (boxes[w] && !boxes[w]->isEmpty() &&
+          grid.getRange(*boxes[w], first, last)) {
+        ranges.push_back(w);
+        ranges.insert(ranges.end(), first.begin(), first.end());
+        ranges.insert(ranges.end(), last.begin(), last.end());
+      }
     auto visit = [&](auto fn) {
-      for (unsigned w = 0, e = boxes.size(); w != e; ++w)
-        if (boxes[w] && !boxes[w]->isEmpty() &&
-            grid.getRange(*boxes[w], first, last))
-          grid.forEach(first, last,
-                       [&](std::size_t cell, const auto &) { fn(cell, w); });
+      for (std::size_t i = 0, e = ranges.size(); i != e; i += 1 + 2 * rank) {
+        unsigned w = ranges[i];
+        first.assign(ranges.begin() + i + 1, ranges.begin() + i + 1 + rank);
+        last.assign(ranges.begin() + i + 1 + rank,
+                    ranges.begin() + i + 1 + 2 * rank);
+        grid.forEach(first, last,
+                     [&](std::size_t cell, const auto &) { fn(cell, w); });
+      }
     };
     visit([&](std::size_t cell, unsigned) { ++offsets[cell + 1]; });
     for (std::size_t c = 0, e = grid.size(); c != e; ++c)
       offsets[c + 1] += offsets[c];
     workers.resize(offsets.back());
-    std::vector<std::size_t> next(offsets.begin(), offsets.end() - 1);
+    next.assign(offsets.begin(), offsets.end() - 1);
     visit([&](std::size_t cell, unsigned w) { workers[next[cell]++] = w; });
   }
   const unsigned *begin(std::size_t cell) const {
@@ -248,6 +276,9 @@ struct CellWorkers {
   const unsigned *end(std::size_t cell) const {
     return workers.data() + offsets[cell + 1];
   }
+
+private:
+  std::vector<std::size_t> ranges, next, first, last;
 };
 
 /// The deliver (and, for partial ops, reduce) rule on one cell of volume
@@ -287,11 +318,14 @@ template <typename T> struct Span {
   const T &front() const { return *b; }
 };
 
+/// `bounds`, `computers` and `storers` are scratch space.
 void addDeliveryBytes(const std::vector<const Box *> &computed,
                       const std::vector<const Box *> &stored,
                       unsigned elementSize, bool partial, std::size_t maxCells,
-                      PairBytes &reduce, PairBytes &deliver) {
-  Grid grid({&stored, &computed}, maxCells);
+                      PairBytes &reduce, PairBytes &deliver,
+                      std::vector<std::vector<int64_t>> &bounds,
+                      CellWorkers &computers, CellWorkers &storers) {
+  Grid grid({&stored, &computed}, maxCells, bounds);
   if (grid.isTooLarge()) {
     std::vector<const Box *> cuts = stored;
     cuts.insert(cuts.end(), computed.begin(), computed.end());
@@ -323,7 +357,8 @@ void addDeliveryBytes(const std::vector<const Box *> &computed,
     });
     return;
   }
-  CellWorkers computers(grid, computed), storers(grid, stored);
+  computers.assign(grid, computed);
+  storers.assign(grid, stored);
   std::vector<std::size_t> first(grid.getRank(), 0), last(grid.getRank());
   for (unsigned d = 0; d != grid.getRank(); ++d)
     last[d] = grid.getIntervals(d);
@@ -337,11 +372,12 @@ void addDeliveryBytes(const std::vector<const Box *> &computed,
   });
 }
 
-/// Stable counting sort of `in` by `key` (below `keys`).
+/// Stable counting sort of `in` by `key` (below `keys`); `start` is
+/// scratch space.
 template <typename Key>
 void countingSort(std::vector<Message> &in, std::vector<Message> &out,
-                  unsigned keys, Key key) {
-  std::vector<std::size_t> start(keys + 1, 0);
+                  unsigned keys, Key key, std::vector<std::size_t> &start) {
+  start.assign(keys + 1, 0);
   for (const Message &m : in)
     ++start[key(m) + 1];
   for (unsigned k = 0; k != keys; ++k)
@@ -351,7 +387,11 @@ void countingSort(std::vector<Message> &in, std::vector<Message> &out,
     out[start[key(m)]++] = m;
 }
 
-std::vector<Message> toMessages(PairBytes &bytes) {
+/// The messages of `bytes` into `messages`, in (src, dst) order, one per
+/// pair; `byDst` and `start` are scratch space.
+void toMessages(PairBytes &bytes, std::vector<Message> &byDst,
+                std::vector<std::size_t> &start,
+                std::vector<Message> &messages) {
   std::vector<Message> &found = bytes.found;
   unsigned workers = 0;
   for (const Message &m : found)
@@ -359,15 +399,16 @@ std::vector<Message> toMessages(PairBytes &bytes) {
   if (found.size() >= workers) {
     // Many messages (an all-gather has K per worker): by destination, then
     // stably by source.
-    std::vector<Message> byDst;
-    countingSort(found, byDst, workers, [](const Message &m) { return m.dst; });
-    countingSort(byDst, found, workers, [](const Message &m) { return m.src; });
+    countingSort(
+        found, byDst, workers, [](const Message &m) { return m.dst; }, start);
+    countingSort(
+        byDst, found, workers, [](const Message &m) { return m.src; }, start);
   } else {
     std::sort(found.begin(), found.end(), [](const Message &a, const Message &b) {
       return a.src != b.src ? a.src < b.src : a.dst < b.dst;
     });
   }
-  std::vector<Message> messages;
+  messages.clear();
   for (const Message &m : found) {
     if (!messages.empty() && messages.back().src == m.src &&
         messages.back().dst == m.dst)
@@ -375,7 +416,48 @@ std::vector<Message> toMessages(PairBytes &bytes) {
     else
       messages.push_back(m);
   }
-  return messages;
+}
+
+/// What counting an op's messages writes besides its result, kept from op
+/// to op by the peak prediction so that counting allocates nothing once
+/// these have grown.
+struct MessageBuffers {
+  PairBytes fetch, reduce, deliver;
+  std::vector<std::vector<int64_t>> bounds;
+  std::vector<int> lowest;
+  CellWorkers computers, storers;
+  std::vector<Message> sorted;
+  std::vector<std::size_t> start;
+  std::vector<const Box *> targets;
+};
+
+/// getOpMessages into `out`, with `buffers` as scratch space.
+void countOpMessages(const std::vector<OpShare> &shares,
+                     const std::vector<std::vector<const Box *>> &storedInputs,
+                     const std::vector<unsigned> &inputElementSizes,
+                     const std::vector<const Box *> &storedOutput,
+                     unsigned outputElementSize, bool partial,
+                     std::size_t maxGridCells, MessageBuffers &buffers,
+                     OpMessages &out) {
+  MessageBuffers &b = buffers;
+  b.fetch.clear();
+  b.reduce.clear();
+  b.deliver.clear();
+  b.targets.resize(shares.size());
+  for (unsigned p = 0, e = storedInputs.size(); p != e; ++p) {
+    for (unsigned w = 0, k = shares.size(); w != k; ++w)
+      b.targets[w] = &shares[w].inputs[p];
+    addFetchedBytes(b.targets, storedInputs[p], inputElementSizes[p],
+                    maxGridCells, b.fetch, b.bounds, b.lowest);
+  }
+  for (unsigned w = 0, k = shares.size(); w != k; ++w)
+    b.targets[w] = &shares[w].output;
+  addDeliveryBytes(b.targets, storedOutput, outputElementSize, partial,
+                   maxGridCells, b.reduce, b.deliver, b.bounds, b.computers,
+                   b.storers);
+  toMessages(b.fetch, b.sorted, b.start, out.fetch);
+  toMessages(b.reduce, b.sorted, b.start, out.reduce);
+  toMessages(b.deliver, b.sorted, b.start, out.deliver);
 }
 
 } // namespace
@@ -386,19 +468,11 @@ OpMessages tofu::runtime::getOpMessages(
     const std::vector<unsigned> &inputElementSizes,
     const std::vector<const Box *> &storedOutput, unsigned outputElementSize,
     bool partial, std::size_t maxGridCells) {
-  PairBytes fetch, reduce, deliver;
-  std::vector<const Box *> targets(shares.size());
-  for (unsigned p = 0, e = storedInputs.size(); p != e; ++p) {
-    for (unsigned w = 0, k = shares.size(); w != k; ++w)
-      targets[w] = &shares[w].inputs[p];
-    addFetchedBytes(targets, storedInputs[p], inputElementSizes[p],
-                    maxGridCells, fetch);
-  }
-  for (unsigned w = 0, k = shares.size(); w != k; ++w)
-    targets[w] = &shares[w].output;
-  addDeliveryBytes(targets, storedOutput, outputElementSize, partial,
-                   maxGridCells, reduce, deliver);
-  return OpMessages{toMessages(fetch), toMessages(reduce), toMessages(deliver)};
+  MessageBuffers buffers;
+  OpMessages out;
+  countOpMessages(shares, storedInputs, inputElementSizes, storedOutput,
+                  outputElementSize, partial, maxGridCells, buffers, out);
+  return out;
 }
 
 void tofu::runtime::addNextStepBytes(
@@ -406,9 +480,12 @@ void tofu::runtime::addNextStepBytes(
     const std::vector<const Box *> &updated, unsigned elementSize,
     std::map<std::pair<unsigned, unsigned>, std::size_t> &bytes,
     std::size_t maxGridCells) {
-  PairBytes found;
-  addFetchedBytes(param, updated, elementSize, maxGridCells, found);
-  for (const Message &m : toMessages(found))
+  MessageBuffers b;
+  addFetchedBytes(param, updated, elementSize, maxGridCells, b.fetch,
+                  b.bounds, b.lowest);
+  std::vector<Message> messages;
+  toMessages(b.fetch, b.sorted, b.start, messages);
+  for (const Message &m : messages)
     bytes[{m.src, m.dst}] += m.bytes;
 }
 
@@ -493,12 +570,9 @@ public:
   const WorkerPeak &getPeak() const { return peak; }
 
 private:
-  struct Empty {};
-
   std::size_t storedBytes(unsigned t) const { return (*storedBytesFn)(t, w); }
   std::size_t take(std::size_t bytes, MemoryUse use, bool exact = false) {
-    std::size_t capacity =
-        exact ? pool.takeExact(bytes).capacity : pool.take(bytes).capacity;
+    std::size_t capacity = exact ? pool.takeExact(bytes) : pool.take(bytes);
     live[unsigned(use)] += int64_t(capacity);
     if (pool.getLiveBytes() > peak.bytes) {
       peak.bytes = pool.getLiveBytes();
@@ -509,7 +583,7 @@ private:
   void put(std::size_t &capacity, MemoryUse use) {
     if (!capacity)
       return;
-    pool.put(capacity, Empty());
+    pool.put(capacity);
     live[unsigned(use)] -= int64_t(capacity);
     capacity = 0;
   }
@@ -532,7 +606,7 @@ private:
   const std::vector<TensorMemory> *tensors;
   const StoredBytesFn *storedBytesFn;
   unsigned w;
-  FreeList<Empty> pool;
+  SizeFreeList pool;
   std::array<int64_t, NumMemoryUses> live{};
   WorkerPeak peak;
   /// Per tensor, the capacity of its stored buffer (0: none held).
@@ -636,8 +710,13 @@ void getShareMemory(const OpInfo &op, const OpShare &share,
 /// over the workers.
 class ByWorker {
 public:
-  ByWorker(const std::vector<Message> &messages, unsigned workers)
-      : offsets(workers + 1, 0) {
+  ByWorker() = default;
+  ByWorker(const std::vector<Message> &messages, unsigned workers) {
+    assign(messages, workers);
+  }
+  /// Replaces the rows, reusing their memory.
+  void assign(const std::vector<Message> &messages, unsigned workers) {
+    offsets.assign(workers + 1, 0);
     for (const Message &m : messages) {
       ++offsets[m.src + 1];
       ++offsets[m.dst + 1];
@@ -645,7 +724,7 @@ public:
     for (unsigned w = 0; w != workers; ++w)
       offsets[w + 1] += offsets[w];
     rows.resize(offsets.back());
-    std::vector<std::size_t> next(offsets.begin(), offsets.end() - 1);
+    next.assign(offsets.begin(), offsets.end() - 1);
     for (const Message &m : messages) {
       rows[next[m.src]++] = m;
       rows[next[m.dst]++] = m;
@@ -656,16 +735,15 @@ public:
   }
 
 private:
-  std::vector<std::size_t> offsets;
+  std::vector<std::size_t> offsets, next;
   std::vector<Message> rows;
 };
 
-std::vector<const Box *> getPointers(const std::vector<std::optional<Box>> &boxes) {
-  std::vector<const Box *> out;
-  out.reserve(boxes.size());
+void getPointers(const std::vector<std::optional<Box>> &boxes,
+                 std::vector<const Box *> &out) {
+  out.clear();
   for (const auto &box : boxes)
     out.push_back(box ? &*box : nullptr);
-  return out;
 }
 
 } // namespace
@@ -784,9 +862,11 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
                             const std::vector<TensorMemory> &tensors,
                             unsigned steps) {
   // validatePlan's tensor rules, one tensor at a time.
+  std::vector<std::optional<Box>> stored;
+  std::vector<const Box *> pointers;
   for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t) {
     const TensorInfo &info = plan.tensors[t];
-    std::vector<std::optional<Box>> stored = boxes.getStored(t);
+    boxes.getStored(t, stored);
     if (stored.size() != workers)
       throw RuntimeError(fmt::format("tensor '{}' has {} boxes for {} workers",
                                      info.name, stored.size(), workers));
@@ -795,8 +875,9 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
         checkBoxInTensor(
             fmt::format("tensor '{}' stored on worker {}", info.name, w),
             *stored[w], info.shape);
+    getPointers(stored, pointers);
     checkBoxesCover(fmt::format("the stored boxes of tensor '{}'", info.name),
-                    getPointers(stored), info.shape);
+                    pointers, info.shape);
   }
   std::vector<int> lastUse = computeLastUse(plan);
   StoredBytesFn storedBytes = [&boxes, &tensors](unsigned t, unsigned w) {
@@ -810,19 +891,33 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
   for (unsigned w = 0; w != workers; ++w)
     replays.emplace_back(plan, lastUse, tensors, storedBytes, w);
   // The next step's messages do not change from step to step.
+  MessageBuffers buffers;
   PairBytes nextBytes;
+  std::vector<std::optional<Box>> updated;
+  std::vector<const Box *> updatedPointers;
   for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t) {
     int param = plan.tensors[t].updates;
     if (param < 0)
       continue;
-    std::vector<std::optional<Box>> paramBoxes = boxes.getStored(param),
-                                    updated = boxes.getStored(t);
-    addFetchedBytes(getPointers(paramBoxes), getPointers(updated),
-                    tensors[t].elementSize, kMaxGridCells, nextBytes);
+    boxes.getStored(param, stored);
+    getPointers(stored, pointers);
+    boxes.getStored(t, updated);
+    getPointers(updated, updatedPointers);
+    addFetchedBytes(pointers, updatedPointers, tensors[t].elementSize,
+                    kMaxGridCells, nextBytes, buffers.bounds, buffers.lowest);
   }
-  ByWorker next(toMessages(nextBytes), workers);
+  OpMessages messages;
+  toMessages(nextBytes, buffers.sorted, buffers.start, messages.fetch);
+  ByWorker next(messages.fetch, workers), fetch, reduce, deliver;
   Staging fetchStaging, reduceStaging, deliverStaging, nextStaging;
   ShareMemory memory;
+  // Each input's and the output's stored boxes, kept from op to op so that
+  // their boxes' memory is reused.
+  std::vector<std::vector<std::optional<Box>>> inputBoxes;
+  std::vector<std::vector<const Box *>> storedInputs;
+  std::vector<unsigned> inputSizes;
+  std::vector<std::optional<Box>> outputBoxes;
+  std::vector<const Box *> storedOutput;
   for (unsigned s = 0; s != steps; ++s) {
     for (WorkerReplay &replay : replays)
       replay.beginStep();
@@ -830,22 +925,24 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
       const OpInfo &op = plan.ops[i];
       const std::vector<OpShare> &shares = boxes.getShares(i);
       checkShares(plan, op, shares, workers);
-      std::vector<std::vector<std::optional<Box>>> inputBoxes;
-      std::vector<std::vector<const Box *>> storedInputs;
-      std::vector<unsigned> inputSizes;
-      for (unsigned t : op.inputs) {
-        inputBoxes.push_back(boxes.getStored(t));
-        inputSizes.push_back(tensors[t].elementSize);
+      unsigned numInputs = op.inputs.size();
+      if (inputBoxes.size() < numInputs)
+        inputBoxes.resize(numInputs);
+      storedInputs.resize(numInputs);
+      inputSizes.clear();
+      for (unsigned p = 0; p != numInputs; ++p) {
+        boxes.getStored(op.inputs[p], inputBoxes[p]);
+        getPointers(inputBoxes[p], storedInputs[p]);
+        inputSizes.push_back(tensors[op.inputs[p]].elementSize);
       }
-      for (const auto &b : inputBoxes)
-        storedInputs.push_back(getPointers(b));
-      std::vector<std::optional<Box>> outputBoxes = boxes.getStored(op.output);
-      std::vector<const Box *> storedOutput = getPointers(outputBoxes);
-      OpMessages messages =
-          getOpMessages(shares, storedInputs, inputSizes, storedOutput,
-                        tensors[op.output].elementSize, op.partial);
-      ByWorker fetch(messages.fetch, workers), reduce(messages.reduce, workers),
-          deliver(messages.deliver, workers);
+      boxes.getStored(op.output, outputBoxes);
+      getPointers(outputBoxes, storedOutput);
+      countOpMessages(shares, storedInputs, inputSizes, storedOutput,
+                      tensors[op.output].elementSize, op.partial,
+                      kMaxGridCells, buffers, messages);
+      fetch.assign(messages.fetch, workers);
+      reduce.assign(messages.reduce, workers);
+      deliver.assign(messages.deliver, workers);
       for (unsigned w = 0; w != workers; ++w) {
         getShareMemory(
             op, shares[w], tensors,

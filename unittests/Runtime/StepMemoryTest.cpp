@@ -100,6 +100,47 @@ TEST(FreeListTest, EveryStepReusesAsTheFirst) {
   EXPECT_EQ(spares.beginStep().size(), 1u); // The 200 no request took.
 }
 
+// SizeFreeList, the peak prediction's pool, grants what FreeList grants:
+// random takes (plain and exact), releases and step beginnings over sizes
+// that repeat, with equal capacities, live and peak bytes after each call.
+TEST(FreeListTest, SizeFreeListGrantsWhatFreeListGrants) {
+  std::mt19937 rng(7);
+  for (unsigned run = 0; run != 20; ++run) {
+    FreeList<Empty> list;
+    SizeFreeList sizes;
+    std::vector<std::size_t> held;
+    unsigned reused = 0;
+    for (unsigned call = 0; call != 2000; ++call) {
+      unsigned what = rng() % 10;
+      if (what < 4 || held.empty()) {
+        // Few distinct sizes (0 included), so that buffers are reused.
+        std::size_t bytes = (rng() % 24) * (run % 2 ? 100 : 7);
+        bool exact = what == 3;
+        FreeList<Empty>::Grant g = exact ? list.takeExact(bytes) : list.take(bytes);
+        std::size_t capacity = exact ? sizes.takeExact(bytes) : sizes.take(bytes);
+        ASSERT_EQ(capacity, g.capacity) << "run " << run << ", call " << call;
+        reused += g.reused;
+        held.push_back(capacity);
+      } else if (what < 9) {
+        std::size_t i = rng() % held.size();
+        list.put(held[i], Empty());
+        sizes.put(held[i]);
+        held.erase(held.begin() + i);
+      } else {
+        list.beginStep();
+        sizes.beginStep();
+        if (rng() % 2) {
+          list.resetPeak();
+          sizes.resetPeak();
+        }
+      }
+      ASSERT_EQ(sizes.getLiveBytes(), list.getLiveBytes());
+      ASSERT_EQ(sizes.getPeakBytes(), list.getPeakBytes());
+    }
+    EXPECT_GT(reused, 100u) << "run " << run;
+  }
+}
+
 TEST(StepMemoryTest, MessagesAreOnePerPairInOrder) {
   std::vector<Piece> pieces = {Piece{1, 0, box({0}, {3})},
                                Piece{0, 1, box({0}, {2})},
@@ -160,8 +201,8 @@ INSTANTIATE_TEST_SUITE_P(Workers, PredictPeaksTest,
 class BuiltBoxes : public PlanBoxes {
 public:
   explicit BuiltBoxes(const ExecutablePlan &plan) : plan(plan) {}
-  std::vector<std::optional<Box>> getStored(unsigned t) override {
-    return plan.tensors[t].stored;
+  void getStored(unsigned t, std::vector<std::optional<Box>> &out) override {
+    out = plan.tensors[t].stored;
   }
   std::int64_t getStoredVolume(unsigned t, unsigned w) override {
     const auto &box = plan.tensors[t].stored[w];

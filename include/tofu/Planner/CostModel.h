@@ -73,6 +73,8 @@ llvm::Error resolvePlanSteps(const PlanningProblem &problem,
 
 /// `region` as the runtime's Box (an empty range becomes [lo, lo)).
 runtime::Box toRuntimeBox(ArrayRef<analysis::Range> region);
+/// toRuntimeBox into `box`, reusing its memory.
+void assignRuntimeBox(ArrayRef<analysis::Range> region, runtime::Box &box);
 
 /// Runs `rule`, one of the runtime's plan rules (validatePlan's, in
 /// runtime/include/tofu/Runtime/ExecutablePlan.h), turning the

@@ -6,8 +6,9 @@
 // max(bytes, 1) and at most twice that; otherwise the request gets a
 // buffer of exactly max(bytes, 1). A pool's live bytes are the capacities
 // of its live buffers. MemoryPool (host memory), DevicePool (a Device's)
-// and the memory model that predicts their peaks (StepMemory.h) all reuse
-// through it, so the prediction follows the same rule as the pools.
+// and the memory model that predicts their peaks (StepMemory.h, through
+// SizeFreeList below: the same rule over sizes alone) all reuse through it,
+// so the prediction follows the same rule as the pools.
 //
 // Every step reuses as the first one did: when a step begins, the buffers
 // kept from the last one become spares, which serve only a request of
@@ -23,10 +24,12 @@
 #ifndef TOFU_RUNTIME_FREELIST_H
 #define TOFU_RUNTIME_FREELIST_H
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <utility>
+#include <vector>
 
 namespace tofu {
 namespace runtime {
@@ -100,6 +103,75 @@ private:
   }
 
   std::multimap<std::size_t, Storage> kept, spare;
+  std::int64_t live = 0, peak = 0;
+};
+
+/// FreeList's rule over sizes alone, for the peak prediction (StepMemory.h),
+/// which replays thousands of workers' pools: the kept buffers and the
+/// spares are sorted arrays of (capacity, count) instead of trees, so a
+/// request is a binary search in one small block of memory. It grants the
+/// capacities FreeList grants for the same calls (FreeListTest compares
+/// them on random sequences).
+class SizeFreeList {
+public:
+  /// The capacity a request of `bytes` is served with (FreeList::take).
+  std::size_t take(std::size_t bytes) {
+    std::size_t want = bytes ? bytes : 1;
+    auto it = lowerBound(kept, want);
+    if (it == kept.end() || it->first > 2 * want)
+      return takeExact(want);
+    std::size_t capacity = it->first;
+    remove(kept, it);
+    count(capacity);
+    return capacity;
+  }
+  /// Exactly max(bytes, 1), a spare of that capacity if any
+  /// (FreeList::takeExact).
+  std::size_t takeExact(std::size_t bytes) {
+    std::size_t want = bytes ? bytes : 1;
+    auto it = lowerBound(spare, want);
+    if (it != spare.end() && it->first == want)
+      remove(spare, it);
+    count(want);
+    return want;
+  }
+  /// Keeps a released buffer of `capacity` bytes (FreeList::put).
+  void put(std::size_t capacity) {
+    live -= std::int64_t(capacity);
+    auto it = lowerBound(kept, capacity);
+    if (it != kept.end() && it->first == capacity)
+      ++it->second;
+    else
+      kept.insert(it, {capacity, 1});
+  }
+  /// The kept buffers become the spares (FreeList::beginStep).
+  void beginStep() {
+    spare.swap(kept);
+    kept.clear();
+  }
+  std::int64_t getLiveBytes() const { return live; }
+  std::int64_t getPeakBytes() const { return peak; }
+  void resetPeak() { peak = live; }
+
+private:
+  using Sizes = std::vector<std::pair<std::size_t, std::size_t>>;
+  static Sizes::iterator lowerBound(Sizes &sizes, std::size_t bytes) {
+    return std::lower_bound(
+        sizes.begin(), sizes.end(), bytes,
+        [](const auto &entry, std::size_t b) { return entry.first < b; });
+  }
+  static void remove(Sizes &sizes, Sizes::iterator it) {
+    if (--it->second == 0)
+      sizes.erase(it);
+  }
+  void count(std::size_t capacity) {
+    live += std::int64_t(capacity);
+    if (live > peak)
+      peak = live;
+  }
+
+  /// Capacities, increasing, each with how many buffers have it.
+  Sizes kept, spare;
   std::int64_t live = 0, peak = 0;
 };
 

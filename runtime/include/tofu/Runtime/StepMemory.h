@@ -26,7 +26,8 @@
 // hold are allocated in tensor order, and the peak is reset. Every buffer
 // goes through the pool's FreeList (FreeList.h).
 //
-// predictPeaks replays that order over a FreeList of sizes only: the peak
+// predictPeaks replays that order over a SizeFreeList (FreeList's rule over
+// sizes alone, in flat arrays: FreeList.h): the peak
 // each worker's pool measures in a fresh executor's first steps, and what
 // its buffers held at that peak. The planner's peak_bytes_per_worker is
 // this prediction (docs/CostModel.md). It comes in two forms with one
@@ -150,8 +151,10 @@ void addNextStepBytes(const std::vector<const Box *> &param,
 class PlanBoxes {
 public:
   virtual ~PlanBoxes();
-  /// Every worker's stored box of tensor `t` (nullopt: it stores none).
-  virtual std::vector<std::optional<Box>> getStored(unsigned t) = 0;
+  /// Every worker's stored box of tensor `t` into `out`, one per worker
+  /// (nullopt: it stores none); the boxes `out` holds may be reused, so
+  /// that asking op after op allocates nothing.
+  virtual void getStored(unsigned t, std::vector<std::optional<Box>> &out) = 0;
   /// The elements of worker `w`'s stored box of `t` (0: none).
   virtual std::int64_t getStoredVolume(unsigned t, unsigned w) = 0;
   /// Op `i`'s share on every worker; valid until the next call.
