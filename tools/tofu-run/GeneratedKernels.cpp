@@ -36,6 +36,63 @@ void setBlasThreads(const LibraryOptions &libraries, llvm::raw_ostream &log) {
   if (blas)
     dlclose(blas);
 }
+
+/// The runtime's max pooling loop for op `op` (runtime/IndexedPooling.h):
+/// max_pool2d_with_indices__1 or max_pool2d_with_indices_backward on rank 4
+/// with every param an integer, and a kernel whose variables after the four
+/// output ones are window variables (their names end in y: rows, x:
+/// columns, as specs/pool.tdl names them); none otherwise.
+std::optional<runtime::IndexedPooling>
+describeIndexedPooling(const graph::Graph &g, unsigned op,
+                       const runtime::KernelInfo &kernel) {
+  const graph::Op &o = g.getOp(op);
+  runtime::IndexedPooling p;
+  if (o.type == "max_pool2d_with_indices__1")
+    p.kind = runtime::IndexedPoolingKind::Indices;
+  else if (o.type == "max_pool2d_with_indices_backward")
+    p.kind = runtime::IndexedPoolingKind::Backward;
+  else
+    return std::nullopt;
+  auto inputs = g.getInputShapes(o);
+  if (o.getOutput() < 0 || inputs.empty())
+    return std::nullopt;
+  const Shape &self = p.kind == runtime::IndexedPoolingKind::Indices
+                          ? inputs[0]
+                          : g.getTensor(o.getOutput()).shape;
+  const Shape &pooled = p.kind == runtime::IndexedPoolingKind::Indices
+                            ? g.getTensor(o.getOutput()).shape
+                            : inputs[0];
+  if (self.size() != 4 || pooled.size() != 4 || kernel.numVars < 4)
+    return std::nullopt;
+  for (unsigned d = 0; d != 4; ++d)
+    p.inputShape[d] = self[d], p.pooledShape[d] = pooled[d];
+  struct {
+    const char *name;
+    std::int64_t *to;
+  } params[] = {{"kernel_size_0", &p.window[0]}, {"kernel_size_1", &p.window[1]},
+                {"stride_0", &p.stride[0]},      {"stride_1", &p.stride[1]},
+                {"padding_0", &p.padding[0]},    {"padding_1", &p.padding[1]},
+                {"dilation_0", &p.dilation[0]},  {"dilation_1", &p.dilation[1]}};
+  for (auto &param : params) {
+    const graph::ParamValue *v = o.lookupParam(param.name);
+    auto i = v ? v->getAsInteger() : llvm::None;
+    if (!i || *i < 0)
+      return std::nullopt;
+    *param.to = *i;
+  }
+  if (p.stride[0] < 1 || p.stride[1] < 1)
+    return std::nullopt;
+  for (unsigned v = 4; v != kernel.numVars; ++v) {
+    StringRef name = kernel.varNames[v];
+    if (name.endswith("y"))
+      p.windowAxes.push_back(0);
+    else if (name.endswith("x"))
+      p.windowAxes.push_back(1);
+    else
+      return std::nullopt;
+  }
+  return p;
+}
 } // namespace
 
 void GeneratedKernels::setLibraryThreads(
@@ -72,6 +129,14 @@ void GeneratedKernels::setLibraryThreads(
 #else
   (void)unit, (void)forced, (void)kernels;
 #endif
+}
+
+std::optional<IndexedPoolingCounts>
+GeneratedKernels::getIndexedPoolingCounts() const {
+  if (!indexedPoolingOn)
+    return std::nullopt;
+  return IndexedPoolingCounts{indexedCounts[0], indexedCounts[1],
+                              indexedCounts[2]};
 }
 
 std::optional<runtime::OneDnnCounts> GeneratedKernels::getOneDnnCounts() const {
@@ -134,6 +199,11 @@ GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
         fmt::format("'{}' has {} kernels for {} ops",
                     kernels->library->getPath(), table.size(), g.getNumOps()));
   setLibraryThreads(*emitted, libraries, forced, *kernels, log);
+  kernels->indexedPoolingOn = libraries.indexedPooling;
+  kernels->indexedPooling.resize(g.getNumOps());
+  for (unsigned i = 0, e = table.size(); i != e; ++i)
+    if (libraries.indexedPooling && !forced[i] && table[i].fn)
+      kernels->indexedPooling[i] = describeIndexedPooling(g, i, table[i]);
   std::string firstNote;
   unsigned numMissing = 0;
   for (unsigned i = 0, e = table.size(); i != e; ++i) {
@@ -172,6 +242,14 @@ void GeneratedKernels::run(unsigned kernel, const runtime::KernelCall &call) {
   if (fns[kernel] && oneDnn && oneDnn->run(kernel, call))
     return;
 #endif
+  if (kernel < indexedPooling.size() && indexedPooling[kernel]) {
+    const runtime::IndexedPooling &p = *indexedPooling[kernel];
+    if (runtime::runIndexedPooling(p, call)) {
+      ++indexedCounts[p.kind == runtime::IndexedPoolingKind::Indices ? 0 : 1];
+      return;
+    }
+    ++indexedCounts[2];
+  }
   if (fns[kernel])
     fns[kernel](call);
   else

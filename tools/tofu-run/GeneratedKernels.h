@@ -17,8 +17,10 @@
 #include "tofu/CodeGen/GraphKernels.h"
 #include "tofu/CodeGen/KernelCompiler.h"
 #include "tofu/Runtime/Fusion.h"
+#include "tofu/Runtime/IndexedPooling.h"
 #include "tofu/Runtime/OneDnnKernels.h"
 
+#include <atomic>
 #include <optional>
 
 namespace tofu {
@@ -32,6 +34,16 @@ struct LibraryOptions {
   /// libraries' defaults (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, else
   /// every core).
   unsigned threadsPerWorker = 0;
+  /// Compute max pooling's indices and gradient (rank 4, f32) with the
+  /// runtime's loops (runtime/IndexedPooling.h) instead of the generated
+  /// kernels.
+  bool indexedPooling = true;
+};
+
+/// How many calls the runtime's max pooling loops computed, by op, and how
+/// many calls of those ops they declined (the generated kernel ran).
+struct IndexedPoolingCounts {
+  std::uint64_t indices = 0, backward = 0, declined = 0;
 };
 
 /// One generated kernel per op, or the evaluator's for the ops without one.
@@ -60,6 +72,9 @@ public:
   /// The calls oneDNN computed so far, or none when it does not run (not
   /// built in, or LibraryOptions::oneDnn off).
   std::optional<runtime::OneDnnCounts> getOneDnnCounts() const;
+  /// The calls the max pooling loops computed so far, or none when
+  /// LibraryOptions::indexedPooling is off.
+  std::optional<IndexedPoolingCounts> getIndexedPoolingCounts() const;
 
 private:
   /// Sets --threads-per-worker on OpenBLAS and makes `oneDnn` from the
@@ -72,6 +87,10 @@ private:
 
   /// Shared: its deleter is bound where it is made (only with oneDNN).
   std::shared_ptr<runtime::OneDnnKernels> oneDnn;
+  /// Per op: its max pooling loop, if it has one (and the option is on).
+  std::vector<std::optional<runtime::IndexedPooling>> indexedPooling;
+  bool indexedPoolingOn = false;
+  std::atomic<std::uint64_t> indexedCounts[3] = {};
   std::unique_ptr<codegen::KernelLibrary> library;
   /// Per op: its generated kernel, or null for a fallback.
   std::vector<runtime::KernelFn> fns;

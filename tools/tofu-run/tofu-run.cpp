@@ -164,6 +164,12 @@ cl::opt<bool> useOneDnn(
              "and poolings whose box is one library problem with oneDNN, "
              "where tofu-run was built with it (default true)"),
     cl::init(true), cl::cat(category));
+cl::opt<bool> indexedPooling(
+    "indexed-pooling",
+    cl::desc("With --kernels=generated, compute max pooling's indices and "
+             "gradient with the runtime's loops instead of the generated "
+             "kernels (docs/Runtime.md, \"Kernels\"; default true)"),
+    cl::init(true), cl::cat(category));
 cl::opt<bool> fuse(
     "fuse",
     cl::desc("With --kernels=generated, run pairs of element-wise ops "
@@ -393,6 +399,8 @@ struct Run {
   unsigned fused = 0;
   /// This process's oneDNN calls in the run's steps, if oneDNN ran.
   std::optional<runtime::OneDnnCounts> oneDnn;
+  /// This process's max pooling loop calls, if they ran.
+  std::optional<IndexedPoolingCounts> indexedPooling;
 };
 
 /// The generated kernels, when --kernels=generated.
@@ -668,6 +676,11 @@ bool writeReport(const Run &run, const Errors &errors) {
         {"pooling", int64_t(run.oneDnn->pooling)},
         {"total", int64_t(run.oneDnn->total())},
         {"generated_fallbacks", int64_t(run.oneDnn->fallbacks)}};
+  if (run.indexedPooling)
+    report["indexed_pooling_calls"] = llvm::json::Object{
+        {"indices", int64_t(run.indexedPooling->indices)},
+        {"backward", int64_t(run.indexedPooling->backward)},
+        {"declined", int64_t(run.indexedPooling->declined)}};
   std::error_code ec;
   llvm::raw_fd_ostream os(reportFile, ec);
   if (ec) {
@@ -689,6 +702,7 @@ makeKernels(const graph::Graph &g, graph::SpecLibrary &specs) {
   }
   LibraryOptions libraries;
   libraries.oneDnn = useOneDnn;
+  libraries.indexedPooling = indexedPooling;
   libraries.threadsPerWorker =
       threadsPerWorker.getNumOccurrences() ? threadsPerWorker.value : 0;
   auto kernels = GeneratedKernels::create(g, specs, kernelCache, evaluatorOps,
@@ -816,8 +830,10 @@ int runTool(DiagnosticEngine &diags) {
   std::vector<runtime::HostTensor> values;
   try {
     runSteps(partitioned, loss, root);
-    if (generatedKernels)
+    if (generatedKernels) {
       partitioned.oneDnn = generatedKernels->getOneDnnCounts();
+      partitioned.indexedPooling = generatedKernels->getIndexedPoolingCounts();
+    }
     if (check) {
       checked = checkedTensors(g, *loaded.problem);
       for (unsigned t : checked)
