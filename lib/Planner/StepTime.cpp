@@ -1,18 +1,124 @@
 //===- StepTime.cpp - A plan's step time on a measured machine ------------===//
 //
-// This file implements the calibrated step-time estimate (StepTime.h).
+// This file implements the calibrated step-time estimate (StepTime.h): it
+// writes each worker's step as the executor runs it (runtime::Executor's
+// runOp and runNextStep, over the runtime's own schedule and in-place
+// rules), prices every action on the machine, and simulates the workers
+// sharing the machine's cores (StepSimulation.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Planner/StepTime.h"
-#include "tofu/Planner/Assignment.h"
 #include "tofu/Planner/CostModel.h"
+#include "tofu/Planner/Executable.h"
+#include "tofu/Planner/StepSimulation.h"
 #include "tofu/Planner/WorkModel.h"
+#include "tofu/Runtime/Schedule.h"
+#include "tofu/Runtime/StepMemory.h"
 
 #include <algorithm>
 
 using namespace tofu;
 using namespace tofu::planner;
+using runtime::Piece;
+
+namespace {
+
+/// Builds every worker's actions, op by op, in the executor's order.
+class StepWriter {
+public:
+  StepWriter(const runtime::ExecutablePlan &plan,
+             const std::vector<runtime::TensorMemory> &memory,
+             const Machine &machine)
+      : plan(plan), memory(memory), machine(machine), programs(plan.workers) {}
+
+  /// Op `i`: copy the local parts of input boxes not read in place, fetch,
+  /// compute (`kernelSeconds` per worker), combine partial values at their
+  /// roots, copy the local part of an output not written in place, deliver.
+  void addOp(unsigned i, const runtime::OpSchedule &sched,
+             ArrayRef<double> kernelSeconds) {
+    const runtime::OpInfo &op = plan.ops[i];
+    auto inputSize = [&](const Piece &piece) {
+      return memory[op.inputs[piece.slot]].elementSize;
+    };
+    auto outputSize = [&](const Piece &) {
+      return memory[op.output].elementSize;
+    };
+    std::vector<double> local(plan.workers, 0);
+    for (const Piece &piece : sched.fetch)
+      if (piece.src == piece.dst &&
+          !readsInPlace(plan, i, piece.slot, piece.dst))
+        local[piece.dst] += piece.box.getVolume() * inputSize(piece);
+    addCopies(local);
+    addMessages(sched.fetch, inputSize);
+    for (unsigned w = 0; w != plan.workers; ++w)
+      if (!op.workers[w].output.isEmpty())
+        programs[w].push_back(StepAction::compute(kernelSeconds[w]));
+    if (op.partial)
+      addMessages(sched.reduce, outputSize);
+    std::fill(local.begin(), local.end(), 0);
+    for (const Piece &piece : sched.deliver)
+      if (piece.src == piece.dst && !writesInPlace(plan, i, piece.dst))
+        local[piece.dst] += piece.box.getVolume() * outputSize(piece);
+    addCopies(local);
+    addMessages(sched.deliver, outputSize);
+  }
+
+  /// After the last op: each updated tensor into its parameter's layout,
+  /// a new buffer per parameter (local parts copied, others received).
+  void addNextStep(const std::vector<Piece> &pieces) {
+    auto updateSize = [&](const Piece &piece) {
+      return memory[piece.slot].elementSize;
+    };
+    std::vector<double> local(plan.workers, 0);
+    for (const Piece &piece : pieces)
+      if (piece.src == piece.dst)
+        local[piece.dst] += piece.box.getVolume() * updateSize(piece);
+    addCopies(local);
+    addMessages(pieces, updateSize);
+  }
+
+  SimulatedStep simulate() const {
+    return simulateStep(programs, numMessages, machine.hardwareThreads,
+                        machine.transportLatency);
+  }
+
+private:
+  double copySeconds(double bytes) const {
+    return bytes / machine.memoryBandwidth;
+  }
+
+  void addCopies(ArrayRef<double> bytes) {
+    for (unsigned w = 0; w != plan.workers; ++w)
+      if (bytes[w] > 0)
+        programs[w].push_back(StepAction::move(copySeconds(bytes[w])));
+  }
+
+  /// A phase's messages in the executor's order (getMessages): the sender
+  /// packs a message and hands it to the transport; the receiver waits for
+  /// it, copies it out of the transport and unpacks it (or adds it into
+  /// its partial value: as much memory traffic).
+  template <typename SizeFn>
+  void addMessages(const std::vector<Piece> &pieces, SizeFn sizeOf) {
+    for (const runtime::Message &m : runtime::getMessages(pieces, sizeOf)) {
+      unsigned id = numMessages++;
+      double bytes = m.bytes;
+      programs[m.src].push_back(StepAction::move(
+          copySeconds(bytes) + bytes / machine.transportBandwidth));
+      programs[m.src].push_back(StepAction::send(id));
+      programs[m.dst].push_back(StepAction::receive(id));
+      programs[m.dst].push_back(StepAction::move(2 * copySeconds(bytes)));
+    }
+  }
+
+  const runtime::ExecutablePlan &plan;
+  const std::vector<runtime::TensorMemory> &memory;
+  const Machine &machine;
+  std::vector<std::vector<StepAction>> programs;
+  unsigned numMessages = 0;
+};
+
+} // namespace
 
 llvm::Expected<plan::StepEstimate>
 planner::estimateStepOnMachine(const PlanningProblem &problem,
@@ -24,27 +130,21 @@ planner::estimateStepOnMachine(const PlanningProblem &problem,
         "the machine file was measured with " + Twine(machine.workers) +
             " workers computing at once, the plan has " + Twine(p.workers) +
             " (run tofu-calibrate --workers " + Twine(p.workers) + ")");
-  auto costs = evaluatePlan(problem, p);
+  auto costs = evaluatePlan(problem, p, Peaks::Skip);
   if (!costs)
     return costs.takeError();
-  plan::StepEstimate estimate;
-  estimate.levelBytes.push_back(costs->commBytes);
-  // Communication: comm_bytes over the workers' links, each byte also
-  // packed and unpacked, and one latency per op that moves bytes.
-  unsigned messages = 0;
-  for (const plan::OpCost &cost : costs->ops)
-    messages += cost.total() > 0;
-  int64_t nextStep = 0;
-  for (int64_t bytes : costs->nextStepBytes)
-    nextStep += bytes;
-  messages += nextStep > 0;
-  double perWorker = double(costs->commBytes) / p.workers;
-  estimate.communicationSeconds =
-      perWorker / machine.transportBandwidth +
-      2 * perWorker / machine.memoryBandwidth +
-      messages * machine.transportLatency;
-  // Compute: per worker, the sum of its calls' times.
-  auto busiest = getBusiestWorkerSeconds(
+  std::vector<SmallVector<uint8_t, 4>> steps;
+  if (llvm::Error err = resolvePlanSteps(problem, p, steps))
+    return std::move(err);
+  auto executable =
+      buildExecutablePlan(problem, p, steps, UnexecutedTypes::Placeholder);
+  if (!executable)
+    return executable.takeError();
+  runtime::Schedule schedule;
+  if (llvm::Error err = applyRuntimeRule(
+          [&] { schedule = runtime::buildSchedule(*executable); }))
+    return std::move(err);
+  auto kernelSeconds = getWorkerOpSeconds(
       problem, p,
       [&](unsigned i, const WorkModel &work, ArrayRef<analysis::Range> box) {
         StringRef kind = i < opKinds.size() && !opKinds[i].empty()
@@ -54,15 +154,25 @@ planner::estimateStepOnMachine(const PlanningProblem &problem,
             problem.getGraph().getOp(problem.getOp(i).graphOp).type;
         // GEMM-routed kernels' speed depends on their GEMMs' shape: points
         // over the elements of the GEMM calls (about the narrowest side).
-        double elements =
-            kind == "gemm" || kind == "convolution"
-                ? work.getGemmElements(box, kind == "convolution")
-                : 0;
-        return machine.getOpSeconds(type, kind, work.getPoints(box),
-                                    elements);
+        double elements = kind == "gemm" || kind == "convolution"
+                              ? work.getGemmElements(box, kind == "convolution")
+                              : 0;
+        return machine.getOpSeconds(type, kind, work.getPoints(box), elements);
       });
-  if (!busiest)
-    return busiest.takeError();
-  estimate.computeSeconds = *busiest;
+  if (!kernelSeconds)
+    return kernelSeconds.takeError();
+
+  std::vector<runtime::TensorMemory> memory = getTensorMemory(problem);
+  StepWriter writer(*executable, memory, machine);
+  for (unsigned i = 0, e = executable->ops.size(); i != e; ++i)
+    writer.addOp(i, schedule.ops[i], (*kernelSeconds)[i]);
+  writer.addNextStep(schedule.nextStep);
+  SimulatedStep step = writer.simulate();
+
+  plan::StepEstimate estimate;
+  estimate.levelBytes.push_back(costs->commBytes);
+  estimate.computeSeconds =
+      *std::max_element(step.computeSeconds.begin(), step.computeSeconds.end());
+  estimate.communicationSeconds = step.seconds - estimate.computeSeconds;
   return estimate;
 }

@@ -112,12 +112,13 @@ double WorkModel::getGemmElements(ArrayRef<analysis::Range> box,
   return calls * getElements(callBox);
 }
 
-llvm::Expected<double> planner::getBusiestWorkerSeconds(
+llvm::Expected<std::vector<std::vector<double>>>
+planner::getWorkerOpSeconds(
     const PlanningProblem &problem, const plan::Plan &p,
     llvm::function_ref<double(unsigned op, const WorkModel &work,
                               ArrayRef<analysis::Range> box)>
         seconds) {
-  std::vector<double> perWorker(p.workers, 0);
+  std::vector<std::vector<double>> perOp(p.ops.size());
   SmallVector<unsigned, 4> digits;
   SmallVector<analysis::Range, 8> box;
   for (unsigned i = 0, m = p.ops.size(); i != m; ++i) {
@@ -126,11 +127,27 @@ llvm::Expected<double> planner::getBusiestWorkerSeconds(
     if (!steps)
       return steps.takeError();
     WorkModel work(op);
+    perOp[i].resize(p.workers);
     for (unsigned w = 0; w != p.workers; ++w) {
       plan::getWorkerDigits(p.levels, w, digits);
       getOpBox(op, p.levels, *steps, digits, box);
-      perWorker[w] += seconds(i, work, box);
+      perOp[i][w] = seconds(i, work, box);
     }
   }
+  return perOp;
+}
+
+llvm::Expected<double> planner::getBusiestWorkerSeconds(
+    const PlanningProblem &problem, const plan::Plan &p,
+    llvm::function_ref<double(unsigned op, const WorkModel &work,
+                              ArrayRef<analysis::Range> box)>
+        seconds) {
+  auto perOp = getWorkerOpSeconds(problem, p, seconds);
+  if (!perOp)
+    return perOp.takeError();
+  std::vector<double> perWorker(p.workers, 0);
+  for (const std::vector<double> &op : *perOp)
+    for (unsigned w = 0; w != p.workers; ++w)
+      perWorker[w] += op[w];
   return *std::max_element(perWorker.begin(), perWorker.end());
 }

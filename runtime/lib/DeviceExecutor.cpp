@@ -148,7 +148,7 @@ void DeviceExecutor::Step::runOp(unsigned i) {
       const Box &box = op.workers[w].inputs[p];
       if (box.isEmpty())
         continue;
-      if (stores(w, t) && storedBox(w, t) == box) {
+      if (readsInPlace(plan, i, p, w)) {
         inputData[w][p] = workers[w]->stored[t].data();
         continue;
       }
@@ -194,7 +194,7 @@ void DeviceExecutor::Step::runOp(unsigned i) {
       throw RuntimeError(
           fmt::format("worker {}: injected failure at op '{}'", w, op.name));
     const OpShare &share = op.workers[w];
-    direct[w] = !op.partial && stores(w, o) && storedBox(w, o) == share.output;
+    direct[w] = writesInPlace(plan, i, w);
     if (direct[w]) {
       outData[w] = ensureStored(w, o).data();
     } else if (!share.output.isEmpty()) {

@@ -292,7 +292,7 @@ void WorkerStep::runOp(unsigned i) {
     const Box &box = share.inputs[p];
     if (box.isEmpty())
       continue;
-    if (stores(t) && storedBox(t) == box) {
+    if (readsInPlace(plan, i, p, w)) {
       inputData[p] = worker.stored[t].data();
       continue;
     }
@@ -326,7 +326,7 @@ void WorkerStep::runOp(unsigned i) {
   unsigned o = op.output;
   unsigned outSize = elementSize(o);
   auto outputSize = [&](const Piece &) { return outSize; };
-  bool direct = !op.partial && stores(o) && storedBox(o) == share.output;
+  bool direct = writesInPlace(plan, i, w);
   Buffer outTemp;
   unsigned char *outData = nullptr;
   bool defer = false;

@@ -47,10 +47,16 @@ private:
   std::vector<SmallVector<unsigned, 4>> reductionVars;
 };
 
-/// The compute time of the most loaded worker of `p`, which both step-time
-/// estimates take: for every op `i` and worker, `seconds(i, work, box)` of
-/// the op's iteration box on that worker, summed per worker. Errors: an
-/// op's steps do not resolve.
+/// Per op of `p` and per worker, `seconds(i, work, box)` of the op's
+/// iteration box on that worker. Errors: an op's steps do not resolve.
+llvm::Expected<std::vector<std::vector<double>>> getWorkerOpSeconds(
+    const PlanningProblem &problem, const plan::Plan &p,
+    llvm::function_ref<double(unsigned op, const WorkModel &work,
+                              ArrayRef<analysis::Range> box)>
+        seconds);
+
+/// The compute time of the most loaded worker of `p` (the --topology
+/// estimate's): getWorkerOpSeconds summed per worker.
 llvm::Expected<double> getBusiestWorkerSeconds(
     const PlanningProblem &problem, const plan::Plan &p,
     llvm::function_ref<double(unsigned op, const WorkModel &work,

@@ -3,14 +3,17 @@ docs/StepTime.md on machine files whose numbers make it computable by
 hand (test/Plan/machine.test).
 
 usage: machine-check.py TMP GRAPH K
-Writes TMP.slow.json (every kind of kernel 2 ns per work point) and
-TMP.fast.json (1 ns), plans GRAPH for K workers with each, and checks:
- - communication == comm_bytes / K * (1 / bandwidth + 2 / memory_bandwidth)
-   (no latency in these files);
- - total == compute + communication;
- - compute on the slow machine is twice that on the fast one, and at least
-   the points of the graph's matrix products divided evenly over the K
-   workers (1 ns each; a multiply-add is one point).
+Writes machine files for K workers on 2 cores (every kind of kernel 1 or
+2 ns per work point) and plans GRAPH with each:
+ - slow (2 ns) and fast (1 ns), no latency: compute on the slow machine is
+   twice that on the fast one (K <= 2: no worker shares a core), and at
+   least the points of the graph's matrix products divided evenly over the
+   K workers (a multiply-add is one point);
+ - free: bandwidths of 1e18 bytes/s and no latency: the step is its compute
+   (the plan keeps the workers' kernels balanced, nothing to wait for);
+ - latency: as free, 1 ms per message: at least one message's latency more
+   than free, at most one per message of the whole step;
+ - total == compute + communication everywhere.
 """
 
 import json
@@ -21,20 +24,20 @@ tmp, graph, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
 BANDWIDTH, MEMORY = 1e9, 4e9
 
 
-def machine(path, ns):
+def machine(path, ns, bandwidth, memory, latency):
     kinds = ["gemm", "convolution", "transpose", "elementwise", "reduction"]
     with open(path, "w") as f:
         json.dump({"format": "tofu-machine", "version": 1,
                    "transport": "threads", "workers": k,
                    "hardware_threads": 2,
                    "kernels": {kind: [[1, ns * 1e-9]] for kind in kinds},
-                   "memory_bandwidth": MEMORY,
-                   "transport_bandwidth": BANDWIDTH,
-                   "transport_latency": 0}, f)
+                   "memory_bandwidth": memory,
+                   "transport_bandwidth": bandwidth,
+                   "transport_latency": latency}, f)
 
 
-def plan(name, ns):
-    machine(f"{tmp}.{name}.json", ns)
+def plan(name, ns, bandwidth=BANDWIDTH, memory=MEMORY, latency=0):
+    machine(f"{tmp}.{name}.json", ns, bandwidth, memory, latency)
     out = f"{tmp}.{name}.plan.json"
     subprocess.run(["tofu-plan", graph, "--workers", str(k), "--quiet",
                     "--machine", f"{tmp}.{name}.json", "-o", out], check=True)
@@ -42,6 +45,11 @@ def plan(name, ns):
 
 
 slow, fast = plan("slow", 2), plan("fast", 1)
+free = plan("free", 1, 1e18, 1e18)
+latency = plan("latency", 1, 1e18, 1e18, 1e-3)
+for p in (slow, fast, free, latency):
+    e = p["estimated_step_seconds"]
+    assert abs(e["total"] - e["compute"] - e["communication"]) <= 1e-12, e
 g = json.load(open(graph))
 shapes = {t["name"]: t["shape"] for t in g["tensors"]}
 points = 0
@@ -51,13 +59,6 @@ for op in g["ops"]:
         out = shapes[op["outputs"][0]]
         inner = a[0] if op["params"].get("ta") else a[1]
         points += out[0] * out[1] * inner
-for p in (slow, fast):
-    e = p["estimated_step_seconds"]
-    comm = p["comm_bytes"] / k * (1 / BANDWIDTH + 2 / MEMORY)
-    assert abs(e["communication"] - comm) <= 1e-9 * comm, (e, comm)
-    assert abs(e["total"] - e["compute"] - e["communication"]) <= 1e-12
-print(f"communication == comm_bytes / K * (1/bw + 2/memory bw): "
-      f"{fast['estimated_step_seconds']['communication']:.6g} s")
 ratio = (slow["estimated_step_seconds"]["compute"] /
          fast["estimated_step_seconds"]["compute"])
 print(f"compute slow/fast: {ratio:.6f}")
@@ -65,3 +66,13 @@ floor = points / k * 1e-9
 assert fast["estimated_step_seconds"]["compute"] >= floor, floor
 print(f"compute {fast['estimated_step_seconds']['compute']:.6g} s >= "
       f"matrix products {floor:.6g} s")
+e = free["estimated_step_seconds"]
+assert e["communication"] <= 1e-9 * e["compute"], e
+print(f"free transport: total == compute: {e['total']:.6g} s")
+# Messages: one per pair of workers per op phase and per next step.
+ops = len(g["ops"])
+bound = (3 * ops + 1) * k * (k - 1) * 1e-3
+extra = latency["estimated_step_seconds"]["total"] - e["total"]
+assert 1e-3 * (1 - 1e-9) <= extra <= bound, (extra, bound)
+print(f"latency: 1 ms <= total - free total <= one per message: "
+      f"{extra * 1e3:.3f} ms")

@@ -72,6 +72,32 @@ struct ExecutablePlan {
   std::vector<std::int64_t> peakBytesPerWorker;
 };
 
+/// Whether worker `w` stores a non-empty box of tensor `t`.
+inline bool storesBox(const ExecutablePlan &plan, unsigned t, unsigned w) {
+  const std::optional<Box> &box = plan.tensors[t].stored[w];
+  return box && !box->isEmpty();
+}
+
+/// Whether worker `w` reads input `slot` of op `i` where it stores it, as
+/// is: it stores exactly the box it reads. Otherwise the executor copies
+/// the input box together (its local part, then the fetched pieces).
+inline bool readsInPlace(const ExecutablePlan &plan, unsigned i,
+                         unsigned slot, unsigned w) {
+  const OpInfo &op = plan.ops[i];
+  unsigned t = op.inputs[slot];
+  return storesBox(plan, t, w) &&
+         *plan.tensors[t].stored[w] == op.workers[w].inputs[slot];
+}
+
+/// Whether worker `w` computes op `i`'s output straight into the box it
+/// stores. Otherwise the output goes to a temporary buffer and its pieces
+/// are delivered (or reduced) from there.
+inline bool writesInPlace(const ExecutablePlan &plan, unsigned i, unsigned w) {
+  const OpInfo &op = plan.ops[i];
+  return !op.partial && storesBox(plan, op.output, w) &&
+         *plan.tensors[op.output].stored[w] == op.workers[w].output;
+}
+
 /// Checks the plan's internal consistency (worker counts, ranks, boxes
 /// within tensors, every tensor covered by its stored boxes, every output
 /// covered by the computed boxes); throws RuntimeError naming the problem.
