@@ -22,16 +22,20 @@ measurement: the machine may be shared, so compare ratios within one run.
 Threads: T = --threads in total per side (default 1). Times are the best
 of --steps steps after a warm-up step; each (K, side) pair is measured
 --rounds times, the two sides alternating, and the best of each counts.
+On a loaded machine wall times follow the other jobs; --cpu-time also
+prints each side's CPU seconds per step (user + system of all threads and
+processes), which the load inflates much less.
 
 usage: bench/runtime-vs-torch.py [--build DIR] [--steps N] [--rounds R]
                                  [--models mlp,resnet18] [--workers 1,2]
-                                 [--threads T] [--no-onednn]
+                                 [--threads T] [--no-onednn] [--cpu-time]
 """
 
 import argparse
 import ctypes
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -103,16 +107,17 @@ def openblas_set_num_threads(threads):
 
 
 def torch_step_seconds(name, steps, threads):
-    """The best time of a training step of PyTorch eager on `threads`."""
+    """The best time of a training step of PyTorch eager on `threads`, and
+    the mean CPU time (all threads, user + system) of the timed steps."""
     torch.set_num_threads(threads)
     openblas_set_num_threads(threads)
     model, inputs, y = CASES[name]()
     model.train()
     opt = (torch.optim.Adam(model.parameters(), lr=1e-3) if name in ADAM
            else torch.optim.SGD(model.parameters(), lr=0.1))
-    best = float("inf")
+    best, cpu = float("inf"), 0.0
     for s in range(steps + 1):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         opt.zero_grad(set_to_none=True)
         out = model(*inputs)
         loss = out if y is None else F.cross_entropy(out, y)
@@ -120,14 +125,23 @@ def torch_step_seconds(name, steps, threads):
         opt.step()
         if s:
             best = min(best, time.perf_counter() - start)
-    return best
+            cpu += time.process_time() - start_cpu
+    return best, cpu / steps
 
 
-def tofu_run(args, graph, plan, k, transport, threads_per_worker, report):
-    """tofu-run's report of --steps + 1 steps (step_seconds: the best after
-    the first), under mpirun -np K with the MPI transport."""
+def children_cpu():
+    """User + system seconds of the finished child processes."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def tofu_run(args, graph, plan, k, transport, threads_per_worker, report,
+             steps):
+    """tofu-run's report of `steps` steps (step_seconds: the best after the
+    first), under mpirun -np K with the MPI transport, and the CPU seconds
+    of the run (all its processes and threads)."""
     cmd = [os.path.join(args.build, "bin", "tofu-run"), plan, "--graph", graph,
-           "--steps", str(args.steps + 1), "--threads-per-worker",
+           "--steps", str(steps), "--threads-per-worker",
            str(threads_per_worker), "--report", report]
     if transport == "mpi":
         cmd = ["mpirun", "--oversubscribe", "-np", str(k)] + cmd + \
@@ -137,10 +151,12 @@ def tofu_run(args, graph, plan, k, transport, threads_per_worker, report):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads_per_worker),
                OPENBLAS_NUM_THREADS=str(threads_per_worker),
                OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    cpu = children_cpu()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, env=env)
+    cpu = children_cpu() - cpu
     with open(report) as f:
-        return json.load(f)
+        return json.load(f), cpu
 
 
 def main():
@@ -160,6 +176,11 @@ def main():
                          "the best counts")
     ap.add_argument("--no-onednn", action="store_true",
                     help="run tofu-run with --onednn=false")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="also the CPU time per step of each side (user + "
+                    "system, all threads and processes; Tofu's from a "
+                    "--steps + 1 run minus a 1-step run, the mean of its "
+                    "--steps steady steps), the best round's")
     args = ap.parse_args()
     workers = [int(k) for k in args.workers.split(",")]
     transports = args.transports.split(",")
@@ -179,7 +200,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="tofu-bench-")
     for name in args.models.split(","):
         graph = os.path.join(ROOT, "models", name + ".json")
-        torch_s = float("inf")
+        torch_s = torch_cpu = float("inf")
         torch_loads = []
         rows = []
         for k in workers:
@@ -189,28 +210,39 @@ def main():
                            check=True)
             per_worker = max(1, args.threads // k)
             for transport in transports if k > 1 else ["threads"]:
-                best, loads = None, []
+                best, loads, cpu = None, [], float("inf")
+                report = os.path.join(tmp, f"{name}.{k}.report.json")
                 for _ in range(args.rounds):
                     loads.append(load())
-                    r = tofu_run(args, graph, plan, k, transport, per_worker,
-                                 os.path.join(tmp, f"{name}.{k}.report.json"))
+                    r, cpu_all = tofu_run(args, graph, plan, k, transport,
+                                          per_worker, report, args.steps + 1)
+                    if args.cpu_time:
+                        _, cpu_one = tofu_run(args, graph, plan, k, transport,
+                                              per_worker, report, 1)
+                        cpu = min(cpu, (cpu_all - cpu_one) / args.steps)
                     if best is None or \
                             r["step_seconds"] < best["step_seconds"]:
                         best = r
                     # PyTorch alternates with every Tofu measurement, so that
                     # a change of the load affects both sides alike.
                     torch_loads.append(load())
-                    torch_s = min(torch_s, torch_step_seconds(
-                        name, args.steps, args.threads))
-                rows.append((k, transport, per_worker, best, loads))
+                    wall, step_cpu = torch_step_seconds(name, args.steps,
+                                                        args.threads)
+                    torch_s, torch_cpu = min(torch_s, wall), min(torch_cpu,
+                                                                 step_cpu)
+                rows.append((k, transport, per_worker, best, loads, cpu))
         print(f"\n{name}: PyTorch eager {torch_s:.4f} s on {args.threads} "
-              f"thread(s) (load {min(torch_loads):.1f}-{max(torch_loads):.1f})")
+              f"thread(s)"
+              + (f", {torch_cpu:.4f} s CPU per step" if args.cpu_time else "")
+              + f" (load {min(torch_loads):.1f}-{max(torch_loads):.1f})")
         print(f"  {'K':>2} {'transport':>9} {'thr/w':>5} {'step_s':>8} "
               f"{'vs torch':>8} {'vs K=1':>7} {'wait':>6} {'load':>9} "
               f"{'moved_bytes':>12} {'comm_bytes':>12} {'peak/worker':>12} "
-              f"{'oneDNN calls':>12}")
+              f"{'oneDNN calls':>12}"
+              + (f" {'cpu/step':>9} {'cpu vs torch':>12}" if args.cpu_time
+                 else ""))
         one = rows[0][3]["step_seconds"]
-        for k, transport, per_worker, r, loads in rows:
+        for k, transport, per_worker, r, loads, cpu in rows:
             moved, comm = r["moved_bytes"], r["comm_bytes"]
             calls = r.get("onednn_calls", {}).get("total", 0)
             # The largest worker's wait, as a share of its step.
@@ -221,6 +253,8 @@ def main():
                   f"{r['step_seconds'] / one:>6.2f}x {wait:>6.1%} "
                   f"{min(loads):>4.1f}-{max(loads):<4.1f} {moved:>12} {comm:>12} "
                   f"{max(r['peak_bytes_per_worker']):>12} {calls:>12}"
+                  + (f" {cpu:>9.4f} {cpu / torch_cpu:>11.2f}x"
+                     if args.cpu_time else "")
                   + ("" if moved == comm else "  MOVED != COMM"))
 
 
