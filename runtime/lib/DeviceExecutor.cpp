@@ -17,6 +17,7 @@
 
 #include "tofu/Runtime/DeviceExecutor.h"
 #include "tofu/Runtime/Error.h"
+#include "tofu/Runtime/InPlaceUpdates.h"
 #include "tofu/Runtime/StepMemory.h"
 
 #include <fmt/format.h>
@@ -194,7 +195,9 @@ void DeviceExecutor::Step::runOp(unsigned i) {
       throw RuntimeError(
           fmt::format("worker {}: injected failure at op '{}'", w, op.name));
     const OpShare &share = op.workers[w];
-    direct[w] = writesInPlace(plan, i, w);
+    // A next value written over what it replaces is computed aside: the
+    // kernel may read the old value (InPlaceUpdates.h).
+    direct[w] = writesInPlace(plan, i, w) && !workers[w]->inPlace[o];
     if (direct[w]) {
       outData[w] = ensureStored(w, o).data();
     } else if (!share.output.isEmpty()) {
@@ -236,10 +239,15 @@ void DeviceExecutor::Step::runOp(unsigned i) {
                                      op.workers[piece.dst].output);
                });
 
-  // Deliver the output to the workers storing it.
+  // Deliver the output to the workers storing it; a next value written in
+  // place takes the buffer of what it replaces, whose last reader ran.
   for (unsigned w = 0; w != numWorkers; ++w)
-    if (here(w) && stores(w, o))
+    if (here(w) && stores(w, o)) {
+      std::vector<DeviceBuffer> &stored = workers[w]->stored;
+      if (workers[w]->inPlace[o] && !stored[o])
+        stored[o] = std::move(stored[plan.tensors[o].updates]);
       ensureStored(w, o);
+    }
   for (const Piece &piece : sched.deliver)
     if (piece.src == piece.dst && here(piece.src) && !direct[piece.src])
       device.copyRegion(piece.src, piece.box, outData[piece.src],
@@ -281,9 +289,11 @@ void DeviceExecutor::Step::runNextStep() {
                                      elementSize(param)));
     return fresh[w].back().second;
   };
+  // A next value written in place needs neither: its pieces here are its
+  // own box, already in the buffer.
   for (const Piece &piece : pieces) {
     unsigned w = piece.dst, param = plan.tensors[piece.slot].updates;
-    if (!here(w))
+    if (!here(w) || workers[w]->inPlace[piece.slot])
       continue;
     DeviceBuffer &dst = bufferOf(w, param);
     if (piece.src == w)
@@ -306,6 +316,13 @@ void DeviceExecutor::Step::runNextStep() {
   for (unsigned w = 0; w != plan.workers; ++w)
     for (auto &entry : fresh[w])
       workers[w]->stored[entry.first] = std::move(entry.second);
+  // The buffers written in place are their parameters' again.
+  for (unsigned w = 0; w != plan.workers; ++w)
+    if (here(w))
+      for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t)
+        if (workers[w]->inPlace[t] && workers[w]->stored[t])
+          workers[w]->stored[plan.tensors[t].updates] =
+              std::move(workers[w]->stored[t]);
 }
 
 DeviceExecutor::DeviceExecutor(const ExecutablePlan &plan, Device &device,
@@ -325,6 +342,7 @@ DeviceExecutor::DeviceExecutor(const ExecutablePlan &plan, Device &device,
     workers[w] = std::make_unique<Worker>(device, w);
     workers[w]->stored.resize(plan.tensors.size());
     workers[w]->dirty.assign(plan.tensors.size(), false);
+    workers[w]->inPlace = getInPlaceUpdates(plan, computeLastUse(plan), w);
   }
   hostInputs.resize(plan.tensors.size());
 }
@@ -407,7 +425,13 @@ HostTensor DeviceExecutor::gather(unsigned t) {
   return gatherTensor(
       plan, t, *transport, steps,
       [&](unsigned w) -> const unsigned char * {
-        const DeviceBuffer &buffer = workers[w]->stored.at(t);
+        // After a step, a next value written in place is in its
+        // parameter's buffer.
+        const Worker &worker = *workers[w];
+        unsigned held = worker.inPlace[t] && !worker.stored[t]
+                            ? unsigned(plan.tensors[t].updates)
+                            : t;
+        const DeviceBuffer &buffer = worker.stored.at(held);
         if (!buffer)
           return nullptr;
         copies[w].resize(buffer.size());

@@ -22,6 +22,7 @@
 #include "tofu/Runtime/Executor.h"
 #include "tofu/Runtime/Error.h"
 #include "tofu/Runtime/Fusion.h"
+#include "tofu/Runtime/InPlaceUpdates.h"
 #include "tofu/Runtime/MemoryPool.h"
 #include "tofu/Runtime/StepMemory.h"
 
@@ -66,6 +67,9 @@ struct Executor::Worker {
   std::vector<Buffer> stored;
   /// Per tensor: set by setInput and not yet scattered to this worker.
   std::vector<bool> dirty;
+  /// Per tensor: a next value this worker writes over what it replaces
+  /// (InPlaceUpdates.h).
+  std::vector<bool> inPlace;
   /// Per op: fused into the next op where this worker's boxes allow
   /// (Executor::setFusion); empty: no fusion.
   std::vector<bool> fusable;
@@ -326,7 +330,9 @@ void WorkerStep::runOp(unsigned i) {
   unsigned o = op.output;
   unsigned outSize = elementSize(o);
   auto outputSize = [&](const Piece &) { return outSize; };
-  bool direct = writesInPlace(plan, i, w);
+  // A next value written over what it replaces is computed aside: the
+  // kernel may read the old value (InPlaceUpdates.h).
+  bool direct = writesInPlace(plan, i, w) && !worker.inPlace[o];
   Buffer outTemp;
   unsigned char *outData = nullptr;
   bool defer = false;
@@ -371,8 +377,11 @@ void WorkerStep::runOp(unsigned i) {
                               bytes, outData, share.output);
                });
 
-  // Deliver the output to the workers storing it.
+  // Deliver the output to the workers storing it; a next value written in
+  // place takes the buffer of what it replaces, whose last reader ran.
   if (stores(o)) {
+    if (worker.inPlace[o] && !worker.stored[o])
+      worker.stored[o] = std::move(worker.stored[plan.tensors[o].updates]);
     Buffer &dst = ensureStored(o);
     if (!direct)
       for (const Piece &piece : sched.deliver)
@@ -419,8 +428,10 @@ void WorkerStep::runNextStep() {
                                   elementSize(param)));
     return fresh.back().second;
   };
+  // A next value written in place needs neither: its pieces here are its
+  // own box, already in the buffer.
   for (const Piece &piece : pieces) {
-    if (piece.dst != w)
+    if (piece.dst != w || worker.inPlace[piece.slot])
       continue;
     unsigned param = plan.tensors[piece.slot].updates;
     Buffer &dst = bufferOf(param);
@@ -442,6 +453,10 @@ void WorkerStep::runNextStep() {
       });
   for (auto &entry : fresh)
     worker.stored[entry.first] = std::move(entry.second);
+  // The buffers written in place are their parameters' again.
+  for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t)
+    if (worker.inPlace[t] && worker.stored[t])
+      worker.stored[plan.tensors[t].updates] = std::move(worker.stored[t]);
 }
 
 bool WorkerStep::deferKernel(unsigned i) {
@@ -586,6 +601,8 @@ Executor::Executor(const ExecutablePlan &plan, KernelProvider &kernels,
     workers.back()->id = w;
     workers.back()->stored.resize(plan.tensors.size());
     workers.back()->dirty.assign(plan.tensors.size(), false);
+    workers.back()->inPlace =
+        getInPlaceUpdates(plan, computeLastUse(plan), w);
     workerById[w] = workers.back().get();
   }
   hostInputs.resize(plan.tensors.size());
@@ -795,7 +812,13 @@ HostTensor tofu::runtime::gatherTensor(
 
 HostTensor Executor::gather(unsigned t) {
   return gatherTensor(plan, t, transport, steps, [&](unsigned w) {
-    return static_cast<const unsigned char *>(workerById[w]->stored[t].data());
+    const Worker &worker = *workerById[w];
+    // After a step, a next value written in place is in its parameter's
+    // buffer.
+    unsigned held = worker.inPlace[t] && !worker.stored[t]
+                        ? unsigned(plan.tensors[t].updates)
+                        : t;
+    return static_cast<const unsigned char *>(worker.stored[held].data());
   });
 }
 

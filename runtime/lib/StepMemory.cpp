@@ -12,6 +12,7 @@
 #include "tofu/Runtime/Error.h"
 #include "tofu/Runtime/Executor.h"
 #include "tofu/Runtime/FreeList.h"
+#include "tofu/Runtime/InPlaceUpdates.h"
 
 #include <fmt/format.h>
 
@@ -561,8 +562,11 @@ public:
                const std::vector<TensorMemory> &tensors,
                const StoredBytesFn &storedBytes, unsigned w)
       : plan(&plan), lastUse(&lastUse), tensors(&tensors),
-        storedBytesFn(&storedBytes), w(w), stored(plan.tensors.size(), 0) {}
+        storedBytesFn(&storedBytes), w(w), stored(plan.tensors.size(), 0),
+        inPlace(plan.tensors.size(), false) {}
 
+  /// Whether this worker writes next value `t` in place (InPlaceUpdates.h).
+  void setInPlace(unsigned t, bool value) { inPlace[t] = value; }
   void beginStep();
   void runOp(unsigned i, const ShareMemory &share, const Staging &fetch,
              const Staging &reduce, const Staging &deliver);
@@ -592,6 +596,15 @@ private:
     if (!stored[t])
       stored[t] = take(storedBytes(t), (*tensors)[t].use);
   }
+  /// Moves the buffer of tensor `from` to tensor `to` (a next value
+  /// written in place and what it replaces), allocating nothing.
+  void moveStored(unsigned from, unsigned to) {
+    std::size_t capacity = stored[from];
+    live[unsigned((*tensors)[from].use)] -= int64_t(capacity);
+    live[unsigned((*tensors)[to].use)] += int64_t(capacity);
+    stored[to] = capacity;
+    stored[from] = 0;
+  }
   /// A phase's staging: one message at a time, each buffer released
   /// before the next is allocated.
   void stage(const Staging &staging) {
@@ -613,6 +626,8 @@ private:
   std::vector<std::size_t> stored;
   /// runOp's input buffers.
   std::vector<std::size_t> inputs;
+  /// Per tensor, a next value this worker writes in place.
+  std::vector<bool> inPlace;
 };
 
 } // namespace
@@ -627,7 +642,9 @@ void WorkerReplay::runOp(unsigned i, const ShareMemory &share,
   stage(fetch);
   unsigned o = op.output;
   std::size_t outTemp = 0;
-  if (share.intoStored)
+  // A next value written in place is computed aside, then takes the
+  // buffer of what it replaces (InPlaceUpdates.h).
+  if (share.intoStored && !inPlace[o])
     ensureStored(o);
   else if (share.output)
     outTemp = take(share.output, MemoryUse::Workspace);
@@ -635,8 +652,11 @@ void WorkerReplay::runOp(unsigned i, const ShareMemory &share,
     put(b, MemoryUse::Workspace);
   if (op.partial)
     stage(reduce);
-  if (storedBytes(o))
+  if (storedBytes(o)) {
+    if (inPlace[o] && !stored[o])
+      moveStored(unsigned(plan->tensors[o].updates), o);
     ensureStored(o);
+  }
   stage(deliver);
   put(outTemp, MemoryUse::Workspace);
   for (unsigned t : op.inputs)
@@ -648,11 +668,12 @@ void WorkerReplay::runOp(unsigned i, const ShareMemory &share,
 
 void WorkerReplay::runNextStep(const Staging &staging) {
   // A fresh buffer per parameter it stores, in the order of the updated
-  // tensors (buildSchedule's next-step pieces).
+  // tensors (buildSchedule's next-step pieces), but for those updated in
+  // place, whose buffers become their parameters' again after the staging.
   std::vector<std::pair<unsigned, std::size_t>> fresh;
   for (unsigned t = 0, e = plan->tensors.size(); t != e; ++t) {
     int param = plan->tensors[t].updates;
-    if (param < 0 || !storedBytes(param))
+    if (param < 0 || !storedBytes(param) || inPlace[t])
       continue;
     bool have = false;
     for (auto &entry : fresh)
@@ -666,6 +687,9 @@ void WorkerReplay::runNextStep(const Staging &staging) {
     releaseStored(param);
     stored[param] = buffer;
   }
+  for (unsigned t = 0, e = plan->tensors.size(); t != e; ++t)
+    if (inPlace[t] && stored[t])
+      moveStored(t, unsigned(plan->tensors[t].updates));
 }
 
 void WorkerReplay::beginStep() {
@@ -776,8 +800,15 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan,
   // The reference form: one replay per worker, every message staged.
   std::vector<WorkerPeak> peaks;
   Staging fetchStaging, reduceStaging, deliverStaging, nextStaging;
+  std::vector<bool> candidates = getInPlaceCandidates(
+      plan, lastUse, [&](unsigned t) { return tensors[t].elementSize; });
   for (unsigned w = 0; w != plan.workers; ++w) {
     WorkerReplay replay(plan, lastUse, tensors, storedBytes, w);
+    for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t)
+      if (candidates[t])
+        replay.setInPlace(
+            t, isUpdatedInPlace(plan.tensors[plan.tensors[t].updates].stored[w],
+                                plan.tensors[t].stored[w]));
     ShareMemory share;
     for (unsigned s = 0; s != steps; ++s) {
       replay.beginStep();
@@ -892,6 +923,9 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
     replays.emplace_back(plan, lastUse, tensors, storedBytes, w);
   // The next step's messages do not change from step to step.
   MessageBuffers buffers;
+  // Nor which workers write which next values in place.
+  std::vector<bool> candidates = getInPlaceCandidates(
+      plan, lastUse, [&](unsigned t) { return tensors[t].elementSize; });
   PairBytes nextBytes;
   std::vector<std::optional<Box>> updated;
   std::vector<const Box *> updatedPointers;
@@ -902,6 +936,9 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
     boxes.getStored(param, stored);
     getPointers(stored, pointers);
     boxes.getStored(t, updated);
+    if (candidates[t])
+      for (unsigned w = 0; w != workers; ++w)
+        replays[w].setInPlace(t, isUpdatedInPlace(stored[w], updated[w]));
     getPointers(updated, updatedPointers);
     addFetchedBytes(pointers, updatedPointers, tensors[t].elementSize,
                     kMaxGridCells, nextBytes, buffers.bounds, buffers.lowest);

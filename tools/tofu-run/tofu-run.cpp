@@ -176,6 +176,14 @@ cl::opt<bool> fuse(
              "block by block in one loop where the plan allows "
              "(docs/CodeGen.md, \"Fusion\"; default true)"),
     cl::init(true), cl::cat(category));
+cl::opt<bool> inPlaceUpdates(
+    "in-place-updates",
+    cl::desc("Write parameters' and optimizer state's next values over "
+             "their current ones where the layouts agree and the old value "
+             "is dead (docs/Runtime.md, \"Memory\"; default true; false "
+             "gives every next value its own buffer and a new one for the "
+             "next step, which the plan's peak does not predict)"),
+    cl::init(true), cl::cat(category));
 cl::opt<cli::Flag<cli::UnsignedInRange<1, UINT_MAX>>>
     numSteps("steps", cl::desc("Training steps to run (at least 1)"),
              cl::value_desc("N"), cl::init(1u), cl::cat(category));
@@ -419,6 +427,7 @@ bool startRun(Loaded &loaded, const plan::Plan &p, Backend where,
     return false;
   }
   run.plan = std::move(*lowered);
+  run.plan.inPlaceUpdates = inPlaceUpdates;
   std::chrono::milliseconds timeout(
       int64_t(std::min(timeoutSeconds.value, 1e9) * 1000));
   run.engine = createEngine(

@@ -54,6 +54,9 @@ public:
     std::vector<DeviceBuffer> stored;
     /// Per tensor: set by setInput and not yet uploaded to this worker.
     std::vector<bool> dirty;
+    /// Per tensor: a next value this worker writes over what it replaces
+    /// (InPlaceUpdates.h).
+    std::vector<bool> inPlace;
   };
 
 private:

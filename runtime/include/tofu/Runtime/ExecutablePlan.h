@@ -70,6 +70,11 @@ struct ExecutablePlan {
   /// The plan's numbers (docs/CostModel.md), for reports.
   std::int64_t commBytes = 0;
   std::vector<std::int64_t> peakBytesPerWorker;
+  /// Next values are written over the parameters and state they replace
+  /// where the in-place rule allows (InPlaceUpdates.h); false: every next
+  /// value gets its own buffer and, after the last op, a new one for the
+  /// next step (tofu-run --in-place-updates=false).
+  bool inPlaceUpdates = true;
 };
 
 /// Whether worker `w` stores a non-empty box of tensor `t`.

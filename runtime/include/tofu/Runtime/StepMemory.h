@@ -10,16 +10,20 @@
 //     receive buffer on the destination (released once its pieces are
 //     unpacked), so staging holds at most one message's buffer;
 //  3. the output: into its stored box when it stores exactly the computed
-//     box of a non-partial op, else a workspace buffer of the computed box;
-//     then the input buffers are released;
+//     box of a non-partial op and the output is not a next value written
+//     in place (InPlaceUpdates.h), else a workspace buffer of the computed
+//     box; then the input buffers are released;
 //  4. partial ops: the reduce messages' staging;
-//  5. the stored box of the output (if not yet held), then the deliver
+//  5. the stored box of the output (if not yet held; a next value written
+//     in place takes the buffer of what it replaces), then the deliver
 //     messages' staging; then the output's workspace is released;
 //  6. the stored tensors whose last reader or writer this op was, unless
 //     persistent (ExecutablePlan.h), are released.
-// After the last op, the next values of the parameters it stores (one
-// buffer each, in the order of the next-step pieces), the next-step
-// messages' staging, then each parameter's old buffer is released. The
+// After the last op, the next values of the parameters it stores and did
+// not write in place (one buffer each, in the order of the next-step
+// pieces), the next-step messages' staging, then each such parameter's old
+// buffer is released and the buffers written in place are their
+// parameters' again. The
 // step's results (outputs, next values) stay held for gather until the
 // next step starts; then every tensor but the persistent graph inputs
 // (parameters, state) is released, the graph inputs it stores and does not

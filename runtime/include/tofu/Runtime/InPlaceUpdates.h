@@ -1,0 +1,84 @@
+//===- InPlaceUpdates.h - Next values written over what they replace -*- C++ -*-===//
+//
+// This file declares the in-place rule, which both executors (Executor.h,
+// DeviceExecutor.h) and the peak prediction (StepMemory.h) follow: the
+// next value U of a parameter or optimizer state P (U's `updates` is P) is
+// written into P's buffer, as PyTorch's optimizer step writes into
+// p.data, where
+//  - the plan allows it (ExecutablePlan::inPlaceUpdates),
+//  - an op produces U, no op after U's producer reads P (TDL has no
+//    aliases: the old value is dead once its last reader ran), and U and P
+//    have the same element size;
+//  - and, worker by worker, the worker stores both U and P with the same
+//    box.
+// On such a worker U's producer computes into a workspace buffer (never
+// into P's buffer while it may read P), then, where it would allocate U's
+// stored box, takes P's buffer as U's and delivers into it; after the next
+// step's messages (in which it still sends U's pieces to the workers that
+// need them) the buffer is P's again, with no new buffer and no copy. Other
+// workers allocate U and, after the last op, a new buffer for P's next
+// value as before (docs/Runtime.md, "Memory").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_RUNTIME_INPLACEUPDATES_H
+#define TOFU_RUNTIME_INPLACEUPDATES_H
+
+#include "tofu/Runtime/ExecutablePlan.h"
+
+#include <functional>
+#include <vector>
+
+namespace tofu {
+namespace runtime {
+
+/// Per tensor, whether it is a next value that the in-place rule lets a
+/// worker write over what it replaces (the worker-independent conditions
+/// above); `lastUse` is computeLastUse's and `elementSize(t)` tensor t's
+/// element size.
+inline std::vector<bool>
+getInPlaceCandidates(const ExecutablePlan &plan, const std::vector<int> &lastUse,
+                     const std::function<unsigned(unsigned)> &elementSize) {
+  std::vector<bool> candidates(plan.tensors.size(), false);
+  if (!plan.inPlaceUpdates)
+    return candidates;
+  std::vector<int> producer(plan.tensors.size(), -1);
+  for (unsigned i = 0, e = plan.ops.size(); i != e; ++i)
+    producer[plan.ops[i].output] = int(i);
+  for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t) {
+    int p = plan.tensors[t].updates;
+    candidates[t] = p >= 0 && unsigned(p) != t && producer[t] >= 0 &&
+                    lastUse[p] <= producer[t] &&
+                    elementSize(t) == elementSize(unsigned(p));
+  }
+  return candidates;
+}
+
+/// Whether a worker that stores `param` and `updated` (a candidate's
+/// boxes; none: it stores none) writes the update in place: it stores both,
+/// with the same box.
+inline bool isUpdatedInPlace(const std::optional<Box> &param,
+                             const std::optional<Box> &updated) {
+  return param && updated && !param->isEmpty() && *param == *updated;
+}
+
+/// Per tensor, whether worker `w` of a built plan writes it in place
+/// (element sizes from the tensors' types).
+inline std::vector<bool> getInPlaceUpdates(const ExecutablePlan &plan,
+                                           const std::vector<int> &lastUse,
+                                           unsigned w) {
+  std::vector<bool> inPlace = getInPlaceCandidates(
+      plan, lastUse,
+      [&](unsigned t) { return getElementSize(plan.tensors[t].type); });
+  for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t)
+    if (inPlace[t])
+      inPlace[t] = isUpdatedInPlace(
+          plan.tensors[plan.tensors[t].updates].stored[w],
+          plan.tensors[t].stored[w]);
+  return inPlace;
+}
+
+} // namespace runtime
+} // namespace tofu
+
+#endif // TOFU_RUNTIME_INPLACEUPDATES_H
