@@ -45,6 +45,62 @@ std::vector<unsigned> planner::getRecomputeCandidates(const graph::Graph &g) {
   return candidates;
 }
 
+bool planner::isRecomputeChainMember(const graph::Graph &g, unsigned t,
+                                     unsigned backward) {
+  int producer = g.getProducer(t);
+  if (producer < 0 || unsigned(producer) >= backward ||
+      g.getTensor(t).role != graph::Role::Activation ||
+      g.getOp(producer).inputs.empty())
+    return false;
+  ArrayRef<unsigned> users = g.getUsers(t);
+  return users.empty() || users.back() < backward;
+}
+
+std::vector<unsigned> planner::getRecomputeChain(const graph::Graph &g,
+                                                 unsigned t,
+                                                 unsigned backward) {
+  std::vector<unsigned> chain{t}, work{t};
+  while (!work.empty()) {
+    unsigned u = work.back();
+    work.pop_back();
+    for (const graph::TensorRef &in : g.getOp(g.getProducer(u)).inputs)
+      if (isRecomputeChainMember(g, in.index, backward) &&
+          std::find(chain.begin(), chain.end(), in.index) == chain.end()) {
+        chain.push_back(in.index);
+        work.push_back(in.index);
+      }
+  }
+  std::sort(chain.begin(), chain.end());
+  return chain;
+}
+
+std::vector<unsigned> planner::getRecomputeCuts(const graph::Graph &g) {
+  unsigned backward = getBackwardStart(g);
+  // Per forward op, the last forward op reading a tensor it writes.
+  std::vector<unsigned> lastRead(backward, 0);
+  for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
+    int producer = g.getProducer(t);
+    if (producer < 0 || unsigned(producer) >= backward)
+      continue;
+    for (unsigned user : g.getUsers(t))
+      if (user < backward)
+        lastRead[producer] = std::max(lastRead[producer], user);
+  }
+  std::vector<unsigned> cuts;
+  std::vector<unsigned> candidates = getRecomputeCandidates(g);
+  // The candidates by producer: reach[i] is the last forward reader of
+  // anything ops before i write.
+  std::vector<unsigned> reach(backward + 1, 0);
+  for (unsigned i = 1; i <= backward; ++i)
+    reach[i] = std::max(reach[i - 1], lastRead[i - 1]);
+  for (unsigned t : candidates) {
+    unsigned producer = g.getProducer(t);
+    if (reach[producer] <= producer)
+      cuts.push_back(t);
+  }
+  return cuts;
+}
+
 namespace {
 
 /// Builds the rewritten graph op by op.
@@ -137,17 +193,24 @@ planner::rewriteForRecompute(const graph::Graph &g,
                                    "recompute: " + msg);
   };
   std::vector<unsigned> candidates = getRecomputeCandidates(g);
+  unsigned backward = getBackwardStart(g);
   std::vector<int> copyOf(g.getNumTensors(), -1);
+  std::vector<unsigned> members;
   for (const std::string &name : names) {
     int t = g.lookupTensor(name);
     if (t < 0)
       return fail("no tensor '" + name + "' in the graph");
     if (copyOf[t] >= 0)
       return fail("tensor '" + name + "' is listed twice");
-    if (!std::binary_search(candidates.begin(), candidates.end(), unsigned(t)))
+    if (isRecomputeChainMember(g, t, backward))
+      members.push_back(t);
+    else if (!std::binary_search(candidates.begin(), candidates.end(),
+                                 unsigned(t)))
       return fail("tensor '" + name +
                   "' cannot be recomputed: only activations that a forward "
-                  "op with inputs writes and a backward op reads can be");
+                  "op with inputs writes and a backward op reads can be "
+                  "(or, in a chain, one such a listed tensor's producer "
+                  "reads)");
     std::string copy = name + RecomputeSuffix;
     std::string clone = g.getOp(g.getProducer(t)).name + RecomputeSuffix;
     if (g.lookupTensor(copy) >= 0)
@@ -156,6 +219,29 @@ planner::rewriteForRecompute(const graph::Graph &g,
       return fail("the graph already has an op named '" + clone + "'");
     copyOf[t] = 0;
   }
+  // A chain member is recomputed for a listed tensor that needs it: one a
+  // backward op reads, or (recursively) a member that is.
+  std::vector<bool> needed(g.getNumTensors());
+  std::vector<unsigned> work;
+  for (unsigned t : candidates)
+    if (copyOf[t] >= 0) {
+      needed[t] = true;
+      work.push_back(t);
+    }
+  while (!work.empty()) {
+    unsigned u = work.back();
+    work.pop_back();
+    for (const graph::TensorRef &in : g.getOp(g.getProducer(u)).inputs)
+      if (copyOf[in.index] >= 0 && !needed[in.index]) {
+        needed[in.index] = true;
+        work.push_back(in.index);
+      }
+  }
+  for (unsigned t : members)
+    if (!needed[t])
+      return fail("tensor '" + g.getTensor(t).name +
+                  "' cannot be recomputed: no backward op reads it, and no "
+                  "listed tensor's producer that is recomputed reads it");
   return Rewriter(g, std::move(copyOf)).run();
 }
 

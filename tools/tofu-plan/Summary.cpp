@@ -375,8 +375,12 @@ void SummaryPrinter::printRecompute() {
     return;
   }
   os << r->chosen << " of " << r->candidates
-     << " forward activations recomputed in the backward pass ("
-     << formatBytes(r->recomputedBytes) << ", " << r->probes
+     << " forward activations recomputed in the backward pass";
+  if (r->family != "single ops")
+    os << ", " << r->family << " (" << r->chosenTensors << " tensors, ";
+  else
+    os << " (";
+  os << formatBytes(r->recomputedBytes) << ", " << r->probes
      << " plans evaluated)\n"
      << "            recomputing nothing: peak " << formatBytes(r->peakBefore)
      << ", comm_bytes " << r->commBefore

@@ -140,6 +140,13 @@ cl::opt<cli::Flag<cli::ByteSize>> peakMemoryFlag(
              "fits (docs/Planner.md, \"Recomputation\")"),
     cl::value_desc("BYTES[K|M|G]"), cl::cat(category));
 
+cl::opt<bool> recomputeChains(
+    "recompute-chains",
+    cl::desc("With --peak-memory: recompute each chosen activation with its "
+             "chain, the forward-only inputs only it needs (default); "
+             "--recompute-chains=false recomputes single ops"),
+    cl::init(true), cl::cat(category));
+
 cl::opt<std::string> topologyFlag(
     "topology",
     cl::desc("The machine: nested groups of workers, outermost first, and "
@@ -669,12 +676,20 @@ int runPlan(DiagnosticEngine &diags) {
                      : "the recursive search's plan";
   planner::RecomputeReport recomputeReport;
   if (peakMemoryFlag.getNumOccurrences()) {
-    auto fitted = planner::fitPeakBudget(problem, specs, std::move(*p),
-                                         peakMemoryFlag.value, recomputeReport);
+    std::vector<std::string> tried;
+    auto fitted = planner::fitPeakBudgetJointly(
+        problem, specs, options, report, std::move(*p), peakMemoryFlag.value,
+        recomputeReport, recomputeChains, tried);
     if (!fitted) {
       error() << llvm::toString(fitted.takeError()) << "\n";
       return BadInput;
     }
+    // Another plan than the search's: say what was tried (also in the
+    // plan's "search" object).
+    if (!tried.empty())
+      for (const std::string &line : tried)
+        llvm::WithColor::note(llvm::errs(), "tofu-plan")
+            << "--peak-memory: tried " << line << "\n";
     p = std::move(*fitted);
     summary.recompute = &recomputeReport;
   }

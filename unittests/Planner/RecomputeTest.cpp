@@ -130,7 +130,62 @@ TEST(RecomputeTest, BadListsAreRefused) {
     EXPECT_EQ(message({name}),
               std::string("recompute: tensor '") + name +
                   "' cannot be recomputed: only activations that a forward "
-                  "op with inputs writes and a backward op reads can be");
+                  "op with inputs writes and a backward op reads can be "
+                  "(or, in a chain, one such a listed tensor's producer "
+                  "reads)");
+}
+
+// Forward: h = x * w, a = relu(h), l1 = sum(a); backward: ga = bwd(seed,
+// a). No backward op reads h: it is a chain member of a.
+const char *const PreActivation = R"({"format": "tofu-graph", "version": 1,
+ "tensors": [
+  {"name": "x", "shape": [4], "dtype": "f32", "role": "input"},
+  {"name": "w", "shape": [4], "dtype": "f32", "role": "param"},
+  {"name": "h", "shape": [4], "dtype": "f32", "role": "activation"},
+  {"name": "a", "shape": [4], "dtype": "f32", "role": "activation"},
+  {"name": "loss", "shape": [], "dtype": "f32", "role": "output"},
+  {"name": "seed", "shape": [], "dtype": "f32", "role": "grad"},
+  {"name": "ga", "shape": [4], "dtype": "f32", "role": "grad"}],
+ "ops": [
+  {"name": "fh", "type": "mul", "inputs": ["x", "w"], "outputs": ["h"]},
+  {"name": "fa", "type": "relu", "inputs": ["h"], "outputs": ["a"]},
+  {"name": "fl", "type": "sum", "inputs": ["a"], "outputs": ["loss"]},
+  {"name": "s", "type": "full", "inputs": [], "outputs": ["seed"]},
+  {"name": "ba", "type": "relu_bwd", "inputs": ["seed", "a"], "outputs": ["ga"]}]})";
+
+TEST(RecomputeTest, ChainMembersAreRecomputedBeforeTheirCandidate) {
+  graph::Collector c;
+  std::unique_ptr<graph::Graph> g = c.read(PreActivation);
+  ASSERT_TRUE(g);
+  g->link();
+  unsigned backward = getBackwardStart(*g);
+  // Only a is a candidate; h is a chain member (forward-only), x and w
+  // are not activations.
+  EXPECT_EQ(getRecomputeCandidates(*g), (std::vector<unsigned>{3}));
+  EXPECT_TRUE(isRecomputeChainMember(*g, 2, backward));
+  EXPECT_FALSE(isRecomputeChainMember(*g, 3, backward));
+  EXPECT_FALSE(isRecomputeChainMember(*g, 0, backward));
+  EXPECT_EQ(getRecomputeChain(*g, 3, backward),
+            (std::vector<unsigned>{2, 3}));
+  // a is produced after everything earlier (h) was last read: a cut.
+  EXPECT_EQ(getRecomputeCuts(*g), (std::vector<unsigned>{3}));
+  // The chain: h's clone, then a's, which reads h's copy; h itself is
+  // last read by fa.
+  auto r = rewriteForRecompute(*g, {"h", "a"});
+  ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(opNames(*r->graph),
+            (std::vector<std::string>{"fh", "fa", "fl", "s", "fh@recompute",
+                                      "fa@recompute", "ba"}));
+  EXPECT_EQ(inputNames(r->graph->getOp(5)),
+            (std::vector<std::string>{"h@recompute"}));
+  EXPECT_EQ(r->graph->getUsers(2).back(), 1u);
+  // A member alone is refused: nothing recomputed needs it.
+  auto alone = rewriteForRecompute(*g, {"h"});
+  ASSERT_FALSE(bool(alone));
+  EXPECT_EQ(llvm::toString(alone.takeError()),
+            "recompute: tensor 'h' cannot be recomputed: no backward op "
+            "reads it, and no listed tensor's producer that is recomputed "
+            "reads it");
 }
 
 TEST(RecomputeTest, ExpandedPlanGivesClonesTheProducersSteps) {

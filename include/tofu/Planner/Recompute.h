@@ -26,7 +26,19 @@
 // role grad: the loss's seed); ops before it are the forward pass. A
 // tensor may be recomputed when a forward op with at least one input
 // (random ops have none) writes it, its role is activation, and a backward
-// op reads it.
+// op reads it (a candidate).
+//
+// Chains: recomputing a candidate alone keeps its producer's inputs live
+// until the clone reads them in the backward pass, even inputs no backward
+// op reads (attention scores before the softmax, the MLP's pre-activation,
+// reshapes). A plan may therefore also list such an input, a chain member:
+// an activation written by a forward op with inputs, read by no backward
+// op, and read by the producer of another listed tensor. It is recomputed
+// like a candidate (its clone runs before the clone reading its copy) and
+// freed after its last forward reader. getRecomputeChain gives a
+// candidate's whole chain: the candidate and, recursively, its producer's
+// inputs that are chain members, back to tensors that stay live anyway
+// (read by a backward op, parameters, graph inputs).
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +68,26 @@ unsigned getBackwardStart(const graph::Graph &g);
 /// The tensors `g` lets a plan recompute, in tensor order.
 std::vector<unsigned> getRecomputeCandidates(const graph::Graph &g);
 
+/// Whether `t` may be a chain member: an activation written by a forward op
+/// with inputs (before `backward`, getBackwardStart) that no backward op
+/// reads.
+bool isRecomputeChainMember(const graph::Graph &g, unsigned t,
+                            unsigned backward);
+
+/// Candidate `t` and the chain members its recomputation needs, in tensor
+/// order: each input of a listed tensor's producer that is a chain member
+/// (isRecomputeChainMember), recursively. Just `t` when its producer reads
+/// none.
+std::vector<unsigned> getRecomputeChain(const graph::Graph &g, unsigned t,
+                                        unsigned backward);
+
+/// The candidates that cut the forward pass: every tensor an earlier
+/// forward op writes has no forward reader after the candidate's producer
+/// (a ResNet block's output, a transformer's residual stream between
+/// sublayers). Recomputing every candidate but some cuts recomputes the
+/// forward pass segment by segment from the cuts kept, in tensor order.
+std::vector<unsigned> getRecomputeCuts(const graph::Graph &g);
+
 /// A graph rewritten to recompute some of its tensors.
 struct RecomputedGraph {
   std::unique_ptr<graph::Graph> graph;
@@ -67,8 +99,9 @@ struct RecomputedGraph {
 };
 
 /// `g` (linked) rewritten to recompute the tensors named `names`. An error
-/// names a tensor that is unknown, listed twice, or not a candidate
-/// (getRecomputeCandidates), and a clone's or copy's name already taken.
+/// names a tensor that is unknown, listed twice, neither a candidate
+/// (getRecomputeCandidates) nor a chain member read by another listed
+/// tensor's producer, and a clone's or copy's name already taken.
 llvm::Expected<RecomputedGraph>
 rewriteForRecompute(const graph::Graph &g, ArrayRef<std::string> names);
 

@@ -2,13 +2,15 @@
 measured peak is the plan's and at most BUDGET bytes, and the bytes moved
 are the plan's comm_bytes.
 
-usage: recompute_run_check.py REPORT.json BUDGET_BYTES
+usage: recompute_run_check.py REPORT.json BUDGET_BYTES|@FILE
+(@FILE: the budget is read from FILE)
 """
 import json
 import sys
 
 report = json.load(open(sys.argv[1]))
-budget = int(sys.argv[2])
+budget = sys.argv[2]
+budget = int(open(budget[1:]).read() if budget.startswith("@") else budget)
 measured = report["peak_bytes_per_worker"]
 planned = report["plan_peak_bytes_per_worker"]
 ok = True
