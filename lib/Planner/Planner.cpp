@@ -59,6 +59,31 @@ private:
   /// search failed (the error is kept in `failure`).
   llvm::Optional<plan::Plan> searchAtPrice(double price);
   llvm::Expected<plan::Plan> searchWithinBudget(int64_t budget);
+  /// One factoring's search (and refinement, where on); sets
+  /// lastUnrefinedBytes.
+  llvm::Expected<Assignment> searchLevels(ArrayRef<unsigned> levels,
+                                          const SearchSettings &settings,
+                                          const std::string &name,
+                                          const std::string &unit);
+  /// Where `candidate` (evaluated) is unbalanced, searches its factoring
+  /// again with even parts (SearchSettings::balanceShares) and takes that
+  /// plan if it is balanced (docs/Planner.md, "Balanced memory").
+  llvm::Error rebalance(ArrayRef<unsigned> levels,
+                        const SearchSettings &settings,
+                        const std::string &name, const std::string &unit,
+                        plan::Plan &candidate);
+  /// The most the fullest worker may store over an even share of the
+  /// graph before rebalance searches again (issue 22's bound).
+  static constexpr double kMaxResidentOverShare = 1.10;
+  /// Whether `p`'s fullest worker stores at most kMaxResidentOverShare of
+  /// an even share; always true where balance is not sought (the exact
+  /// search, and memory budgets, which replicate tensors on purpose).
+  bool isBalanced(const plan::Plan &p) const {
+    if (options.search != SearchKind::Recursive || options.memoryBytes)
+      return true;
+    double share = double(problem.getTotalBytes()) / options.workers;
+    return double(getMaxResidentBytes(p)) <= kMaxResidentOverShare * share;
+  }
   /// On a topology, estimates the step of `p` and records it in `p`.
   llvm::Error recordEstimate(plan::Plan &p) const;
   /// The better of two plans: fewer bytes, or on a topology a shorter
@@ -94,9 +119,71 @@ private:
   std::vector<SmallVector<unsigned, 4>> candidates;
   /// The memory price was narrowed for fewer rounds than planned.
   bool narrowingCut = false;
+  /// The bytes of the last searchLevels' plan before refinement (0: not
+  /// measured).
+  int64_t lastUnrefinedBytes = 0;
 };
 
 } // namespace
+
+llvm::Expected<Assignment>
+Driver::searchLevels(ArrayRef<unsigned> levels, const SearchSettings &settings,
+                     const std::string &name, const std::string &unit) {
+  auto assignment =
+      options.search == SearchKind::Exact
+          ? searchExact(problem, levels, settings, report.stats)
+          : searchRecursive(problem, levels, settings, report.stats);
+  if (assignment)
+    after(PlannerPass::Search, unit, [&](llvm::raw_ostream &os) {
+      printAssignment(os, problem, *assignment);
+    });
+  lastUnrefinedBytes = 0;
+  if (assignment && options.search == SearchKind::Recursive &&
+      options.refine && levels.size() > 1) {
+    progress("levels " + name + ": refining");
+    if (options.measureUnrefined) {
+      auto costs = evaluatePlan(
+          problem, materializePlan(problem, *assignment), Peaks::Skip);
+      if (costs)
+        lastUnrefinedBytes = costs->commBytes;
+      else
+        llvm::consumeError(costs.takeError());
+    }
+    if (llvm::Error err = refineLevels(problem, settings, /*maxRounds=*/3,
+                                       *assignment, report.stats))
+      return std::move(err);
+    after(PlannerPass::Refine, unit, [&](llvm::raw_ostream &os) {
+      printAssignment(os, problem, *assignment);
+    });
+  }
+  return assignment;
+}
+
+llvm::Error Driver::rebalance(ArrayRef<unsigned> levels,
+                              const SearchSettings &settings,
+                              const std::string &name, const std::string &unit,
+                              plan::Plan &candidate) {
+  if (settings.balanceShares || isBalanced(candidate))
+    return llvm::Error::success();
+  progress("levels " + name + ": unbalanced, searching with even parts");
+  SearchSettings even = settings;
+  even.balanceShares = true;
+  int64_t unrefined = lastUnrefinedBytes;
+  auto assignment = searchLevels(levels, even, name, unit);
+  if (!assignment)
+    return assignment.takeError();
+  plan::Plan evenPlan = materializePlan(problem, *assignment);
+  auto costs = evaluatePlan(problem, evenPlan, Peaks::Skip);
+  if (!costs)
+    return costs.takeError();
+  recordCosts(*costs, evenPlan);
+  // The plan of even parts replaces the first only where it is balanced.
+  if (isBalanced(evenPlan))
+    candidate = std::move(evenPlan);
+  else
+    lastUnrefinedBytes = unrefined;
+  return llvm::Error::success();
+}
 
 llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
   SearchSettings settings;
@@ -133,34 +220,7 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
       progress("levels " + name + ": solving level " + Twine(l + 1) + "/" +
                Twine(n));
     };
-    auto assignment =
-        options.search == SearchKind::Exact
-            ? searchExact(problem, levels, settings, report.stats)
-            : searchRecursive(problem, levels, settings, report.stats);
-    if (assignment)
-      after(PlannerPass::Search, unit, [&](llvm::raw_ostream &os) {
-        printAssignment(os, problem, *assignment);
-      });
-    int64_t unrefinedBytes = 0;
-    if (assignment && options.search == SearchKind::Recursive &&
-        options.refine && levels.size() > 1) {
-      progress("levels " + name + ": refining");
-      if (options.measureUnrefined) {
-        auto costs = evaluatePlan(
-            problem, materializePlan(problem, *assignment), Peaks::Skip);
-        if (costs)
-          unrefinedBytes = costs->commBytes;
-        else
-          llvm::consumeError(costs.takeError());
-      }
-      if (llvm::Error err = refineLevels(problem, settings, /*maxRounds=*/3,
-                                         *assignment, report.stats))
-        assignment = std::move(err);
-      else
-        after(PlannerPass::Refine, unit, [&](llvm::raw_ostream &os) {
-          printAssignment(os, problem, *assignment);
-        });
-    }
+    auto assignment = searchLevels(levels, settings, name, unit);
     if (!assignment) {
       failure = llvm::toString(assignment.takeError());
       return llvm::None;
@@ -174,6 +234,10 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
       return llvm::None;
     }
     recordCosts(*costs, candidate);
+    if (llvm::Error err = rebalance(levels, settings, name, unit, candidate)) {
+      failure = llvm::toString(std::move(err));
+      return llvm::None;
+    }
     if (llvm::Error err = recordEstimate(candidate)) {
       failure = llvm::toString(std::move(err));
       return llvm::None;
@@ -183,15 +247,19 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
     });
     LevelTrial trial{levels, candidate.commBytes,
                      getMaxResidentBytes(candidate), secondsSince(trialStart),
-                     unrefinedBytes};
+                     lastUnrefinedBytes};
     report.trials.push_back(trial);
     progress("levels " + name + ": " + Twine(candidate.commBytes) + " bytes");
     bool fits = !options.memoryBytes ||
                 trial.maxResidentBytes <= *options.memoryBytes;
     bool bestFits = best && (!options.memoryBytes ||
                              getMaxResidentBytes(*best) <= *options.memoryBytes);
+    // Then a balanced plan beats an unbalanced one (where rebalance
+    // applies), then the cheaper wins.
+    bool even = isBalanced(candidate), bestEven = best && isBalanced(*best);
     if (!best || (fits && !bestFits) ||
-        (fits == bestFits && isCheaper(candidate, *best)))
+        (fits == bestFits && even && !bestEven) ||
+        (fits == bestFits && even == bestEven && isCheaper(candidate, *best)))
       best = std::move(candidate);
   }
   return best;

@@ -29,6 +29,7 @@ planner::searchRecursive(const PlanningProblem &problem,
     frame.firstFree = l;
     frame.prior = &assignment;
     frame.balanceParts = true;
+    frame.balanceShares = settings.balanceShares;
     for (unsigned c = 0; c != levels[l]; ++c) {
       SmallVector<unsigned, 4> digits(l + 1, 0);
       digits[l] = c;

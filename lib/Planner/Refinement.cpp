@@ -61,6 +61,7 @@ llvm::Error Refiner::solve(unsigned first, unsigned width,
   frame.prior = &assignment;
   frame.workers = everyWorker;
   frame.balanceParts = true;
+  frame.balanceShares = s.balanceShares;
   out = assignment;
   return solveFrame(problem, std::move(frame), s, out, stats, &cost);
 }

@@ -50,17 +50,28 @@ SearchSpace::enumerateFreeTuples(ArrayRef<uint8_t> fixed, unsigned radix) const 
   }
 }
 
-bool SearchSpace::partsBelowFactor(
-    ArrayRef<analysis::Range> full, ArrayRef<uint8_t> dims,
-    llvm::function_ref<int(uint8_t)> getDim) const {
+bool SearchSpace::unevenParts(ArrayRef<analysis::Range> full,
+                              ArrayRef<uint8_t> dims,
+                              llvm::function_ref<int(uint8_t)> getDim) const {
   SmallVector<analysis::Range, 8> part(full.begin(), full.end());
+  // Per dimension, the number of parts the levels so far cut it into.
+  SmallVector<int64_t, 8> ways(full.size(), 1);
   for (unsigned l = 0, e = getEndFree(); l != e; ++l) {
     int d = getDim(dims[l]);
     if (d < 0)
       continue;
-    if (l >= frame.firstFree && part[d].hi - part[d].lo < frame.levels[l])
-      return true;
+    int64_t extent = part[d].hi - part[d].lo;
     part[d] = analysis::getEvenPart(part[d], frame.levels[l], 0);
+    ways[d] *= frame.levels[l];
+    if (l < frame.firstFree)
+      continue;
+    // Uneven beyond kMaxPartOverShare: part / (whole / ways) > num / den.
+    int64_t whole = full[d].hi - full[d].lo;
+    if (extent < int64_t(frame.levels[l]) ||
+        (frame.balanceShares &&
+         (part[d].hi - part[d].lo) * ways[d] * kMaxPartOverShare.second >
+             whole * kMaxPartOverShare.first))
+      return true;
   }
   return false;
 }
@@ -97,7 +108,7 @@ void SearchSpace::buildOpDomain(unsigned i) {
   keepBalancedTuples(
       domain,
       [&](ArrayRef<uint8_t> steps) {
-        return partsBelowFactor(full, steps, getVar);
+        return unevenParts(full, steps, getVar);
       },
       [&](ArrayRef<uint8_t> steps) {
         for (unsigned l = frame.firstFree, e = getEndFree(); l != e; ++l)
@@ -124,7 +135,7 @@ void SearchSpace::buildTensorDomain(
     keepBalancedTuples(
         domain,
         [&](ArrayRef<uint8_t> dims) {
-          return partsBelowFactor(full, dims, getDim);
+          return unevenParts(full, dims, getDim);
         },
         [&](ArrayRef<uint8_t> dims) {
           for (unsigned l = frame.firstFree, e = getEndFree(); l != e; ++l)

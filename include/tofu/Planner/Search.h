@@ -52,6 +52,11 @@ struct SearchSettings {
   /// its last solve (the same plan would come back); false solves it again
   /// (for tests: the plans must be the same).
   bool skipUnchangedWindows = true;
+  /// Also leave out splits into parts more uneven than
+  /// SearchSpace::kMaxPartOverShare where the shapes allow (the driver's
+  /// second search of a factoring whose plan is unbalanced,
+  /// docs/Planner.md, "Balanced memory").
+  bool balanceShares = false;
 };
 
 /// What a search did, for reports.

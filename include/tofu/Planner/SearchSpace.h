@@ -54,10 +54,13 @@ struct SearchFrame {
   const std::vector<int> *pinnedTensorDims = nullptr;
   /// Ops and tensors of one class take one decision (null: each its own).
   const Coarsening *coarsening = nullptr;
-  /// Leave out decisions that divide a dimension shorter than a level's
-  /// factor where the shapes allow (partsBelowFactor); the exact search
+  /// Leave out decisions that divide a dimension into too uneven parts
+  /// where the shapes allow (unevenParts); the exact search
   /// keeps every decision.
   bool balanceParts = false;
+  /// With balanceParts, also leave out parts more uneven than
+  /// kMaxPartOverShare (unevenParts).
+  bool balanceShares = false;
 };
 
 /// Every worker of `levels`: all digit tuples, worker order.
@@ -92,14 +95,22 @@ private:
   std::vector<SmallVector<uint8_t, 4>>
   enumerateFreeTuples(ArrayRef<uint8_t> fixed, unsigned radix) const;
   /// Whether `dims` (per level, the dimension of `full` it divides, -1
-  /// from getDim for none) divides at a free level a dimension whose part
-  /// on the first worker, after the levels before, is shorter than the
-  /// level's factor: some worker would get an empty part and another the
-  /// whole, on the same workers for every such tensor (docs/Planner.md,
-  /// "Balanced memory").
-  bool partsBelowFactor(ArrayRef<analysis::Range> full, ArrayRef<uint8_t> dims,
-                        llvm::function_ref<int(uint8_t)> getDim) const;
-  /// Drops the tuples of `domain` that divide below a factor, where some
+  /// from getDim for none) divides at a free level a dimension into parts
+  /// too uneven for balance: the part on the first worker, after the
+  /// levels before, is shorter than the level's factor (some worker gets
+  /// an empty part and another the whole), or after that level it is more
+  /// than kMaxPartOverShare of an even share of the dimension (only with
+  /// frame.balanceShares; 768 = 3 x 256 rows over 512 workers: parts of 2
+  /// and 1 rows, 1.33x). The larger
+  /// parts fall on the same workers for every such tensor
+  /// (docs/Planner.md, "Balanced memory").
+  bool unevenParts(ArrayRef<analysis::Range> full, ArrayRef<uint8_t> dims,
+                   llvm::function_ref<int(uint8_t)> getDim) const;
+  /// The most a first worker's part may exceed an even share of a
+  /// dimension by (numerator, denominator: 1.05x) before unevenParts
+  /// counts the split as uneven.
+  static constexpr std::pair<int64_t, int64_t> kMaxPartOverShare = {21, 20};
+  /// Drops the tuples of `domain` that divide into uneven parts, where some
   /// tuple divides (`divides`) at every free level without doing so.
   void keepBalancedTuples(
       std::vector<SmallVector<uint8_t, 4>> &domain,
