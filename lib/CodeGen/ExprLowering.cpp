@@ -489,6 +489,46 @@ const char *identityOf(Reducer r) {
   }
   return "0.0";
 }
+
+/// The statement adding `value` to the accumulator `acc` with reducer `r`.
+std::string accumulate(Reducer r, const std::string &acc, const std::string &value) {
+  switch (r) {
+  case Reducer::Sum: return acc + " += " + value + ";";
+  case Reducer::Prod: return acc + " *= " + value + ";";
+  case Reducer::Max: return acc + " = tofu_kg::maxOf(" + value + ", " + acc + ");";
+  case Reducer::Min: return acc + " = tofu_kg::minOf(" + value + ", " + acc + ");";
+  }
+  return acc + " += " + value + ";";
+}
+
+/// True if `body` has no reduction, reads some tensor along its last free
+/// variable (that variable is the read's last index) and every read that
+/// uses a free variable does so: run innermost, the loop nest's reduction
+/// would stride down those tensors' columns (a column sum). A matrix
+/// product's `a[i, k] * b[k, j]` is not such a body (`a` walks its rows
+/// with k).
+bool readsAlongRows(const Expr &body, ArrayRef<unsigned> free) {
+  bool found = false, other = false;
+  walkExpr(body, [&](const Expr &sub) {
+    other |= isa<ReduceExpr>(sub);
+    const auto *read = dyn_cast<TensorReadExpr>(&sub);
+    if (!read || read->getNumIndices() == 0)
+      return;
+    const auto *name = dyn_cast<NameExpr>(&read->getIndex(read->getNumIndices() - 1));
+    if (name && !name->isEllipsis() && name->getIndexVar() &&
+        name->getIndexVar()->getId() == free.back()) {
+      found = true;
+      return;
+    }
+    for (unsigned d = 0; d != read->getNumIndices(); ++d)
+      walkExpr(read->getIndex(d), [&](const Expr &index) {
+        if (const auto *n = dyn_cast<NameExpr>(&index))
+          if (const IndexVarDecl *var = n->getIndexVar())
+            other |= llvm::is_contained(free, var->getId());
+      });
+  });
+  return found && !other;
+}
 } // namespace
 
 std::string KernelBuilder::lowerReduce(const ReduceExpr &e) {
@@ -523,6 +563,9 @@ std::string KernelBuilder::lowerReduce(const ReduceExpr &e) {
       std::string v = varName(var);
       guard += (guard.empty() ? "" : " && ") + v + "lo < " + v + "hi";
     }
+  if (guard.empty())
+    if (llvm::Optional<KeyedSum> keyed = matchKeyedSum(e))
+      return lowerKeyedSum(e, *keyed, target);
   std::vector<Scope> inner(std::make_move_iterator(scopes.begin() + target + 1),
                            std::make_move_iterator(scopes.end()));
   scopes.resize(target + 1);
@@ -546,16 +589,7 @@ std::string KernelBuilder::lowerReduce(const ReduceExpr &e) {
   }
   for (std::string &line : body.lines)
     lines.push_back(std::move(line));
-  switch (e.getReducer()) {
-  case Reducer::Sum: lines.push_back(acc + " += " + value + ";"); break;
-  case Reducer::Prod: lines.push_back(acc + " *= " + value + ";"); break;
-  case Reducer::Max:
-    lines.push_back(acc + " = tofu_kg::maxOf(" + value + ", " + acc + ");");
-    break;
-  case Reducer::Min:
-    lines.push_back(acc + " = tofu_kg::minOf(" + value + ", " + acc + ");");
-    break;
-  }
+  lines.push_back(accumulate(e.getReducer(), acc, value));
   for (unsigned i = 0, n = e.getVars().size(); i != n; ++i)
     lines.push_back("}");
   if (!guard.empty())
@@ -577,7 +611,13 @@ llvm::Optional<std::string> KernelBuilder::tabulateReduce(const ReduceExpr &e) {
       options.target == KernelTarget::Cuda)
     return llvm::None;
   SmallVector<unsigned, 4> free = collectFreeIndexVars(e);
-  if (free.empty() || free.back() >= rank || free.size() == free.back() + 1)
+  if (free.empty() || free.back() >= rank)
+    return llvm::None;
+  if (matchKeyedSum(e))
+    return llvm::None;
+  if (readsAlongRows(e.getBody(), free))
+    return tabulateAcross(e, free);
+  if (free.size() == free.back() + 1)
     return llvm::None;
   // Lower it where only its free variables are bound, each by one loop.
   std::vector<Scope> saved = std::move(scopes);
@@ -587,16 +627,8 @@ llvm::Optional<std::string> KernelBuilder::tabulateReduce(const ReduceExpr &e) {
   tabulating = true;
   std::string acc = lowerReduce(e);
   tabulating = false;
-  std::string table = fresh("tab");
   std::vector<std::string> lines = std::move(scopes[0].lines);
-  std::string size = "1", offset = "0";
-  for (unsigned i = free.size(); i-- != 0;) {
-    std::string f = std::to_string(free[i]), stride = table + "s" + f;
-    lines.push_back("const std::int64_t " + stride + " = " + size + ";");
-    offset += " + (" + varName(free[i]) + " - lo[" + f + "]) * " + stride;
-    size = "(hi[" + f + "] - lo[" + f + "]) * " + stride;
-  }
-  lines.push_back("std::vector<double> " + table + "(" + size + ");");
+  std::string entry = declareTable(free, "", lines);
   lines.push_back("{");
   for (unsigned i = 0; i != free.size(); ++i) {
     std::string v = varName(free[i]), f = std::to_string(free[i]);
@@ -605,11 +637,64 @@ llvm::Optional<std::string> KernelBuilder::tabulateReduce(const ReduceExpr &e) {
     for (std::string &line : scopes[i + 1].lines)
       lines.push_back(std::move(line));
   }
-  lines.push_back(table + "[" + offset + "] = " + acc + ";");
+  lines.push_back(entry + " = " + acc + ";");
   for (unsigned i = 0; i != free.size() + 1; ++i)
     lines.push_back("}");
   scopes = std::move(saved);
   for (std::string &line : lines)
     scopes[0].lines.push_back(std::move(line));
+  return entry;
+}
+
+std::string KernelBuilder::declareTable(ArrayRef<unsigned> free, StringRef init,
+                                        std::vector<std::string> &lines) {
+  std::string table = fresh("tab");
+  std::string size = "1", offset = "0";
+  for (unsigned i = free.size(); i-- != 0;) {
+    std::string f = std::to_string(free[i]), stride = table + "s" + f;
+    lines.push_back("const std::int64_t " + stride + " = " + size + ";");
+    offset += " + (" + varName(free[i]) + " - lo[" + f + "]) * " + stride;
+    size = "(hi[" + f + "] - lo[" + f + "]) * " + stride;
+  }
+  lines.push_back("std::vector<double> " + table + "(" + size +
+                  (init.empty() ? "" : ", " + init.str()) + ");");
   return table + "[" + offset + "]";
+}
+
+std::string KernelBuilder::tabulateAcross(const ReduceExpr &e,
+                                          ArrayRef<unsigned> free) {
+  // The table starts at the reducer's identity; the reduction's loops run
+  // outside the loops over its free variables, so that the innermost loop
+  // walks the rows. Every entry still takes its values in the reduction's
+  // order: the loop nest's value, bit for bit.
+  std::vector<Scope> saved = std::move(scopes);
+  scopes.assign(2, Scope());
+  scopes[1].vars.assign(free.begin(), free.end());
+  for (const auto &var : e.getVars())
+    scopes[1].vars.push_back(var->getId());
+  tabulating = true;
+  std::string value = lowerValue(e.getBody());
+  tabulating = false;
+  std::vector<std::string> lines = std::move(scopes[0].lines);
+  std::string entry = declareTable(free, identityOf(e.getReducer()), lines);
+  lines.push_back("{");
+  for (const auto &var : e.getVars()) {
+    std::string v = varName(var->getId());
+    lines.push_back("for (std::int64_t " + v + " = " + v + "lo; " + v + " < " +
+                    v + "hi; ++" + v + ") {");
+  }
+  for (unsigned i = 0; i != free.size(); ++i) {
+    std::string v = varName(free[i]), f = std::to_string(free[i]);
+    lines.push_back("for (std::int64_t " + v + " = lo[" + f + "]; " + v +
+                    " < hi[" + f + "]; ++" + v + ") {");
+  }
+  for (std::string &line : scopes[1].lines)
+    lines.push_back(std::move(line));
+  lines.push_back(accumulate(e.getReducer(), entry, value));
+  for (unsigned i = 0; i != free.size() + e.getVars().size() + 1; ++i)
+    lines.push_back("}");
+  scopes = std::move(saved);
+  for (std::string &line : lines)
+    scopes[0].lines.push_back(std::move(line));
+  return entry;
 }

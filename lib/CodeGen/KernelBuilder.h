@@ -81,6 +81,17 @@ struct Contraction {
   const tdl::Expr *cond = nullptr;
 };
 
+/// A sum `Sum(lambda k..: select(key == w && rest.., value, 0.0))` whose key
+/// depends on the sum's own variables only and w is an output variable
+/// (KeyedSum.cpp): it adds, for each w, the points whose key is w.
+struct KeyedSum {
+  const tdl::Expr *key = nullptr;
+  unsigned outputVar = 0;
+  const tdl::Expr *value = nullptr;
+  /// The other conjuncts of the condition, checked per point of a bucket.
+  SmallVector<const tdl::Expr *, 2> rest;
+};
+
 /// A list of statements, one line each; indentation is added at the end.
 struct Scope {
   std::vector<std::string> lines;
@@ -193,6 +204,14 @@ public:
   /// average pooling; None otherwise.
   llvm::Optional<runtime::DevicePooling> matchPooling() const;
 
+  // KeyedSum.cpp
+  /// Matches a keyed sum (CPU target, not inside another reduction).
+  llvm::Optional<KeyedSum> matchKeyedSum(const tdl::ReduceExpr &e) const;
+  /// Emits the buckets of `k` before the loop nest and the sum over one
+  /// bucket in scope `target`; returns its accumulator.
+  std::string lowerKeyedSum(const tdl::ReduceExpr &e, const KeyedSum &k,
+                            unsigned target);
+
   // Transpose.cpp
   /// Finds a 2-D transpose that OpenBLAS can copy.
   llvm::Optional<Contraction> matchTranspose();
@@ -215,6 +234,15 @@ private:
   /// on an outer one, computed once per value of those variables into a
   /// table before the loop nest; the read of its entry, or None.
   llvm::Optional<std::string> tabulateReduce(const tdl::ReduceExpr &e);
+  /// tabulateReduce for a reduction whose body reads along its last free
+  /// variable (a column sum): the reduction's loops outside, the table's
+  /// inside.
+  std::string tabulateAcross(const tdl::ReduceExpr &e, ArrayRef<unsigned> free);
+  /// Declares a table of doubles over the box of the variables `free`
+  /// (`init`: its elements' value, empty for none) and returns its entry at
+  /// the variables' current values.
+  std::string declareTable(ArrayRef<unsigned> free, StringRef init,
+                           std::vector<std::string> &lines);
   std::string lowerSelect(const tdl::CallExpr &e);
   std::string lowerCall(const tdl::CallExpr &e);
   std::string lowerBinary(const tdl::BinaryExpr &e);
