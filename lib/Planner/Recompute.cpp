@@ -9,6 +9,7 @@
 #include "tofu/Planner/Recompute.h"
 #include "tofu/Support/Diagnostics.h"
 
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -269,10 +270,30 @@ int64_t planner::getLiveBytesBound(const graph::Graph &g, unsigned workers) {
   // those whose lifetime ends after it (difference array over ops).
   std::vector<int64_t> delta(n + 2, 0);
   std::vector<bool> updated(g.getNumTensors());
+  // Per parameter or state, the op whose next value may be written over it
+  // (the runtime's in-place rule, InPlaceUpdates.h: no op after that one
+  // reads it, same bytes; a plan that lays both out alike keeps one copy
+  // from then on), or -1.
+  std::vector<int> overwrittenAt(g.getNumTensors(), -1);
   for (const graph::Tensor &t : g.getTensors())
     for (const graph::ExtraField &extra : t.extras)
-      if (extra.key == "updates")
-        updated[g.lookupTensor(t.name)] = true;
+      if (extra.key == "updates") {
+        unsigned u = g.lookupTensor(t.name);
+        updated[u] = true;
+        auto value = llvm::json::parse(extra.json);
+        if (!value) {
+          llvm::consumeError(value.takeError());
+          continue;
+        }
+        auto name = value->getAsString();
+        int p = name ? g.lookupTensor(*name) : -1;
+        int producer = g.getProducer(u);
+        if (p >= 0 && producer >= 0 &&
+            g.getTensor(p).getNumBytes() == t.getNumBytes() &&
+            (g.getUsers(p).empty() ||
+             int(g.getUsers(p).back()) <= producer))
+          overwrittenAt[p] = producer;
+      }
   for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
     const graph::Tensor &tensor = g.getTensor(t);
     int producer = g.getProducer(t);
@@ -283,6 +304,8 @@ int64_t planner::getLiveBytesBound(const graph::Graph &g, unsigned workers) {
                            users.empty();
     unsigned first = producer < 0 ? 0 : unsigned(producer);
     unsigned last = persistent ? n : (users.empty() ? first : users.back());
+    if (overwrittenAt[t] >= 0)
+      last = unsigned(overwrittenAt[t]);
     delta[first] += tensor.getNumBytes();
     delta[last + 1] -= tensor.getNumBytes();
   }

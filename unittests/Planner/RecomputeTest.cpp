@@ -246,4 +246,39 @@ TEST(RecomputeTest, LiveBytesBound) {
   EXPECT_EQ(getLiveBytesBound(*rb->graph, 1), 72);
 }
 
+// Two parameters updated by the last two ops: y = mul(x, w), loss =
+// sum(y), w2 = upd(w), v2 = upd(v, READ) with w2 and v2 their next values.
+// The runtime may write w2 over w (no op after upd-w reads w), so w lives
+// [0, 2] and v [0, 3]: at op 0 x, w, v, y = 64, after it at most 52
+// (op 3: v, loss, w2, v2). Were w kept through the step, op 3 would hold
+// 68; it is when upd-v reads w too.
+TEST(RecomputeTest, LiveBytesBoundFollowsInPlaceUpdates) {
+  auto bound = [](const char *read) {
+    std::string text = std::string(R"({"format": "tofu-graph", "version": 1,
+ "tensors": [
+  {"name": "x", "shape": [4], "dtype": "f32", "role": "input"},
+  {"name": "w", "shape": [4], "dtype": "f32", "role": "param"},
+  {"name": "v", "shape": [4], "dtype": "f32", "role": "param"},
+  {"name": "y", "shape": [4], "dtype": "f32", "role": "activation"},
+  {"name": "loss", "shape": [], "dtype": "f32", "role": "output"},
+  {"name": "w2", "shape": [4], "dtype": "f32", "role": "output", "updates": "w"},
+  {"name": "v2", "shape": [4], "dtype": "f32", "role": "output", "updates": "v"}],
+ "ops": [
+  {"name": "f", "type": "mul", "inputs": ["x", "w"], "outputs": ["y"]},
+  {"name": "l", "type": "sum", "inputs": ["y"], "outputs": ["loss"]},
+  {"name": "upd-w", "type": "upd", "inputs": ["w"], "outputs": ["w2"]},
+  {"name": "upd-v", "type": "upd", "inputs": ["v")") +
+                       read + R"(], "outputs": ["v2"]}]})";
+    graph::Collector c;
+    std::unique_ptr<graph::Graph> g = c.read(text);
+    EXPECT_TRUE(g) << (c.messages.empty() ? "" : c.messages[0]);
+    if (!g)
+      return int64_t(-1);
+    g->link();
+    return getLiveBytesBound(*g, 1);
+  };
+  EXPECT_EQ(bound(""), 64);
+  EXPECT_EQ(bound(R"(, "w")"), 68);
+}
+
 } // namespace

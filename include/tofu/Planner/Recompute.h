@@ -129,7 +129,9 @@ llvm::Expected<RecomputedPlan> prepareRecomputedPlan(const graph::Graph &g,
 /// `workers` workers that recomputes nothing: the most bytes of tensors
 /// live at one op (written by an earlier op or a graph input, read at or
 /// after it, or kept through the step as the runtime keeps parameters,
-/// state, outputs and next values), divided by `workers`, rounded up.
+/// state, outputs and next values; a parameter or state only until the op
+/// whose next value the runtime may write over it, as its in-place rule
+/// allows), divided by `workers`, rounded up.
 /// Every plan stores every live tensor somewhere, so its fullest worker's
 /// peak is at least this.
 int64_t getLiveBytesBound(const graph::Graph &g, unsigned workers);
