@@ -13,6 +13,8 @@
 #include "tofu/Planner/Executable.h"
 #include "tofu/Planner/StepSimulation.h"
 #include "tofu/Planner/WorkModel.h"
+#include "tofu/Runtime/Executor.h"
+#include "tofu/Runtime/InPlaceUpdates.h"
 #include "tofu/Runtime/Schedule.h"
 #include "tofu/Runtime/StepMemory.h"
 
@@ -30,7 +32,19 @@ public:
   StepWriter(const runtime::ExecutablePlan &plan,
              const std::vector<runtime::TensorMemory> &memory,
              const Machine &machine)
-      : plan(plan), memory(memory), machine(machine), programs(plan.workers) {}
+      : plan(plan), memory(memory), machine(machine), programs(plan.workers) {
+    // The in-place rule (InPlaceUpdates.h), with the graph's element sizes.
+    std::vector<bool> candidates = runtime::getInPlaceCandidates(
+        plan, runtime::computeLastUse(plan),
+        [&](unsigned t) { return memory[t].elementSize; });
+    inPlace.assign(plan.workers, std::vector<bool>(plan.tensors.size()));
+    for (unsigned w = 0; w != plan.workers; ++w)
+      for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t)
+        inPlace[w][t] = candidates[t] &&
+                        runtime::isUpdatedInPlace(
+                            plan.tensors[plan.tensors[t].updates].stored[w],
+                            plan.tensors[t].stored[w]);
+  }
 
   /// Op `i`: copy the local parts of input boxes not read in place, fetch,
   /// compute (`kernelSeconds` per worker), combine partial values at their
@@ -57,22 +71,26 @@ public:
     if (op.partial)
       addMessages(sched.reduce, outputSize);
     std::fill(local.begin(), local.end(), 0);
+    // A next value written over what it replaces is computed aside and
+    // copied into its buffer.
     for (const Piece &piece : sched.deliver)
-      if (piece.src == piece.dst && !writesInPlace(plan, i, piece.dst))
+      if (piece.src == piece.dst &&
+          (!writesInPlace(plan, i, piece.dst) || inPlace[piece.dst][op.output]))
         local[piece.dst] += piece.box.getVolume() * outputSize(piece);
     addCopies(local);
     addMessages(sched.deliver, outputSize);
   }
 
   /// After the last op: each updated tensor into its parameter's layout,
-  /// a new buffer per parameter (local parts copied, others received).
+  /// a new buffer per parameter (local parts copied, others received),
+  /// except where it was written in place.
   void addNextStep(const std::vector<Piece> &pieces) {
     auto updateSize = [&](const Piece &piece) {
       return memory[piece.slot].elementSize;
     };
     std::vector<double> local(plan.workers, 0);
     for (const Piece &piece : pieces)
-      if (piece.src == piece.dst)
+      if (piece.src == piece.dst && !inPlace[piece.dst][piece.slot])
         local[piece.dst] += piece.box.getVolume() * updateSize(piece);
     addCopies(local);
     addMessages(pieces, updateSize);
@@ -116,6 +134,8 @@ private:
   const Machine &machine;
   std::vector<std::vector<StepAction>> programs;
   unsigned numMessages = 0;
+  /// Per worker and tensor: a next value written over what it replaces.
+  std::vector<std::vector<bool>> inPlace;
 };
 
 } // namespace
