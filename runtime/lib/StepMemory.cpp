@@ -21,6 +21,15 @@
 using namespace tofu::runtime;
 using std::int64_t;
 
+/// Box::isEmpty without multiplying out the volume (asked about K boxes per
+/// op and phase).
+static bool isEmptyBox(const Box &box) {
+  for (unsigned d = 0, e = box.getRank(); d != e; ++d)
+    if (box.hi[d] <= box.lo[d])
+      return true;
+  return false;
+}
+
 std::vector<Message> tofu::runtime::getMessages(
     const std::vector<Piece> &pieces,
     const std::function<unsigned(const Piece &)> &elementSize) {
@@ -69,7 +78,7 @@ struct PairBytes {
 
 
 bool holds(const Box *box, const Box &cell) {
-  return box && !box->isEmpty() && box->contains(cell);
+  return box && !isEmptyBox(*box) && box->contains(cell);
 }
 
 int findHolder(const std::vector<const Box *> &boxes, const Box &cell) {
@@ -91,23 +100,25 @@ public:
     const Box *first = nullptr;
     for (const auto *set : sets)
       for (const Box *box : *set)
-        if (!first && box && !box->isEmpty())
+        if (!first && box && !isEmptyBox(*box))
           first = box;
     unsigned rank = first ? first->getRank() : 0;
     bounds.resize(rank);
     for (std::vector<int64_t> &b : bounds)
       b.clear();
+    // Neighbouring workers' boxes often share their bounds in a dimension
+    // (all of them where it is not split): those are in already.
     const Box *last = nullptr;
     for (const auto *set : sets)
       for (const Box *box : *set) {
-        // Neighbouring workers often hold one box: its cuts are in already.
-        if (!box || (last && *box == *last) || box->isEmpty())
+        if (!box || isEmptyBox(*box))
           continue;
+        for (unsigned d = 0; d != rank; ++d)
+          if (!last || box->lo[d] != last->lo[d] || box->hi[d] != last->hi[d]) {
+            bounds[d].push_back(box->lo[d]);
+            bounds[d].push_back(box->hi[d]);
+          }
         last = box;
-        for (unsigned d = 0; d != rank; ++d) {
-          bounds[d].push_back(box->lo[d]);
-          bounds[d].push_back(box->hi[d]);
-        }
       }
     stride.assign(rank, 1);
     for (unsigned d = rank; d-- > 0;) {
@@ -212,7 +223,7 @@ void addFetchedBytes(const std::vector<const Box *> &targets,
   lowest.assign(grid.size(), -1);
   std::vector<std::size_t> first, last, ownFirst, ownLast;
   for (unsigned w = 0, e = stored.size(); w != e; ++w)
-    if (stored[w] && !stored[w]->isEmpty() &&
+    if (stored[w] && !isEmptyBox(*stored[w]) &&
         grid.getRange(*stored[w], first, last))
       grid.forEach(first, last, [&](std::size_t cell, const auto &) {
         if (lowest[cell] < 0)
@@ -220,9 +231,9 @@ void addFetchedBytes(const std::vector<const Box *> &targets,
       });
   for (unsigned w = 0, e = targets.size(); w != e; ++w) {
     const Box *target = targets[w];
-    if (!target || target->isEmpty() || !grid.getRange(*target, first, last))
+    if (!target || isEmptyBox(*target) || !grid.getRange(*target, first, last))
       continue;
-    bool own = w < stored.size() && stored[w] && !stored[w]->isEmpty() &&
+    bool own = w < stored.size() && stored[w] && !isEmptyBox(*stored[w]) &&
                grid.getRange(*stored[w], ownFirst, ownLast);
     grid.forEach(first, last, [&](std::size_t cell, const auto &at) {
       if ((own && inRange(at, ownFirst, ownLast)) || lowest[cell] < 0)
@@ -248,7 +259,7 @@ struct CellWorkers {
     // Each box's range of cells, found once: (w, first..., last...).
     ranges.clear();
     for (unsigned w = 0, e = boxes.size(); w != e; ++w)
-      if (boxes[w] && !boxes[w]->isEmpty() &&
+      if (boxes[w] && !isEmptyBox(*boxes[w]) &&
           grid.getRange(*boxes[w], first, last)) {
         ranges.push_back(w);
         ranges.insert(ranges.end(), first.begin(), first.end());
@@ -332,14 +343,14 @@ void addDeliveryBytes(const std::vector<const Box *> &computed,
     cuts.insert(cuts.end(), computed.begin(), computed.end());
     const Box *hull = nullptr;
     for (const Box *b : computed)
-      if (b && !b->isEmpty())
+      if (b && !isEmptyBox(*b))
         hull = b;
     if (!hull)
       return;
     // The computed boxes cover the tensor: their hull is the whole of it.
     Box whole = *hull;
     for (const Box *b : computed)
-      if (b && !b->isEmpty())
+      if (b && !isEmptyBox(*b))
         for (unsigned d = 0; d != whole.getRank(); ++d) {
           whole.lo[d] = std::min(whole.lo[d], b->lo[d]);
           whole.hi[d] = std::max(whole.hi[d], b->hi[d]);
@@ -398,12 +409,19 @@ void toMessages(PairBytes &bytes, std::vector<Message> &byDst,
   for (const Message &m : found)
     workers = std::max({workers, m.src + 1, m.dst + 1});
   if (found.size() >= workers) {
-    // Many messages (an all-gather has K per worker): by destination, then
-    // stably by source.
+    // Many messages (an all-gather has K per worker): by destination (the
+    // fetch rule finds them in that order already), then stably by source.
+    auto byDestination = [](const Message &a, const Message &b) {
+      return a.dst < b.dst;
+    };
+    if (!std::is_sorted(found.begin(), found.end(), byDestination)) {
+      countingSort(
+          found, byDst, workers, [](const Message &m) { return m.dst; }, start);
+      found.swap(byDst);
+    }
     countingSort(
-        found, byDst, workers, [](const Message &m) { return m.dst; }, start);
-    countingSort(
-        byDst, found, workers, [](const Message &m) { return m.src; }, start);
+        found, byDst, workers, [](const Message &m) { return m.src; }, start);
+    found.swap(byDst);
   } else {
     std::sort(found.begin(), found.end(), [](const Message &a, const Message &b) {
       return a.src != b.src ? a.src < b.src : a.dst < b.dst;
@@ -718,13 +736,13 @@ void getShareMemory(const OpInfo &op, const OpShare &share,
     unsigned t = op.inputs[p];
     const Box &box = share.inputs[p];
     const Box *held = stored(t);
-    if (box.isEmpty() || (held && !held->isEmpty() && *held == box))
+    if (isEmptyBox(box) || (held && !isEmptyBox(*held) && *held == box))
       continue;
     out.inputs.push_back(std::size_t(box.getVolume()) *
                          tensors[t].elementSize);
   }
   const Box *held = stored(op.output);
-  out.intoStored = !op.partial && held && !held->isEmpty() &&
+  out.intoStored = !op.partial && held && !isEmptyBox(*held) &&
                    *held == share.output;
   out.output = std::size_t(share.output.getVolume()) *
                tensors[op.output].elementSize;
@@ -850,7 +868,7 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan,
 static bool isInTensor(const Box &box, const std::vector<int64_t> &shape) {
   if (box.getRank() != shape.size())
     return false;
-  if (box.isEmpty())
+  if (isEmptyBox(box))
     return true;
   for (unsigned d = 0, e = shape.size(); d != e; ++d)
     if (box.lo[d] < 0 || box.hi[d] > shape[d])

@@ -1,0 +1,96 @@
+//===- PeakPredictionTest.cpp - The planner's peaks against the reference -===//
+//
+// Tests that the peaks the planner records (predictPlanPeaks: boxes derived
+// one op at a time, messages counted on a grid of the boxes, staging only
+// the first message of each size, the replay's SizeFreeList) are, worker by
+// worker and use by use, what the reference form gives: runtime::predictPeaks
+// over the whole executable plan and its Schedule, every message staged.
+// Searched plans of the repository's MLP and gpt-2l at even and uneven K,
+// so that any speed-up of the planner's form that changes a peak fails here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Graph/GraphReader.h"
+#include "tofu/Graph/SpecLibrary.h"
+#include "tofu/Graph/Verifier.h"
+#include "tofu/Planner/CostModel.h"
+#include "tofu/Planner/Executable.h"
+#include "tofu/Planner/Planner.h"
+#include "tofu/Runtime/Schedule.h"
+#include "tofu/Runtime/StepMemory.h"
+#include "tofu/Support/Diagnostics.h"
+
+#include "llvm/Support/SourceMgr.h"
+#include "gtest/gtest.h"
+
+using namespace tofu;
+using namespace tofu::planner;
+
+namespace {
+
+struct PeakCase {
+  const char *model;
+  unsigned workers;
+};
+
+class PlannedPeaksTest : public testing::TestWithParam<PeakCase> {};
+
+TEST_P(PlannedPeaksTest, EqualTheReference) {
+  const PeakCase &c = GetParam();
+  llvm::SourceMgr srcMgr;
+  DiagnosticEngine diags(srcMgr);
+  std::string path = std::string(TOFU_SOURCE_DIR) + "/models/" + c.model;
+  std::unique_ptr<graph::Graph> g = graph::readGraphFile(path, diags);
+  ASSERT_TRUE(g) << path;
+  graph::SpecLibrary specs;
+  ASSERT_TRUE(specs.loadFor(*g, std::string(TOFU_SOURCE_DIR) + "/specs", {},
+                            diags));
+  ASSERT_TRUE(graph::verifyGraph(*g, specs, diags));
+  std::unique_ptr<PlanningProblem> problem =
+      PlanningProblem::build(*g, specs, diags);
+  ASSERT_TRUE(problem);
+
+  PlannerOptions options;
+  options.workers = c.workers;
+  PlannerReport report;
+  auto p = planGraph(*problem, options, report);
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  std::vector<SmallVector<uint8_t, 4>> steps;
+  ASSERT_FALSE(bool(resolvePlanSteps(*problem, *p, steps)));
+
+  auto planned = predictPlanPeaks(*problem, *p, steps);
+  ASSERT_TRUE(bool(planned)) << llvm::toString(planned.takeError());
+  auto exec =
+      buildExecutablePlan(*problem, *p, steps, UnexecutedTypes::Placeholder);
+  ASSERT_TRUE(bool(exec)) << llvm::toString(exec.takeError());
+  std::vector<runtime::WorkerPeak> reference = runtime::predictPeaks(
+      *exec, runtime::buildSchedule(*exec), getTensorMemory(*problem));
+
+  ASSERT_EQ(planned->size(), c.workers);
+  ASSERT_EQ(reference.size(), c.workers);
+  for (unsigned w = 0; w != c.workers; ++w) {
+    EXPECT_GT((*planned)[w].bytes, 0) << "worker " << w;
+    EXPECT_EQ((*planned)[w].bytes, reference[w].bytes) << "worker " << w;
+    EXPECT_EQ((*planned)[w].uses, reference[w].uses) << "worker " << w;
+  }
+  // The plan's recorded peaks are that prediction.
+  EXPECT_EQ(p->peakBytesPerWorker.size(), c.workers);
+  for (unsigned w = 0; w != c.workers && w != p->peakBytesPerWorker.size(); ++w)
+    EXPECT_EQ(p->peakBytesPerWorker[w], reference[w].bytes) << "worker " << w;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, PlannedPeaksTest,
+    testing::Values(PeakCase{"mlp.json", 3}, PeakCase{"mlp.json", 16},
+                    PeakCase{"gpt-2l.json", 5}, PeakCase{"gpt-2l.json", 8},
+                    PeakCase{"resnet18.json", 6}),
+    [](const testing::TestParamInfo<PeakCase> &info) {
+      std::string name = info.param.model;
+      name = name.substr(0, name.find('.'));
+      for (char &ch : name)
+        if (!isalnum(static_cast<unsigned char>(ch)))
+          ch = '_';
+      return name + "_K" + std::to_string(info.param.workers);
+    });
+
+} // namespace
