@@ -325,6 +325,23 @@ planner::fitPeakBudget(const PlanningProblem &problem,
     families.push_back(std::move(flat));
   }
   llvm::Optional<plan::Plan> best;
+  // Keeps `q`, which recomputes the first `chosen` of `ranked`, if it moves
+  // fewer bytes than the best so far (then recomputes fewer bytes).
+  auto consider = [&](plan::Plan q, ArrayRef<std::vector<unsigned>> ranked,
+                      unsigned chosen, const char *family) {
+    std::vector<unsigned> tensors = getPrefixTensors(ranked, chosen);
+    int64_t bytes = 0;
+    for (unsigned t : tensors)
+      bytes += g.getTensor(t).getNumBytes();
+    if (best && std::make_pair(q.commBytes, bytes) >=
+                    std::make_pair(best->commBytes, report.recomputedBytes))
+      return;
+    best = std::move(q);
+    report.chosen = chosen;
+    report.chosenTensors = tensors.size();
+    report.recomputedBytes = bytes;
+    report.family = family;
+  };
   int64_t leastPeak = report.peakBefore;
   // The single ops' search, whose whole list the error describes.
   llvm::Optional<runtime::WorkerPeak> fullestWithAll;
@@ -338,22 +355,8 @@ planner::fitPeakBudget(const PlanningProblem &problem,
       auto found = search.run(*ranked, family.grid, chosen, leastPeak);
       if (!found)
         return found.takeError();
-      if (!*found)
-        continue;
-      std::vector<unsigned> tensors = getPrefixTensors(*ranked, chosen);
-      int64_t bytes = 0;
-      for (unsigned t : tensors)
-        bytes += g.getTensor(t).getNumBytes();
-      // Fewer bytes moved, then fewer bytes recomputed.
-      if (!best ||
-          std::make_pair((*found)->commBytes, bytes) <
-              std::make_pair(best->commBytes, report.recomputedBytes)) {
-        best = std::move(**found);
-        report.chosen = chosen;
-        report.chosenTensors = tensors.size();
-        report.recomputedBytes = bytes;
-        report.family = family.name;
-      }
+      if (*found)
+        consider(std::move(**found), *ranked, chosen, family.name);
     }
     if (&family == &families.front())
       fullestWithAll = search.getFullestWithAll();
@@ -380,20 +383,8 @@ planner::fitPeakBudget(const PlanningProblem &problem,
         return q.takeError();
       int64_t peak = getMaxPeakBytes(*q);
       leastPeak = std::min(leastPeak, peak);
-      if (peak > budget)
-        continue;
-      std::vector<unsigned> tensors = getPrefixTensors(listed, listed.size());
-      int64_t bytes = 0;
-      for (unsigned t : tensors)
-        bytes += g.getTensor(t).getNumBytes();
-      if (!best || std::make_pair(q->commBytes, bytes) <
-                       std::make_pair(best->commBytes, report.recomputedBytes)) {
-        best = std::move(*q);
-        report.chosen = listed.size();
-        report.chosenTensors = tensors.size();
-        report.recomputedBytes = bytes;
-        report.family = "segments";
-      }
+      if (peak <= budget)
+        consider(std::move(*q), listed, listed.size(), "segments");
     }
   }
   if (!best) {

@@ -15,35 +15,20 @@ usage: chain_budget.py TOFU_PLAN GRAPH.json K OUT_PLAN.json
 Writes the budget in bytes to OUT_PLAN.json.budget.
 """
 import json
-import re
-import subprocess
 import sys
 
+from peak_budget import fail, least, plan as run
+
 tofu_plan, graph_path, k, out_path = sys.argv[1:5]
-UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
-
-
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
 
 
 def plan(budget, chains, out="/dev/null"):
-    return subprocess.run(
-        [tofu_plan, graph_path, "--workers", k, "--quiet", "--peak-memory",
-         str(budget), "--recompute-chains=" + chains, "-o", out],
-        capture_output=True, text=True)
+    return run(tofu_plan, graph_path, k, budget,
+               "--recompute-chains=" + chains, out=out)
 
 
-def least(chains):
-    r = plan("1K", chains)
-    m = re.search(r"at least ([0-9.]+) (B|KiB|MiB|GiB) recomputing", r.stderr)
-    if r.returncode != 1 or not m:
-        fail(f"expected no plan within 1K: rc {r.returncode}: {r.stderr}")
-    return float(m.group(1)) * UNITS[m.group(2)]
-
-
-single, chained = least("false"), least("true")
+single = least(tofu_plan, graph_path, k, "--recompute-chains=false")
+chained = least(tofu_plan, graph_path, k)
 if not chained < single:
     fail(f"chains reach {chained:.0f} bytes, single ops {single:.0f}")
 budget = int((single + chained) / 2)

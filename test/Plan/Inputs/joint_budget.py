@@ -15,34 +15,19 @@ usage: joint_budget.py TOFU_PLAN GRAPH.json K FIRST OTHER OUT_PLAN.json
 Writes the budget in bytes to OUT_PLAN.json.budget.
 """
 import json
-import re
-import subprocess
 import sys
 
+from peak_budget import fail, least, plan as run
+
 tofu_plan, graph_path, k, first, other, out_path = sys.argv[1:7]
-UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
-
-
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
 
 
 def plan(budget, *extra, out="/dev/null"):
-    return subprocess.run(
-        [tofu_plan, graph_path, "--workers", k, "--quiet", "--peak-memory",
-         str(budget), "-o", out, *extra], capture_output=True, text=True)
+    return run(tofu_plan, graph_path, k, budget, *extra, out=out)
 
 
-def least(levels):
-    r = plan("1K", "--levels", levels)
-    m = re.search(r"at least ([0-9.]+) (B|KiB|MiB|GiB) recomputing", r.stderr)
-    if r.returncode != 1 or not m:
-        fail(f"expected no plan within 1K: rc {r.returncode}: {r.stderr}")
-    return float(m.group(1)) * UNITS[m.group(2)]
-
-
-a, b = least(first), least(other)
+a = least(tofu_plan, graph_path, k, "--levels", first)
+b = least(tofu_plan, graph_path, k, "--levels", other)
 if not b < a:
     fail(f"levels {other} reach {b:.0f} bytes, levels {first} {a:.0f}")
 budget = int((a + b) / 2)
