@@ -93,6 +93,46 @@ describeIndexedPooling(const graph::Graph &g, unsigned op,
   }
   return p;
 }
+
+/// The runtime's one-pass loop for op `op` (runtime/BatchNormStats.h): a
+/// training batch norm's inverse deviation (native_batch_norm__2 or
+/// native_batch_norm_noweight_nobias__2, training = 1) of a rank-4 input,
+/// with a kernel whose variables after the channel are reduction variables
+/// named after the dimension they range over (n, y, x, as specs/norm.tdl
+/// names them); none otherwise.
+std::optional<runtime::BatchNormInvStd>
+describeBatchNormInvStd(const graph::Graph &g, unsigned op,
+                        const runtime::KernelInfo &kernel) {
+  const graph::Op &o = g.getOp(op);
+  if (o.type != "native_batch_norm__2" &&
+      o.type != "native_batch_norm_noweight_nobias__2")
+    return std::nullopt;
+  auto inputs = g.getInputShapes(o);
+  const graph::ParamValue *training = o.lookupParam("training"),
+                          *eps = o.lookupParam("eps");
+  if (inputs.size() != 1 || inputs[0].size() != 4 || !training || !eps ||
+      training->getAsInteger() != int64_t(1) || kernel.numVars < 1)
+    return std::nullopt;
+  runtime::BatchNormInvStd b;
+  for (unsigned d = 0; d != 4; ++d)
+    b.shape[d] = inputs[0][d];
+  b.epsilon = eps->asReal();
+  for (unsigned v = 1; v != kernel.numVars; ++v)
+    switch (kernel.varNames[v][0]) {
+    case 'n':
+      b.varExtents.push_back(b.shape[0]);
+      break;
+    case 'y':
+      b.varExtents.push_back(b.shape[2]);
+      break;
+    case 'x':
+      b.varExtents.push_back(b.shape[3]);
+      break;
+    default:
+      return std::nullopt;
+    }
+  return b;
+}
 } // namespace
 
 void GeneratedKernels::setLibraryThreads(
@@ -137,6 +177,13 @@ GeneratedKernels::getIndexedPoolingCounts() const {
     return std::nullopt;
   return IndexedPoolingCounts{indexedCounts[0], indexedCounts[1],
                               indexedCounts[2]};
+}
+
+std::optional<BatchNormStatsCounts>
+GeneratedKernels::getBatchNormStatsCounts() const {
+  if (!batchNormStatsOn)
+    return std::nullopt;
+  return BatchNormStatsCounts{batchNormCounts[0], batchNormCounts[1]};
 }
 
 std::optional<runtime::OneDnnCounts> GeneratedKernels::getOneDnnCounts() const {
@@ -204,6 +251,11 @@ GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
   for (unsigned i = 0, e = table.size(); i != e; ++i)
     if (libraries.indexedPooling && !forced[i] && table[i].fn)
       kernels->indexedPooling[i] = describeIndexedPooling(g, i, table[i]);
+  kernels->batchNormStatsOn = libraries.batchNormStats;
+  kernels->batchNormInvStd.resize(g.getNumOps());
+  for (unsigned i = 0, e = table.size(); i != e; ++i)
+    if (libraries.batchNormStats && !forced[i] && table[i].fn)
+      kernels->batchNormInvStd[i] = describeBatchNormInvStd(g, i, table[i]);
   std::string firstNote;
   unsigned numMissing = 0;
   for (unsigned i = 0, e = table.size(); i != e; ++i) {
@@ -249,6 +301,13 @@ void GeneratedKernels::run(unsigned kernel, const runtime::KernelCall &call) {
       return;
     }
     ++indexedCounts[2];
+  }
+  if (kernel < batchNormInvStd.size() && batchNormInvStd[kernel]) {
+    if (runtime::runBatchNormInvStd(*batchNormInvStd[kernel], call)) {
+      ++batchNormCounts[0];
+      return;
+    }
+    ++batchNormCounts[1];
   }
   if (fns[kernel])
     fns[kernel](call);

@@ -16,6 +16,7 @@
 
 #include "tofu/CodeGen/GraphKernels.h"
 #include "tofu/CodeGen/KernelCompiler.h"
+#include "tofu/Runtime/BatchNormStats.h"
 #include "tofu/Runtime/Fusion.h"
 #include "tofu/Runtime/IndexedPooling.h"
 #include "tofu/Runtime/OneDnnKernels.h"
@@ -38,12 +39,20 @@ struct LibraryOptions {
   /// runtime's loops (runtime/IndexedPooling.h) instead of the generated
   /// kernels.
   bool indexedPooling = true;
+  /// Compute a training batch norm's inverse deviation (rank 4, f32) in
+  /// one pass (runtime/BatchNormStats.h) instead of the generated kernel.
+  bool batchNormStats = true;
 };
 
 /// How many calls the runtime's max pooling loops computed, by op, and how
 /// many calls of those ops they declined (the generated kernel ran).
 struct IndexedPoolingCounts {
   std::uint64_t indices = 0, backward = 0, declined = 0;
+};
+
+/// How many calls the batch norm's one-pass loop computed, and declined.
+struct BatchNormStatsCounts {
+  std::uint64_t invStd = 0, declined = 0;
 };
 
 /// One generated kernel per op, or the evaluator's for the ops without one.
@@ -75,6 +84,9 @@ public:
   /// The calls the max pooling loops computed so far, or none when
   /// LibraryOptions::indexedPooling is off.
   std::optional<IndexedPoolingCounts> getIndexedPoolingCounts() const;
+  /// The calls the batch norm loop computed so far, or none when
+  /// LibraryOptions::batchNormStats is off.
+  std::optional<BatchNormStatsCounts> getBatchNormStatsCounts() const;
 
 private:
   /// Sets --threads-per-worker on OpenBLAS and makes `oneDnn` from the
@@ -91,6 +103,10 @@ private:
   std::vector<std::optional<runtime::IndexedPooling>> indexedPooling;
   bool indexedPoolingOn = false;
   std::atomic<std::uint64_t> indexedCounts[3] = {};
+  /// Per op: its batch norm loop, if it has one (and the option is on).
+  std::vector<std::optional<runtime::BatchNormInvStd>> batchNormInvStd;
+  bool batchNormStatsOn = false;
+  std::atomic<std::uint64_t> batchNormCounts[2] = {};
   std::unique_ptr<codegen::KernelLibrary> library;
   /// Per op: its generated kernel, or null for a fallback.
   std::vector<runtime::KernelFn> fns;

@@ -170,6 +170,13 @@ cl::opt<bool> indexedPooling(
              "gradient with the runtime's loops instead of the generated "
              "kernels (docs/Runtime.md, \"Kernels\"; default true)"),
     cl::init(true), cl::cat(category));
+cl::opt<bool> batchNormStats(
+    "batch-norm-stats",
+    cl::desc("With --kernels=generated, compute a training batch norm's "
+             "inverse deviation in one pass with the runtime's loop instead "
+             "of the generated kernel (docs/Runtime.md, \"Kernels\"; "
+             "default true)"),
+    cl::init(true), cl::cat(category));
 cl::opt<bool> fuse(
     "fuse",
     cl::desc("With --kernels=generated, run pairs of element-wise ops "
@@ -409,6 +416,8 @@ struct Run {
   std::optional<runtime::OneDnnCounts> oneDnn;
   /// This process's max pooling loop calls, if they ran.
   std::optional<IndexedPoolingCounts> indexedPooling;
+  /// This process's batch norm loop calls, if they ran.
+  std::optional<BatchNormStatsCounts> batchNormStats;
 };
 
 /// The generated kernels, when --kernels=generated.
@@ -690,6 +699,10 @@ bool writeReport(const Run &run, const Errors &errors) {
         {"indices", int64_t(run.indexedPooling->indices)},
         {"backward", int64_t(run.indexedPooling->backward)},
         {"declined", int64_t(run.indexedPooling->declined)}};
+  if (run.batchNormStats)
+    report["batch_norm_stats_calls"] = llvm::json::Object{
+        {"inv_std", int64_t(run.batchNormStats->invStd)},
+        {"declined", int64_t(run.batchNormStats->declined)}};
   std::error_code ec;
   llvm::raw_fd_ostream os(reportFile, ec);
   if (ec) {
@@ -712,6 +725,7 @@ makeKernels(const graph::Graph &g, graph::SpecLibrary &specs) {
   LibraryOptions libraries;
   libraries.oneDnn = useOneDnn;
   libraries.indexedPooling = indexedPooling;
+  libraries.batchNormStats = batchNormStats;
   libraries.threadsPerWorker =
       threadsPerWorker.getNumOccurrences() ? threadsPerWorker.value : 0;
   auto kernels = GeneratedKernels::create(g, specs, kernelCache, evaluatorOps,
@@ -842,6 +856,7 @@ int runTool(DiagnosticEngine &diags) {
     if (generatedKernels) {
       partitioned.oneDnn = generatedKernels->getOneDnnCounts();
       partitioned.indexedPooling = generatedKernels->getIndexedPoolingCounts();
+      partitioned.batchNormStats = generatedKernels->getBatchNormStatsCounts();
     }
     if (check) {
       checked = checkedTensors(g, *loaded.problem);

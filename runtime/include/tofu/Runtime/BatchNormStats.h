@@ -1,0 +1,45 @@
+//===- BatchNormStats.h - A batch norm's inverse deviation in one pass -*- C++ -*-===//
+//
+// This file declares the CPU runtime's own loop for a training batch
+// norm's third output, native_batch_norm__2 (and the _noweight_nobias
+// variant) on an [N, C, H, W] input: per channel
+//   rsqrt(Sum(x * x) / M - Sum(x) * Sum(x) / (M * M) + eps),  M = N H W,
+// as specs/norm.tdl defines it. The generated kernel makes three passes
+// over the channel (one per Sum, the two equal sums each computed); this
+// loop makes one, accumulating both sums in double in the kernel's order
+// (n, then h, then w), so the value is the generated kernel's bit for bit.
+// It covers f32 boxes whose reduction variables are whole; any other call
+// is declined, and the caller runs the generated kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_RUNTIME_BATCHNORMSTATS_H
+#define TOFU_RUNTIME_BATCHNORMSTATS_H
+
+#include "tofu/Runtime/Kernel.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tofu {
+namespace runtime {
+
+/// One op instance: the input's shape, epsilon, and the extent of each of
+/// its kernel's reduction variables (the KernelCall variables after the
+/// channel's).
+struct BatchNormInvStd {
+  std::int64_t shape[4] = {};
+  double epsilon = 0;
+  std::vector<std::int64_t> varExtents;
+};
+
+/// Computes `call` of `b`'s kernel and returns true, or returns false
+/// without writing anything when the call is not covered (types other than
+/// f32, a reduction variable not whole, an input box not holding the whole
+/// (N, H, W) of its channels).
+bool runBatchNormInvStd(const BatchNormInvStd &b, const KernelCall &call);
+
+} // namespace runtime
+} // namespace tofu
+
+#endif // TOFU_RUNTIME_BATCHNORMSTATS_H
