@@ -83,6 +83,11 @@ plan::Plan planner::materializePlan(const PlanningProblem &problem,
   result.levels = assignment.levels;
   result.workers = plan::getNumWorkers(assignment.levels);
   const graph::Graph &g = problem.getGraph();
+  // Reserved: a plan of K workers holds K regions per tensor, and growing
+  // the vectors would copy them (K = 4096 on GPT-3 ran out of memory
+  // copying its tensors' regions).
+  result.ops.reserve(problem.getOps().size());
+  result.tensors.reserve(problem.getTensors().size());
   for (unsigned i = 0, e = problem.getOps().size(); i != e; ++i) {
     const ProblemOp &op = problem.getOp(i);
     plan::OpPlan opPlan;
@@ -99,6 +104,7 @@ plan::Plan planner::materializePlan(const PlanningProblem &problem,
     for (uint8_t d : assignment.tensorDims[t])
       tensorPlan.layout->push_back(
           d < problem.getShape(t).size() ? d : plan::kReplicateDim);
+    tensorPlan.regions.reserve(result.workers);
     for (unsigned w = 0; w != result.workers; ++w) {
       plan::getWorkerDigits(assignment.levels, w, digits);
       analysis::Region region;
