@@ -13,7 +13,11 @@
 # targets (< 60 s, < 8 GiB) are checked against here. Each run is stopped
 # after PLAN_TIMEOUT seconds of wall time (default 1800; its row then says
 # "timeout"), so K = 4096 and 16384 can be asked for without running for
-# hours. The last two columns are the plan's balance (bench/plan-balance.py):
+# hours, and each run's virtual memory is capped at PLAN_VMEM_KB (default
+# 12 GiB, `ulimit -v`), so a K whose planner outgrows the machine fails
+# alone (its row then says "failed": out of memory, or another error on
+# stderr) instead of pushing other work out. The last two columns are the
+# plan's balance (bench/plan-balance.py):
 # fullest worker's peak / mean peak, fullest resident / an even share.
 # The graph is exported once into build/bench-models/.
 #
@@ -25,6 +29,7 @@ build="${1:-${TOFU_BUILD_DIR:-$root/build}}"
 shift || true
 workers=("${@:-1024}")
 limit="${PLAN_TIMEOUT:-1800}"
+vmem="${PLAN_VMEM_KB:-12582912}"
 models="$build/bench-models"
 mkdir -p "$models"
 graph="$models/gpt3-175b.json"
@@ -36,18 +41,28 @@ printf '%6s %8s %8s %9s %9s %8s %8s %10s %12s %6s %6s\n' K plan_s plan_cpu \
   plan_MiB file_MiB verify_s ver_cpu verify_MiB comm_bytes peak_x resid_x
 for k in "${workers[@]}"; do
   out=$(mktemp)
-  if ! /usr/bin/time -f '%e %U %S %M' -o "$out.time" timeout "$limit" \
-      "$build/bin/tofu-plan" "$graph" --workers "$k" --quiet -o "$out"; then
-    printf '%6s %8s (tofu-plan failed or ran past %s s)\n' "$k" timeout "$limit"
+  status=0
+  (ulimit -v "$vmem"; /usr/bin/time -f '%e %U %S %M' -o "$out.time" \
+    timeout "$limit" "$build/bin/tofu-plan" "$graph" --workers "$k" --quiet \
+    -o "$out") || status=$?
+  if [[ $status != 0 ]]; then
+    if [[ $status == 124 ]]; then
+      printf '%6s %8s (tofu-plan ran past %s s)\n' "$k" timeout "$limit"
+    else
+      printf '%6s %8s (tofu-plan exited with %s: out of memory under %s KB, or see stderr)\n' \
+        "$k" failed "$status" "$vmem"
+    fi
     rm -f "$out" "$out.time"
     continue
   fi
   read -r wall user sys rss < "$out.time"
   size=$(stat -c %s "$out")
   balance=$(python3 "$root/bench/plan-balance.py" "$out" "$graph")
-  vwall=timeout vcpu=- vrss=0 comm=-
-  if /usr/bin/time -f '%e %U %S %M' -o "$out.vtime" timeout "$limit" \
-      "$build/bin/tofu-plan" --verify "$out" "$graph" > "$out.verify"; then
+  # A --verify that ran past the limit or out of memory: "failed".
+  vwall=failed vcpu=- vrss=0 comm=-
+  if (ulimit -v "$vmem"; /usr/bin/time -f '%e %U %S %M' -o "$out.vtime" \
+      timeout "$limit" "$build/bin/tofu-plan" --verify "$out" "$graph" \
+      > "$out.verify"); then
     read -r vwall vuser vsys vrss < "$out.vtime"
     vcpu=$(echo "$vuser + $vsys" | bc)
     comm=$(sed -n 's/.*comm_bytes \([0-9]*\) recomputed/\1/p' "$out.verify")
