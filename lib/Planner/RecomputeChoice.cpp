@@ -1,8 +1,9 @@
 //===- RecomputeChoice.cpp - Recompute until the peak fits a budget -------===//
 //
-// This file implements fitPeakBudget (RecomputeChoice.h): the two rankings
-// of the candidates and the bisection on the prefix of each that is
-// recomputed.
+// This file implements fitPeakBudget (RecomputeChoice.h): the families of
+// ranked candidates (single ops, chains, non-nesting chains), the prefix
+// search on each, the segments between cuts; and fitPeakBudgetJointly,
+// which tries the search's other plans when the first cannot fit.
 //
 //===----------------------------------------------------------------------===//
 

@@ -5,19 +5,23 @@
 // plan the search found, if its fullest worker's predicted peak exceeds B,
 // choose forward activations to recompute (Recompute.h) until it fits.
 //
-// The choice is greedy over a ranked list: the candidates
-// (getRecomputeCandidates), each with its chain (getRecomputeChain; or
-// alone, as single ops), are ordered by what recomputing them costs per
-// byte they free: first those whose producers move no bytes under the
-// plan, then by the producers' work points (WorkModel, over the whole ops)
-// per byte of the tensors, ascending, ties to the larger, then the
-// earlier. The planner takes the shortest prefix of that list whose
-// rewritten plan's predicted peak fits, found by bisection on the prefix
-// length (each probe evaluates the rewritten plan with the cost model, so a
-// probe's peak is exactly what the runtime measures). The partitioning is
-// the search's, decided before and kept: the three levers (partitioning,
-// replication under --memory, recomputation) are searched in that order,
-// not jointly.
+// The choice is greedy over ranked lists: the candidates
+// (getRecomputeCandidates), alone (single ops) or each with its chain
+// (getRecomputeChain), are ordered by what recomputing them costs per byte
+// they free (first those whose producers move no bytes under the plan,
+// then by the producers' work points, WorkModel over the whole ops, per
+// byte of the tensors, ties to the larger, then the earlier) or largest
+// first. For each list a short prefix whose rewritten plan's predicted
+// peak fits is searched (each probe evaluates the rewritten plan with the
+// cost model, so a probe's peak is exactly what the runtime measures);
+// with chains, non-nesting chains and segments between cuts
+// (getRecomputeCuts) are tried too, and the fitting plan moving fewest
+// bytes is kept.
+//
+// The partitioning is the search's. Only when no recomputation fits it
+// does fitPeakBudgetJointly try the search's other candidate plans (other
+// factorings of K, memory-weighted searches): partitioning, replication
+// and recomputation are not optimised together.
 //
 //===----------------------------------------------------------------------===//
 
