@@ -1,8 +1,9 @@
 //===- BatchNormStats.cpp - A batch norm's inverse deviation in one pass --===//
 //
-// This file implements runBatchNormInvStd (BatchNormStats.h) with the
-// generated kernel's arithmetic: double sums in (n, h, w) order, the
-// divisions by M and M * M, 1 / sqrt, rounded to f32 once.
+// This file implements runBatchNormInvStd and runBatchNormBackwardInput
+// (BatchNormStats.h) with the generated kernels' arithmetic: double sums in
+// (n, h, w) order, the same operations in the same order, rounded to f32
+// once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,23 +13,54 @@
 
 using namespace tofu::runtime;
 
+namespace {
+/// Row-major strides of a rank-4 box.
+struct Strides4 {
+  std::int64_t n, c, h;
+  explicit Strides4(const BoxView &v)
+      : n(v.extent[1] * v.extent[2] * v.extent[3]),
+        c(v.extent[2] * v.extent[3]), h(v.extent[3]) {}
+};
+
+/// Whether the rank-4 box `v` holds the whole (N, H, W) of channels
+/// [c0, c1) of a tensor of shape `shape`.
+bool holdsChannels(const BoxView &v, const std::int64_t shape[4],
+                   std::int64_t c0, std::int64_t c1) {
+  if (v.rank != 4 || v.type != ElementType::F32)
+    return false;
+  for (unsigned d : {0u, 2u, 3u})
+    if (v.lo[d] > 0 || v.lo[d] + v.extent[d] < shape[d])
+      return false;
+  return c0 >= v.lo[1] && c1 <= v.lo[1] + v.extent[1];
+}
+
+/// Whether the call's variables from `first` on range over their whole
+/// `extents` (no `reduce` share: the sums are whole).
+bool wholeSums(const KernelCall &call, unsigned first,
+               const std::vector<std::int64_t> &extents) {
+  for (std::size_t v = 0; v != extents.size(); ++v)
+    if (call.varLo[first + v] > 0 || call.varHi[first + v] < extents[v])
+      return false;
+  return true;
+}
+
+/// Whether the rank-1 f32 box `v` holds [c0, c1).
+bool holdsRange(const BoxView &v, std::int64_t c0, std::int64_t c1) {
+  return v.rank == 1 && v.type == ElementType::F32 && c0 >= v.lo[0] &&
+         c1 <= v.lo[0] + v.extent[0];
+}
+} // namespace
+
 bool tofu::runtime::runBatchNormInvStd(const BatchNormInvStd &b,
                                        const KernelCall &call) {
-  if (call.numInputs != 1 || call.inputs[0].type != ElementType::F32 ||
-      call.inputs[0].rank != 4 || call.output.type != ElementType::F32 ||
-      call.output.rank != 1)
+  if (call.numInputs != 1 || call.output.type != ElementType::F32 ||
+      call.output.rank != 1 || !wholeSums(call, 1, b.varExtents))
     return false;
-  for (std::size_t v = 0; v != b.varExtents.size(); ++v)
-    if (call.varLo[1 + v] > 0 || call.varHi[1 + v] < b.varExtents[v])
-      return false;
   const BoxView &x = call.inputs[0];
   const std::int64_t c0 = call.varLo[0], c1 = call.varHi[0];
   if (c0 >= c1)
     return true;
-  for (unsigned d : {0u, 2u, 3u})
-    if (x.lo[d] > 0 || x.lo[d] + x.extent[d] < b.shape[d])
-      return false;
-  if (c0 < x.lo[1] || c1 > x.lo[1] + x.extent[1])
+  if (!holdsChannels(x, b.shape, c0, c1))
     return false;
   const std::int64_t N = b.shape[0], H = b.shape[2], W = b.shape[3];
   const std::int64_t sW = 1, sH = x.extent[3], sC = sH * x.extent[2],
@@ -50,6 +82,60 @@ bool tofu::runtime::runBatchNormInvStd(const BatchNormInvStd &b,
         }
       }
     out[c] = float(1.0 / std::sqrt(squares / M - sum * sum / MM + b.epsilon));
+  }
+  return true;
+}
+
+bool tofu::runtime::runBatchNormBackwardInput(const BatchNormBackwardInput &b,
+                                              const KernelCall &call) {
+  if (call.numInputs != 5 || call.output.type != ElementType::F32 ||
+      call.output.rank != 4 || !wholeSums(call, 4, b.varExtents))
+    return false;
+  const std::int64_t *lo = call.varLo, *hi = call.varHi;
+  for (unsigned d = 0; d != 4; ++d)
+    if (lo[d] >= hi[d])
+      return true;
+  const BoxView &dy = call.inputs[0], &x = call.inputs[1],
+                &weight = call.inputs[2], &mean = call.inputs[3],
+                &invstd = call.inputs[4], &out = call.output;
+  const std::int64_t c0 = lo[1], c1 = hi[1];
+  if (!holdsChannels(dy, b.shape, c0, c1) ||
+      !holdsChannels(x, b.shape, c0, c1) || !holdsRange(weight, c0, c1) ||
+      !holdsRange(mean, c0, c1) || !holdsRange(invstd, c0, c1))
+    return false;
+  const std::int64_t N = b.shape[0], H = b.shape[2], W = b.shape[3];
+  const double M = double(N * H * W);
+  Strides4 sd(dy), sx(x), so(out);
+  // Element (n, c, h, w) of a box, in global coordinates.
+  auto at = [](const BoxView &v, const Strides4 &s, std::int64_t n,
+               std::int64_t c, std::int64_t h) {
+    return static_cast<const float *>(v.data) + (n - v.lo[0]) * s.n +
+           (c - v.lo[1]) * s.c + (h - v.lo[2]) * s.h - v.lo[3];
+  };
+  const float *w = static_cast<const float *>(weight.data) - weight.lo[0];
+  const float *m = static_cast<const float *>(mean.data) - mean.lo[0];
+  const float *is = static_cast<const float *>(invstd.data) - invstd.lo[0];
+  for (std::int64_t c = c0; c < c1; ++c) {
+    const double mc = double(m[c]), ic = double(is[c]), wc = double(w[c]);
+    double s1 = 0.0, s2 = 0.0;
+    for (std::int64_t n = 0; n < N; ++n)
+      for (std::int64_t h = 0; h < H; ++h) {
+        const float *g = at(dy, sd, n, c, h), *v = at(x, sx, n, c, h);
+        for (std::int64_t col = 0; col < W; ++col) {
+          s1 += double(g[col]);
+          s2 += (double(v[col]) - mc) * double(g[col]);
+        }
+      }
+    for (std::int64_t n = lo[0]; n < hi[0]; ++n)
+      for (std::int64_t h = lo[2]; h < hi[2]; ++h) {
+        const float *g = at(dy, sd, n, c, h), *v = at(x, sx, n, c, h);
+        float *o = const_cast<float *>(at(out, so, n, c, h));
+        for (std::int64_t col = lo[3]; col < hi[3]; ++col)
+          o[col] = float(((((double(g[col]) - (s1 / M)) -
+                            ((((double(v[col]) - mc) * ic) * ic) * s2) / M) *
+                           ic) *
+                          wc));
+      }
   }
   return true;
 }

@@ -94,6 +94,10 @@ describeIndexedPooling(const graph::Graph &g, unsigned op,
   return p;
 }
 
+bool reductionExtents(const runtime::KernelInfo &kernel, unsigned first,
+                      const std::int64_t shape[4],
+                      std::vector<std::int64_t> &extents);
+
 /// The runtime's one-pass loop for op `op` (runtime/BatchNormStats.h): a
 /// training batch norm's inverse deviation (native_batch_norm__2 or
 /// native_batch_norm_noweight_nobias__2, training = 1) of a rank-4 input,
@@ -117,20 +121,52 @@ describeBatchNormInvStd(const graph::Graph &g, unsigned op,
   for (unsigned d = 0; d != 4; ++d)
     b.shape[d] = inputs[0][d];
   b.epsilon = eps->asReal();
-  for (unsigned v = 1; v != kernel.numVars; ++v)
+  if (!reductionExtents(kernel, 1, b.shape, b.varExtents))
+    return std::nullopt;
+  return b;
+}
+
+/// The extents of `kernel`'s variables from `first` on, reduction variables
+/// named after the dimension of an [N, C, H, W] `shape` they range over (n,
+/// y, x, as specs/norm.tdl names them); false for another name.
+bool reductionExtents(const runtime::KernelInfo &kernel, unsigned first,
+                      const std::int64_t shape[4],
+                      std::vector<std::int64_t> &extents) {
+  for (unsigned v = first; v < kernel.numVars; ++v)
     switch (kernel.varNames[v][0]) {
     case 'n':
-      b.varExtents.push_back(b.shape[0]);
+      extents.push_back(shape[0]);
       break;
     case 'y':
-      b.varExtents.push_back(b.shape[2]);
+      extents.push_back(shape[2]);
       break;
     case 'x':
-      b.varExtents.push_back(b.shape[3]);
+      extents.push_back(shape[3]);
       break;
     default:
-      return std::nullopt;
+      return false;
     }
+  return true;
+}
+
+/// The one-pass loop for op `op`'s input gradient of a training batch norm
+/// (native_batch_norm_backward__0, train = 1, rank 4); none otherwise.
+std::optional<runtime::BatchNormBackwardInput>
+describeBatchNormBackward(const graph::Graph &g, unsigned op,
+                          const runtime::KernelInfo &kernel) {
+  const graph::Op &o = g.getOp(op);
+  if (o.type != "native_batch_norm_backward__0")
+    return std::nullopt;
+  auto inputs = g.getInputShapes(o);
+  const graph::ParamValue *train = o.lookupParam("train");
+  if (inputs.size() != 5 || inputs[1].size() != 4 || !train ||
+      train->getAsInteger() != int64_t(1) || kernel.numVars < 4)
+    return std::nullopt;
+  runtime::BatchNormBackwardInput b;
+  for (unsigned d = 0; d != 4; ++d)
+    b.shape[d] = inputs[1][d];
+  if (!reductionExtents(kernel, 4, b.shape, b.varExtents))
+    return std::nullopt;
   return b;
 }
 } // namespace
@@ -183,7 +219,8 @@ std::optional<BatchNormStatsCounts>
 GeneratedKernels::getBatchNormStatsCounts() const {
   if (!batchNormStatsOn)
     return std::nullopt;
-  return BatchNormStatsCounts{batchNormCounts[0], batchNormCounts[1]};
+  return BatchNormStatsCounts{batchNormCounts[0], batchNormCounts[1],
+                              batchNormCounts[2]};
 }
 
 std::optional<runtime::OneDnnCounts> GeneratedKernels::getOneDnnCounts() const {
@@ -253,9 +290,13 @@ GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
       kernels->indexedPooling[i] = describeIndexedPooling(g, i, table[i]);
   kernels->batchNormStatsOn = libraries.batchNormStats;
   kernels->batchNormInvStd.resize(g.getNumOps());
+  kernels->batchNormBackward.resize(g.getNumOps());
   for (unsigned i = 0, e = table.size(); i != e; ++i)
-    if (libraries.batchNormStats && !forced[i] && table[i].fn)
+    if (libraries.batchNormStats && !forced[i] && table[i].fn) {
       kernels->batchNormInvStd[i] = describeBatchNormInvStd(g, i, table[i]);
+      kernels->batchNormBackward[i] =
+          describeBatchNormBackward(g, i, table[i]);
+    }
   std::string firstNote;
   unsigned numMissing = 0;
   for (unsigned i = 0, e = table.size(); i != e; ++i) {
@@ -307,7 +348,14 @@ void GeneratedKernels::run(unsigned kernel, const runtime::KernelCall &call) {
       ++batchNormCounts[0];
       return;
     }
-    ++batchNormCounts[1];
+    ++batchNormCounts[2];
+  }
+  if (kernel < batchNormBackward.size() && batchNormBackward[kernel]) {
+    if (runtime::runBatchNormBackwardInput(*batchNormBackward[kernel], call)) {
+      ++batchNormCounts[1];
+      return;
+    }
+    ++batchNormCounts[2];
   }
   if (fns[kernel])
     fns[kernel](call);

@@ -39,8 +39,9 @@ struct LibraryOptions {
   /// runtime's loops (runtime/IndexedPooling.h) instead of the generated
   /// kernels.
   bool indexedPooling = true;
-  /// Compute a training batch norm's inverse deviation (rank 4, f32) in
-  /// one pass (runtime/BatchNormStats.h) instead of the generated kernel.
+  /// Compute a training batch norm's inverse deviation and input gradient
+  /// (rank 4, f32) with one-pass sums (runtime/BatchNormStats.h) instead of
+  /// the generated kernels.
   bool batchNormStats = true;
 };
 
@@ -50,9 +51,10 @@ struct IndexedPoolingCounts {
   std::uint64_t indices = 0, backward = 0, declined = 0;
 };
 
-/// How many calls the batch norm's one-pass loop computed, and declined.
+/// How many calls the batch norm's one-pass loops computed, by op, and how
+/// many calls of those ops they declined.
 struct BatchNormStatsCounts {
-  std::uint64_t invStd = 0, declined = 0;
+  std::uint64_t invStd = 0, backwardInput = 0, declined = 0;
 };
 
 /// One generated kernel per op, or the evaluator's for the ops without one.
@@ -105,8 +107,10 @@ private:
   std::atomic<std::uint64_t> indexedCounts[3] = {};
   /// Per op: its batch norm loop, if it has one (and the option is on).
   std::vector<std::optional<runtime::BatchNormInvStd>> batchNormInvStd;
+  std::vector<std::optional<runtime::BatchNormBackwardInput>>
+      batchNormBackward;
   bool batchNormStatsOn = false;
-  std::atomic<std::uint64_t> batchNormCounts[2] = {};
+  std::atomic<std::uint64_t> batchNormCounts[3] = {};
   std::unique_ptr<codegen::KernelLibrary> library;
   /// Per op: its generated kernel, or null for a fallback.
   std::vector<runtime::KernelFn> fns;

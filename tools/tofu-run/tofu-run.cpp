@@ -173,9 +173,9 @@ cl::opt<bool> indexedPooling(
 cl::opt<bool> batchNormStats(
     "batch-norm-stats",
     cl::desc("With --kernels=generated, compute a training batch norm's "
-             "inverse deviation in one pass with the runtime's loop instead "
-             "of the generated kernel (docs/Runtime.md, \"Kernels\"; "
-             "default true)"),
+             "inverse deviation and input gradient with one-pass sums (the "
+             "runtime's loops) instead of the generated kernels "
+             "(docs/Runtime.md, \"Kernels\"; default true)"),
     cl::init(true), cl::cat(category));
 cl::opt<bool> fuse(
     "fuse",
@@ -702,6 +702,7 @@ bool writeReport(const Run &run, const Errors &errors) {
   if (run.batchNormStats)
     report["batch_norm_stats_calls"] = llvm::json::Object{
         {"inv_std", int64_t(run.batchNormStats->invStd)},
+        {"backward_input", int64_t(run.batchNormStats->backwardInput)},
         {"declined", int64_t(run.batchNormStats->declined)}};
   std::error_code ec;
   llvm::raw_fd_ostream os(reportFile, ec);

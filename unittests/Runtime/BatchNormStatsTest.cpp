@@ -1,12 +1,15 @@
 //===- BatchNormStatsTest.cpp - A batch norm's inverse deviation loop -----===//
 //
-// Checks runBatchNormInvStd (runtime/BatchNormStats.h) against the literal
-// definition of specs/norm.tdl's native_batch_norm__2 on rank 4, written as
-// the generated kernel evaluates it (three double sums in (n, h, w) order,
-// then 1 / sqrt): equal bit for bit over every channel and over a box of
-// channels held in a box of the input that starts at a later channel; and
-// that a call whose reduction variables are split, or not f32, or whose
-// input box lacks part of (N, H, W), is declined without writing.
+// Checks runBatchNormInvStd and runBatchNormBackwardInput
+// (runtime/BatchNormStats.h) against the literal definitions of
+// specs/norm.tdl's native_batch_norm__2 and native_batch_norm_backward__0
+// on rank 4, written as the generated kernels evaluate them (double sums in
+// (n, h, w) order, each in its own pass, then the same operations): equal
+// bit for bit over every channel and over boxes of channels (and of images,
+// rows and columns for the gradient) held in input boxes that start at a
+// later channel; and that a call whose reduction variables are split, or
+// not f32, or whose input box lacks part of (N, H, W), is declined without
+// writing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -135,6 +138,109 @@ TEST(BatchNormStatsTest, DeclinesPartialSumsOtherTypesAndPartialBoxes) {
   Call channels(x, 0, C, 1, C); // channel 0 is not in the box.
   EXPECT_FALSE(runBatchNormInvStd(b, channels.call));
   EXPECT_EQ(channels.out, std::vector<float>(C, -7.0f));
+}
+
+/// native_batch_norm_backward__0 as the generated kernel computes it, at
+/// (n, c, h, w): two sums, each in its own pass, then the element.
+float backwardReference(const std::vector<float> &dy,
+                        const std::vector<float> &x,
+                        const std::vector<float> &weight,
+                        const std::vector<float> &mean,
+                        const std::vector<float> &invstd, std::int64_t n,
+                        std::int64_t c, std::int64_t h, std::int64_t w) {
+  auto at = [&](const std::vector<float> &t, std::int64_t n, std::int64_t h,
+                std::int64_t w) {
+    return double(t[((n * C + c) * H + h) * W + w]);
+  };
+  double s1 = 0, s2 = 0;
+  for (std::int64_t a = 0; a < N; ++a)
+    for (std::int64_t b = 0; b < H; ++b)
+      for (std::int64_t d = 0; d < W; ++d)
+        s1 += at(dy, a, b, d);
+  for (std::int64_t a = 0; a < N; ++a)
+    for (std::int64_t b = 0; b < H; ++b)
+      for (std::int64_t d = 0; d < W; ++d)
+        s2 += (at(x, a, b, d) - double(mean[c])) * at(dy, a, b, d);
+  const double M = double(N * H * W), i = double(invstd[c]);
+  return float(((((at(dy, n, h, w) - (s1 / M)) -
+                  ((((at(x, n, h, w) - double(mean[c])) * i) * i) * s2) / M) *
+                 i) *
+                double(weight[c])));
+}
+
+/// A box of a whole [N, C, H, W] tensor: images, rows and columns whole,
+/// channels [c0, c1).
+struct ChannelBox {
+  std::vector<float> data;
+  std::int64_t lo[4], extent[4];
+  ChannelBox(const std::vector<float> &t, std::int64_t c0, std::int64_t c1)
+      : lo{0, c0, 0, 0}, extent{N, c1 - c0, H, W} {
+    for (std::int64_t n = 0; n < N; ++n)
+      for (std::int64_t c = c0; c < c1; ++c)
+        for (std::int64_t i = 0; i < H * W; ++i)
+          data.push_back(t[(n * C + c) * H * W + i]);
+  }
+  BoxView view() { return {ElementType::F32, 4, data.data(), lo, extent}; }
+};
+
+TEST(BatchNormStatsTest, InputGradientEqualsTheDefinition) {
+  std::mt19937 rng(5);
+  std::vector<float> x = data(), dy(x.size()), weight(C), mean(C), invstd(C);
+  for (float &v : dy)
+    v = float(int(rng() % 20001) - 10000) / 4999.0f;
+  for (std::int64_t c = 0; c < C; ++c) {
+    weight[c] = float(rng() % 100) / 37.0f;
+    mean[c] = float(rng() % 1000) / 3.0f;
+    invstd[c] = float(rng() % 1000 + 1) / 701.0f;
+  }
+  BatchNormBackwardInput b;
+  std::int64_t shape[4] = {N, C, H, W};
+  std::memcpy(b.shape, shape, sizeof(shape));
+  for (int i = 0; i != 2; ++i)
+    b.varExtents.insert(b.varExtents.end(), {N, H, W});
+  // The whole output, then images [1, 3), channels [1, 3), rows [1, 3),
+  // columns [2, 5) from boxes of channels [1, 4).
+  struct Box {
+    std::int64_t lo[4], hi[4];
+  } boxes[] = {{{0, 0, 0, 0}, {N, C, H, W}}, {{1, 1, 1, 2}, {3, 3, 3, 5}}};
+  for (const Box &box : boxes) {
+    std::int64_t i0 = box.lo[1] ? 1 : 0, i1 = box.lo[1] ? 4 : C;
+    ChannelBox g(dy, i0, i1), in(x, i0, i1);
+    std::int64_t chLo[1] = {i0}, chExtent[1] = {i1 - i0};
+    BoxView inputs[5] = {
+        g.view(), in.view(),
+        {ElementType::F32, 1, weight.data() + i0, chLo, chExtent},
+        {ElementType::F32, 1, mean.data() + i0, chLo, chExtent},
+        {ElementType::F32, 1, invstd.data() + i0, chLo, chExtent}};
+    std::int64_t extent[4], size = 1;
+    for (int d = 0; d != 4; ++d)
+      extent[d] = box.hi[d] - box.lo[d], size *= extent[d];
+    std::vector<float> out(size, -7.0f);
+    std::vector<std::int64_t> varLo(box.lo, box.lo + 4),
+        varHi(box.hi, box.hi + 4);
+    for (std::int64_t e : b.varExtents)
+      varLo.push_back(0), varHi.push_back(e);
+    KernelCall call{inputs, 5,
+                    {ElementType::F32, 4, out.data(), box.lo, extent},
+                    varLo.data(), varHi.data()};
+    ASSERT_TRUE(runBatchNormBackwardInput(b, call));
+    std::int64_t i = 0;
+    for (std::int64_t n = box.lo[0]; n < box.hi[0]; ++n)
+      for (std::int64_t c = box.lo[1]; c < box.hi[1]; ++c)
+        for (std::int64_t h = box.lo[2]; h < box.hi[2]; ++h)
+          for (std::int64_t w = box.lo[3]; w < box.hi[3]; ++w, ++i) {
+            float want =
+                backwardReference(dy, x, weight, mean, invstd, n, c, h, w);
+            ASSERT_EQ(std::memcmp(&out[i], &want, sizeof(float)), 0)
+                << n << " " << c << " " << h << " " << w << ": " << out[i]
+                << " vs " << want;
+          }
+    // A split sum (n2) is declined without writing.
+    varHi[7] = N - 1;
+    std::vector<float> before = out;
+    EXPECT_FALSE(runBatchNormBackwardInput(b, call));
+    EXPECT_EQ(out, before);
+  }
 }
 
 } // namespace

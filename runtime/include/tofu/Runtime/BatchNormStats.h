@@ -8,8 +8,10 @@
 // over the channel (one per Sum, the two equal sums each computed); this
 // loop makes one, accumulating both sums in double in the kernel's order
 // (n, then h, then w), so the value is the generated kernel's bit for bit.
-// It covers f32 boxes whose reduction variables are whole; any other call
-// is declined, and the caller runs the generated kernel.
+// The input gradient (native_batch_norm_backward__0) likewise sums its two
+// per-channel sums in one pass instead of two. Both cover f32 boxes whose
+// reduction variables are whole; any other call is declined, and the
+// caller runs the generated kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +40,25 @@ struct BatchNormInvStd {
 /// f32, a reduction variable not whole, an input box not holding the whole
 /// (N, H, W) of its channels).
 bool runBatchNormInvStd(const BatchNormInvStd &b, const KernelCall &call);
+
+/// native_batch_norm_backward__0 (train = 1) on rank 4: the input's
+/// gradient (grad_out - S1 / M - (x - mean) invstd^2 S2 / M) invstd weight,
+/// S1 = Sum(grad_out), S2 = Sum((x - mean) grad_out) per channel. The
+/// generated kernel sums S1 and S2 in two passes before the element pass;
+/// this loop sums both in one, with the same arithmetic. `varExtents`: the
+/// extents of the kernel's variables after the four output ones.
+struct BatchNormBackwardInput {
+  std::int64_t shape[4] = {};
+  std::vector<std::int64_t> varExtents;
+};
+
+/// Computes `call` (inputs grad_out, input, weight, save_mean, save_invstd)
+/// and returns true, or returns false without writing anything when the
+/// call is not covered (types other than f32, a reduction variable not
+/// whole, a box of grad_out or input not holding the whole (N, H, W) of
+/// the channels).
+bool runBatchNormBackwardInput(const BatchNormBackwardInput &b,
+                               const KernelCall &call);
 
 } // namespace runtime
 } // namespace tofu
