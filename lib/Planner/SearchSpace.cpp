@@ -31,6 +31,15 @@ SearchSpace::getFixedPart(ArrayRef<uint8_t> tuple) const {
   return fixed;
 }
 
+SmallVector<uint8_t, 4>
+SearchSpace::getPriorFixedPart(ArrayRef<uint8_t> prior) const {
+  SmallVector<uint8_t, 4> fixed;
+  for (unsigned l = 0, e = frame.levels.size(); l != e; ++l)
+    if (l < frame.firstFree || l >= getEndFree())
+      fixed.push_back(prior[l]);
+  return fixed;
+}
+
 std::vector<SmallVector<uint8_t, 4>>
 SearchSpace::enumerateFreeTuples(ArrayRef<uint8_t> fixed, unsigned radix) const {
   unsigned first = frame.firstFree, end = getEndFree();
@@ -169,12 +178,9 @@ void SearchSpace::computeTensorRegions(
 unsigned SearchSpace::getTensorKind(unsigned t) {
   ArrayRef<int64_t> shape = problem.getShape(t);
   int pinned = frame.pinnedTensorDims ? (*frame.pinnedTensorDims)[t] : -1;
-  // The fixed levels' decisions, as enumerateFreeTuples reads them.
   SmallVector<uint8_t, 4> fixed;
   if (frame.prior)
-    for (unsigned l = 0, e = frame.levels.size(); l != e; ++l)
-      if (l < frame.firstFree || l >= getEndFree())
-        fixed.push_back(frame.prior->tensorDims[t][l]);
+    fixed = getPriorFixedPart(frame.prior->tensorDims[t]);
   auto [it, inserted] = kindOf.try_emplace(
       {SmallVector<int64_t, 4>(shape.begin(), shape.end()), pinned, fixed},
       kindDomains.size());
@@ -327,9 +333,23 @@ bool SearchSpace::build() {
   // Ops of one decision whose tensors are of the same decisions have the
   // same tables: compute them once, add them once per op.
   std::map<SmallVector<unsigned, 8>, std::pair<OpTables, unsigned>> bundles;
+  // Ops of one class (same operator, shapes and params) with the same
+  // fixed levels have the same domain, as getOpVar assumes: build it once.
+  std::map<std::pair<unsigned, SmallVector<uint8_t, 4>>, unsigned> domainOf;
   OpRegions regions;
   for (unsigned i = 0; i != numOps; ++i) {
-    buildOpDomain(i);
+    if (frame.coarsening && frame.prior) {
+      auto [it, inserted] = domainOf.try_emplace(
+          {frame.coarsening->opClass[i],
+           getPriorFixedPart(frame.prior->opSteps[i])},
+          i);
+      if (inserted)
+        buildOpDomain(i);
+      else
+        opDomains[i] = opDomains[it->second];
+    } else {
+      buildOpDomain(i);
+    }
     if (opDomains[i].size() > 65535)
       return false;
     opVars.push_back(getOpVar(i));

@@ -90,6 +90,9 @@ private:
   /// The fixed levels' part of a decision tuple (what a class's decision
   /// is keyed by).
   SmallVector<uint8_t, 4> getFixedPart(ArrayRef<uint8_t> tuple) const;
+  /// The fixed levels' decisions of a tuple of `frame.prior` (which may
+  /// have more levels than the frame), as enumerateFreeTuples reads them.
+  SmallVector<uint8_t, 4> getPriorFixedPart(ArrayRef<uint8_t> prior) const;
   /// Every tuple whose fixed levels are those of `fixed` (a full tuple from
   /// `prior`), the free ones below `radix`.
   std::vector<SmallVector<uint8_t, 4>>
