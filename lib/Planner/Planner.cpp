@@ -68,10 +68,11 @@ private:
   /// Where `candidate` (evaluated) is unbalanced, searches its factoring
   /// again with even parts (SearchSettings::balanceShares) and takes that
   /// plan if it is balanced (docs/Planner.md, "Balanced memory").
+  /// `assignment` is the search's result that `candidate` was made from.
   llvm::Error rebalance(ArrayRef<unsigned> levels,
                         const SearchSettings &settings,
                         const std::string &name, const std::string &unit,
-                        plan::Plan &candidate);
+                        const Assignment &assignment, plan::Plan &candidate);
   /// The most the fullest worker may store over an even share of the
   /// graph before rebalance searches again (issue 22's bound).
   static constexpr double kMaxResidentOverShare = 1.10;
@@ -162,6 +163,7 @@ Driver::searchLevels(ArrayRef<unsigned> levels, const SearchSettings &settings,
 llvm::Error Driver::rebalance(ArrayRef<unsigned> levels,
                               const SearchSettings &settings,
                               const std::string &name, const std::string &unit,
+                              const Assignment &assignment,
                               plan::Plan &candidate) {
   if (settings.balanceShares || isBalanced(candidate))
     return llvm::Error::success();
@@ -169,19 +171,27 @@ llvm::Error Driver::rebalance(ArrayRef<unsigned> levels,
   SearchSettings even = settings;
   even.balanceShares = true;
   int64_t unrefined = lastUnrefinedBytes;
-  auto assignment = searchLevels(levels, even, name, unit);
-  if (!assignment)
-    return assignment.takeError();
-  plan::Plan evenPlan = materializePlan(problem, *assignment);
-  auto costs = evaluatePlan(problem, evenPlan, Peaks::Skip);
+  auto evenAssignment = searchLevels(levels, even, name, unit);
+  if (!evenAssignment)
+    return evenAssignment.takeError();
+  // One materialized plan at a time (at K = 4096 each takes GiBs): the
+  // first is made again from its assignment if it stays.
+  candidate = plan::Plan();
+  candidate = materializePlan(problem, *evenAssignment);
+  auto costs = evaluatePlan(problem, candidate, Peaks::Skip);
   if (!costs)
     return costs.takeError();
-  recordCosts(*costs, evenPlan);
+  recordCosts(*costs, candidate);
   // The plan of even parts replaces the first only where it is balanced.
-  if (isBalanced(evenPlan))
-    candidate = std::move(evenPlan);
-  else
-    lastUnrefinedBytes = unrefined;
+  if (isBalanced(candidate))
+    return llvm::Error::success();
+  lastUnrefinedBytes = unrefined;
+  candidate = plan::Plan();
+  candidate = materializePlan(problem, assignment);
+  costs = evaluatePlan(problem, candidate, Peaks::Skip);
+  if (!costs)
+    return costs.takeError();
+  recordCosts(*costs, candidate);
   return llvm::Error::success();
 }
 
@@ -234,7 +244,8 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
       return llvm::None;
     }
     recordCosts(*costs, candidate);
-    if (llvm::Error err = rebalance(levels, settings, name, unit, candidate)) {
+    if (llvm::Error err =
+            rebalance(levels, settings, name, unit, *assignment, candidate)) {
       failure = llvm::toString(std::move(err));
       return llvm::None;
     }
