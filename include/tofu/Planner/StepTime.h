@@ -2,7 +2,8 @@
 //
 // This file declares the calibrated step-time estimate (docs/StepTime.md):
 // a plan's training step on a machine that tofu-calibrate measured
-// (Machine.h), as the slowest worker's compute plus its communication.
+// (Machine.h): each worker's kernels, copies and messages in the
+// executor's order, the workers sharing the machine's cores.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,16 +19,14 @@ namespace tofu {
 namespace planner {
 
 /// Estimates one step of `p` on `machine`; `opKinds` names each op's kind
-/// of kernel (codegen::getKernelKindName; empty: "elementwise"):
-///  - compute: for each worker, the sum over ops of the machine's time of
-///    one call of the op's kind with the work points (WorkModel.h) of the
-///    worker's share; the step takes the slowest worker's;
-///  - communication: the plan's comm_bytes spread evenly over the workers,
-///    each byte paying the transport's bandwidth and two memory copies
-///    (packing at the sender, unpacking at the receiver), plus one
-///    transport latency per op that moves bytes (and one for the next
-///    step's moves);
-///  - no overlap of the two.
+/// of kernel (codegen::getKernelKindName; empty: "elementwise"). Each
+/// worker's step is written as the executor runs it (the runtime's
+/// schedule, in-place and in-place update rules): local copies, messages
+/// (the sender packs and hands over, the receiver waits, copies out and
+/// unpacks), kernels timed with the machine's samples for the worker's
+/// share (WorkModel.h), then simulated with the workers sharing the
+/// machine's cores (StepSimulation.h). `computeSeconds` is the slowest
+/// worker's time in kernels, `communicationSeconds` the rest of the step.
 /// Fails when the plan's worker count is not the machine's or the plan
 /// does not evaluate.
 llvm::Expected<plan::StepEstimate>
