@@ -170,21 +170,6 @@ double tofu::timeMemoryCopy(unsigned threads) {
   return double(bytes) / best;
 }
 
-void tofu::keepBusy(const std::atomic<bool> *stop, double seconds) {
-  auto start = Clock::now();
-  volatile double sink = 0;
-  double x = 1;
-  for (;;) {
-    for (unsigned i = 0; i != 4096; ++i)
-      x = x * 0.999999 + 1e-7;
-    sink = x;
-    if (stop ? stop->load(std::memory_order_relaxed)
-             : secondsSince(start) >= seconds)
-      break;
-  }
-  (void)sink;
-}
-
 double tofu::timeRoundTrip(runtime::Transport &transport, unsigned self,
                            unsigned peer, bool first, size_t bytes,
                            unsigned trips, uint64_t tag) {

@@ -12,7 +12,6 @@
 #include "tofu/Runtime/Kernel.h"
 #include "tofu/Runtime/Transport.h"
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -77,11 +76,6 @@ double timeKernel(runtime::KernelFn fn, const KernelShape &shape,
 /// Bytes per second one thread copies (memcpy of 64 MiB) while `threads`
 /// threads each copy their own buffer at once.
 double timeMemoryCopy(unsigned threads);
-
-/// Computes (a floating-point loop no compiler removes) until `stop` is
-/// set, or for `seconds` when `stop` is null: a worker that keeps its core
-/// busy while others time the transport.
-void keepBusy(const std::atomic<bool> *stop, double seconds = 0);
 
 /// The average round trip, in seconds, of a `bytes`-byte message from
 /// worker `self` to worker `peer` and back through `transport` (tags from
