@@ -27,6 +27,7 @@
 #include "KernelBuilder.h"
 
 #include "tofu/TDL/ExprWalk.h"
+#include "tofu/TDL/Sema.h"
 
 using namespace tofu;
 using namespace tofu::codegen;
@@ -150,24 +151,6 @@ llvm::Optional<Contraction> KernelBuilder::matchContraction(bool widen16) {
 
 namespace {
 
-/// True if `e` is a constant: literals and parameters under arithmetic.
-bool isConstant(const Expr &e) {
-  switch (e.getKind()) {
-  case Expr::Kind::IntLiteral:
-  case Expr::Kind::FloatLiteral:
-    return true;
-  case Expr::Kind::Name:
-    return cast<NameExpr>(e).getParam() != nullptr;
-  case Expr::Kind::Unary:
-    return isConstant(cast<UnaryExpr>(e).getOperand());
-  case Expr::Kind::Binary:
-    return isConstant(cast<BinaryExpr>(e).getLHS()) &&
-           isConstant(cast<BinaryExpr>(e).getRHS());
-  default:
-    return false;
-  }
-}
-
 /// True if `e` has a reduction.
 bool hasReduce(const Expr &e) {
   bool found = false;
@@ -188,9 +171,9 @@ bool KernelBuilder::matchPrefill(Contraction &c) const {
     const auto *mul = dyn_cast<BinaryExpr>(&e);
     if (!mul || mul->getOp() != BinaryOp::Mul)
       return llvm::None;
-    if (&mul->getRHS() == c.reduce && isConstant(mul->getLHS()))
+    if (&mul->getRHS() == c.reduce && tdl::isConstantExpr(mul->getLHS()))
       return &mul->getLHS();
-    if (&mul->getLHS() == c.reduce && isConstant(mul->getRHS()))
+    if (&mul->getLHS() == c.reduce && tdl::isConstantExpr(mul->getRHS()))
       return &mul->getRHS();
     return llvm::None;
   };
