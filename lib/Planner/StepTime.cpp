@@ -150,9 +150,6 @@ planner::estimateStepOnMachine(const PlanningProblem &problem,
         "the machine file was measured with " + Twine(machine.workers) +
             " workers computing at once, the plan has " + Twine(p.workers) +
             " (run tofu-calibrate --workers " + Twine(p.workers) + ")");
-  auto costs = evaluatePlan(problem, p, Peaks::Skip);
-  if (!costs)
-    return costs.takeError();
   std::vector<SmallVector<uint8_t, 4>> steps;
   if (llvm::Error err = resolvePlanSteps(problem, p, steps))
     return std::move(err);
@@ -190,7 +187,9 @@ planner::estimateStepOnMachine(const PlanningProblem &problem,
   SimulatedStep step = writer.simulate();
 
   plan::StepEstimate estimate;
-  estimate.levelBytes.push_back(costs->commBytes);
+  // The schedule moves each element as the cost model charges it: its
+  // bytes between workers are the plan's comm_bytes (Schedule.h).
+  estimate.levelBytes.push_back(schedule.getTotalBytes());
   estimate.computeSeconds =
       *std::max_element(step.computeSeconds.begin(), step.computeSeconds.end());
   estimate.communicationSeconds = step.seconds - estimate.computeSeconds;
