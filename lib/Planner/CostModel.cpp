@@ -257,18 +257,27 @@ void PlanEvaluator::evaluateOp(unsigned i) {
   const ProblemTensor &out = problem.getTensor(op.output);
   for (unsigned w = 0; w != p.workers; ++w) {
     computeOpShare(op, p.levels, steps[i], digits[w], box, regions);
-    int64_t fetchBytes = 0;
+    int64_t fetchBytes = 0, workspace = 0;
     for (unsigned pos = 0, e = op.inputs.size(); pos != e; ++pos) {
       unsigned t = op.inputs[pos];
-      fetchBytes += countFetched(regions.inputs[pos], held(t, w)) *
-                    problem.getTensor(t).elementSize;
+      const Region &read = regions.inputs[pos];
+      HeldRegion h = held(t, w);
+      int64_t size = problem.getTensor(t).elementSize;
+      fetchBytes += countFetched(read, h) * size;
+      // The runtime reads an input it does not hold exactly as one
+      // buffer of the whole read region, its own part copied in.
+      int64_t volume = plan::getVolume(read);
+      if (volume && !(h && *h == read))
+        workspace += volume * size;
     }
     cost.fetchBytes += fetchBytes;
     computed[w] = regions.output;
     outHeld[w] = held(op.output, w);
-    int64_t buffers =
-        fetchBytes +
-        (partial ? plan::getVolume(regions.output) * out.elementSize : 0);
+    // The op's buffers at once: its re-laid-out inputs, the messages it
+    // receives, and its output where it is not computed into its stored
+    // buffer (partial, or stored otherwise).
+    int64_t buffers = workspace + fetchBytes +
+                      plan::getVolume(regions.output) * out.elementSize;
     report.largestBuffersPerWorker[w] =
         std::max(report.largestBuffersPerWorker[w], buffers);
   }
