@@ -35,6 +35,44 @@ Region plan::getLayoutRegion(ArrayRef<int64_t> shape, ArrayRef<unsigned> levels,
   return region;
 }
 
+bool plan::getStoredRegion(const TensorPlan &tensor, ArrayRef<unsigned> levels,
+                           ArrayRef<unsigned> digits, Region &region) {
+  if (tensor.regions.empty()) {
+    assert(tensor.layout && "a tensor with neither regions nor a layout");
+    analysis::getLayoutRegion(tensor.shape, levels, *tensor.layout, digits,
+                              region);
+    return true;
+  }
+  unsigned w = 0;
+  for (unsigned l = 0, e = levels.size(); l != e; ++l)
+    w = w * levels[l] + digits[l];
+  const llvm::Optional<Region> &listed = tensor.regions[w];
+  if (!listed)
+    return false;
+  region = *listed;
+  return true;
+}
+
+bool plan::getStoredRegion(const Plan &p, const TensorPlan &tensor, unsigned w,
+                           Region &region) {
+  SmallVector<unsigned, 8> digits;
+  getWorkerDigits(p.levels, w, digits);
+  return getStoredRegion(tensor, p.levels, digits, region);
+}
+
+int64_t plan::getStoredVolume(const TensorPlan &tensor,
+                              ArrayRef<unsigned> levels,
+                              ArrayRef<unsigned> digits) {
+  Region region;
+  return getStoredRegion(tensor, levels, digits, region) ? getVolume(region)
+                                                         : 0;
+}
+
+bool plan::hasStoredRegions(const TensorPlan &tensor, unsigned workers) {
+  return tensor.regions.empty() ? tensor.layout.hasValue()
+                                : tensor.regions.size() == workers;
+}
+
 static llvm::Error layoutError(const TensorPlan &tensor, const Twine &what) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  "plan: tensor '" + tensor.name +
@@ -53,12 +91,12 @@ static std::string formatRegion(const llvm::Optional<Region> &region) {
 
 llvm::Error
 plan::checkLayouts(Plan &p, unsigned numTensors,
-                   llvm::function_ref<ArrayRef<int64_t>(unsigned)> shapeOf,
-                   bool fill) {
+                   llvm::function_ref<ArrayRef<int64_t>(unsigned)> shapeOf) {
   // The plan matches its graph (planner::checkPlanMatchesGraph): a tensor
   // per graph tensor, a step per level in each layout, and listed regions
   // one per worker.
   assert(p.tensors.size() == numTensors && "a plan of another graph");
+  SmallVector<unsigned, 8> digits;
   for (unsigned t = 0; t != numTensors; ++t) {
     TensorPlan &tensor = p.tensors[t];
     if (!tensor.layout)
@@ -71,17 +109,13 @@ plan::checkLayouts(Plan &p, unsigned numTensors,
                                        formatLayoutStep(layout[l]) +
                                        "' names a dimension beyond its rank " +
                                        Twine(shape.size()));
-    if (tensor.regions.empty()) {
-      if (!fill)
-        continue;
-      tensor.regions.reserve(p.workers);
-      for (unsigned w = 0; w != p.workers; ++w)
-        tensor.regions.emplace_back(
-            getLayoutRegion(shape, p.levels, layout, w));
+    tensor.shape.assign(shape.begin(), shape.end());
+    if (tensor.regions.empty())
       continue;
-    }
+    Region derived;
     for (unsigned w = 0; w != p.workers; ++w) {
-      Region derived = getLayoutRegion(shape, p.levels, layout, w);
+      getWorkerDigits(p.levels, w, digits);
+      analysis::getLayoutRegion(shape, p.levels, layout, digits, derived);
       const llvm::Optional<Region> &listed = tensor.regions[w];
       int64_t volume = listed ? getVolume(*listed) : 0;
       bool same = volume == 0 ? getVolume(derived) == 0 : *listed == derived;

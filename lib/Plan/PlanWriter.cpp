@@ -153,12 +153,16 @@ void plan::writePlanJSON(llvm::raw_ostream &os, const Plan &p,
     }
     // Large plans give such tensors by their layout alone
     // (docs/PlanFormat.md, "Compact layouts").
-    if (!tensor.layout ||
-        (p.workers <= kMaxListedWorkers && !tensor.regions.empty())) {
+    if (!tensor.layout || p.workers <= kMaxListedWorkers) {
       os << ", \"workers\": [";
-      for (unsigned w = 0, n = tensor.regions.size(); w != n; ++w) {
+      // Listed regions as listed; a layout's derived (getStoredRegion).
+      unsigned n = tensor.regions.empty() ? p.workers : tensor.regions.size();
+      Region region;
+      for (unsigned w = 0; w != n; ++w) {
         os << (w ? ", " : "") << "{\"region\": ";
-        writeRegion(os, tensor.regions[w]);
+        writeRegion(os, getStoredRegion(p, tensor, w, region)
+                            ? llvm::Optional<Region>(region)
+                            : llvm::None);
         os << '}';
       }
       os << ']';

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Planner/CostModel.h"
+#include "tofu/Plan/Layouts.h"
 #include "tofu/Planner/Assignment.h"
 #include "tofu/Planner/Executable.h"
 #include "tofu/Runtime/Error.h"
@@ -188,11 +189,16 @@ planner::resolvePlanSteps(const PlanningProblem &problem, const plan::Plan &p,
   for (unsigned t = 0, e = p.tensors.size(); t != e; ++t) {
     const plan::TensorPlan &tensor = p.tensors[t];
     const graph::Tensor &gt = g.getTensor(t);
-    // The match check allows a layout without regions; the costs need them.
-    if (tensor.regions.empty())
-      return planError("tensor '" + tensor.name +
-                       "' has only a layout: derive its regions first "
-                       "(plan::checkLayouts with fill)");
+    // The match check allows a layout without regions; its regions are
+    // derived from the shape the layout records, which must be the graph's
+    // (a layout of dimensions within the rank always lies in the tensor).
+    if (tensor.regions.empty()) {
+      if (!llvm::equal(tensor.shape, gt.shape))
+        return planError("tensor '" + tensor.name +
+                         "' has only a layout, without the graph's shape: "
+                         "check its layouts first (plan::checkLayouts)");
+      continue;
+    }
     std::vector<int64_t> shape(gt.shape.begin(), gt.shape.end());
     for (unsigned w = 0; w != p.workers; ++w) {
       const auto &region = tensor.regions[w];
@@ -215,7 +221,8 @@ planner::resolvePlanSteps(const PlanningProblem &problem, const plan::Plan &p,
 namespace {
 
 /// Evaluates one plan: per op the regions of every worker and the fetch and
-/// produce terms.
+/// produce terms. Stored regions are taken through plan::getStoredRegion,
+/// one op's tensors at a time.
 class PlanEvaluator {
 public:
   PlanEvaluator(const PlanningProblem &problem, const plan::Plan &p,
@@ -225,15 +232,11 @@ public:
   CostReport run();
 
 private:
-  HeldRegion held(unsigned t, unsigned w) const {
-    const auto &region = p.tensors[t].regions[w];
-    return region ? &*region : nullptr;
-  }
-  int64_t heldBytes(unsigned t, unsigned w) const {
-    HeldRegion region = held(t, w);
-    return region ? plan::getVolume(*region) *
-                        problem.getTensor(t).elementSize
-                  : 0;
+  /// Worker `w`'s stored region of tensor `t`, kept in `buffer`.
+  HeldRegion held(unsigned t, unsigned w, Region &buffer) const {
+    return plan::getStoredRegion(p.tensors[t], p.levels, digits[w], buffer)
+               ? &buffer
+               : nullptr;
   }
   void evaluateOp(unsigned i);
 
@@ -250,8 +253,9 @@ void PlanEvaluator::evaluateOp(unsigned i) {
   const ProblemOp &op = problem.getOp(i);
   SmallVector<Range, 8> box;
   analysis::WorkerRegions regions;
-  SmallVector<Region, 8> computed(p.workers);
+  SmallVector<Region, 8> computed(p.workers), outRegions(p.workers);
   SmallVector<HeldRegion, 8> outHeld(p.workers);
+  Region input;
   plan::OpCost &cost = report.ops[i];
   bool partial = isPartialShare(op, steps[i]);
   const ProblemTensor &out = problem.getTensor(op.output);
@@ -261,7 +265,7 @@ void PlanEvaluator::evaluateOp(unsigned i) {
     for (unsigned pos = 0, e = op.inputs.size(); pos != e; ++pos) {
       unsigned t = op.inputs[pos];
       const Region &read = regions.inputs[pos];
-      HeldRegion h = held(t, w);
+      HeldRegion h = held(t, w, input);
       int64_t size = problem.getTensor(t).elementSize;
       fetchBytes += countFetched(read, h) * size;
       // The runtime reads an input it does not hold exactly as one
@@ -272,7 +276,7 @@ void PlanEvaluator::evaluateOp(unsigned i) {
     }
     cost.fetchBytes += fetchBytes;
     computed[w] = regions.output;
-    outHeld[w] = held(op.output, w);
+    outHeld[w] = held(op.output, w, outRegions[w]);
     // The op's buffers at once: its re-laid-out inputs, the messages it
     // receives, and its output where it is not computed into its stored
     // buffer (partial, or stored otherwise).
@@ -297,19 +301,22 @@ CostReport PlanEvaluator::run() {
     plan::getWorkerDigits(p.levels, w, digits[w]);
   for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t)
     for (unsigned w = 0; w != k; ++w)
-      report.residentBytesPerWorker[w] += heldBytes(t, w);
+      report.residentBytesPerWorker[w] +=
+          plan::getStoredVolume(p.tensors[t], p.levels, digits[w]) *
+          problem.getTensor(t).elementSize;
   for (unsigned i = 0, e = g.getNumOps(); i != e; ++i) {
     evaluateOp(i);
     report.commBytes += report.ops[i].total();
   }
   SmallVector<HeldRegion, 8> param(k), updated(k);
+  SmallVector<Region, 8> paramRegions(k), updatedRegions(k);
   for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
     int target = problem.getTensor(t).updates;
     if (target < 0)
       continue;
     for (unsigned w = 0; w != k; ++w) {
-      param[w] = held(target, w);
-      updated[w] = held(t, w);
+      param[w] = held(target, w, paramRegions[w]);
+      updated[w] = held(t, w, updatedRegions[w]);
     }
     report.nextStepBytes[t] =
         countNextStep(param, updated) * problem.getTensor(target).elementSize;

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Planner/Executable.h"
+#include "tofu/Plan/Layouts.h"
 #include "tofu/Planner/CostModel.h"
 
 using namespace tofu;
@@ -72,11 +73,14 @@ static llvm::Error buildTensors(const PlanningProblem &problem,
                           : gt.role == graph::Role::Output || pt.updates >= 0 ||
                                 g.getUsers(t).empty();
     info.updates = pt.updates;
-    if (withBoxes)
-      for (const auto &region : p.tensors[t].regions)
-        info.stored.push_back(region
-                                  ? std::optional<Box>(toRuntimeBox(*region))
-                                  : std::nullopt);
+    if (withBoxes) {
+      analysis::Region region;
+      for (unsigned w = 0; w != p.workers; ++w)
+        info.stored.push_back(
+            plan::getStoredRegion(p, p.tensors[t], w, region)
+                ? std::optional<Box>(toRuntimeBox(region))
+                : std::nullopt);
+    }
     out.tensors.push_back(std::move(info));
   }
   return llvm::Error::success();
@@ -166,7 +170,8 @@ planner::buildExecutablePlan(const PlanningProblem &problem,
 namespace {
 
 /// A plan's boxes for runtime::predictPeaks, derived op by op: stored
-/// boxes from the plan's regions, shares by computeOpShare.
+/// boxes from the plan's regions (plan::getStoredRegion), shares by
+/// computeOpShare.
 class ProblemBoxes : public runtime::PlanBoxes {
 public:
   ProblemBoxes(const PlanningProblem &problem, const plan::Plan &p,
@@ -176,21 +181,19 @@ public:
       plan::getWorkerDigits(p.levels, w, digits[w]);
   }
   void getStored(unsigned t, std::vector<std::optional<Box>> &out) override {
-    const auto &regions = p.tensors[t].regions;
-    out.resize(regions.size());
-    for (unsigned w = 0, e = regions.size(); w != e; ++w) {
-      if (!regions[w]) {
+    out.resize(p.workers);
+    for (unsigned w = 0; w != p.workers; ++w) {
+      if (!plan::getStoredRegion(p.tensors[t], p.levels, digits[w], region)) {
         out[w].reset();
         continue;
       }
       if (!out[w])
         out[w].emplace();
-      assignRuntimeBox(*regions[w], *out[w]);
+      assignRuntimeBox(region, *out[w]);
     }
   }
   int64_t getStoredVolume(unsigned t, unsigned w) override {
-    const auto &region = p.tensors[t].regions[w];
-    return region ? plan::getVolume(*region) : 0;
+    return plan::getStoredVolume(p.tensors[t], p.levels, digits[w]);
   }
   const std::vector<runtime::OpShare> &getShares(unsigned i) override {
     shares.resize(p.workers);
@@ -206,6 +209,7 @@ private:
   ArrayRef<SmallVector<uint8_t, 4>> steps;
   std::vector<SmallVector<unsigned, 8>> digits;
   std::vector<runtime::OpShare> shares;
+  analysis::Region region;
 };
 
 } // namespace
@@ -225,7 +229,7 @@ planner::predictPlanPeaks(const PlanningProblem &problem, const plan::Plan &p,
     skeleton.ops.push_back(std::move(*info));
   }
   for (const plan::TensorPlan &t : p.tensors)
-    if (t.regions.size() != p.workers)
+    if (!plan::hasStoredRegions(t, p.workers))
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "tensor '" + t.name + "' has " +
                                          Twine(t.regions.size()).str() +

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Planner/PlanVerifier.h"
+#include "tofu/Plan/Layouts.h"
 #include "tofu/Runtime/ExecutablePlan.h"
 
 #include "llvm/Support/WithColor.h"
@@ -52,9 +53,10 @@ private:
 void Verifier::checkCoverage() {
   for (unsigned t = 0, e = p.tensors.size(); t != e; ++t) {
     std::vector<runtime::Box> boxes;
-    for (const auto &region : p.tensors[t].regions)
-      if (region)
-        boxes.push_back(toRuntimeBox(*region));
+    analysis::Region region;
+    for (unsigned w = 0; w != p.workers; ++w)
+      if (plan::getStoredRegion(p, p.tensors[t], w, region))
+        boxes.push_back(toRuntimeBox(region));
     std::vector<const runtime::Box *> held;
     for (const runtime::Box &box : boxes)
       held.push_back(&box);

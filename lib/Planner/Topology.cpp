@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Planner/Topology.h"
+#include "tofu/Plan/Layouts.h"
 #include "tofu/Planner/Assignment.h"
 #include "tofu/Planner/CostModel.h"
 #include "tofu/Planner/Search.h"
@@ -137,22 +138,31 @@ static plan::Plan cutPlan(const plan::Plan &p, unsigned n) {
     c.name = op.name;
     c.steps.assign(op.steps.begin(), op.steps.begin() + n);
   }
+  analysis::Region region;
   for (const plan::TensorPlan &tensor : p.tensors) {
     plan::TensorPlan &c = cut.tensors.emplace_back();
     c.name = tensor.name;
+    // A layout's group stores its first `n` levels' region: the members'
+    // nested even parts tile it (an empty region where they all store
+    // nothing, which costs as nothing stored).
+    if (tensor.regions.empty()) {
+      c.layout.emplace(tensor.layout->begin(), tensor.layout->begin() + n);
+      c.shape = tensor.shape;
+      continue;
+    }
     c.regions.resize(cut.workers);
     for (unsigned w = 0; w != p.workers; ++w) {
-      const auto &region = tensor.regions[w];
-      if (!region || (!region->empty() && plan::getVolume(*region) == 0))
+      if (!plan::getStoredRegion(p, tensor, w, region) ||
+          (!region.empty() && plan::getVolume(region) == 0))
         continue;
       auto &box = c.regions[w / members];
       if (!box) {
-        box = *region;
+        box = region;
         continue;
       }
-      for (unsigned d = 0, e = region->size(); d != e; ++d) {
-        (*box)[d].lo = std::min((*box)[d].lo, (*region)[d].lo);
-        (*box)[d].hi = std::max((*box)[d].hi, (*region)[d].hi);
+      for (unsigned d = 0, e = region.size(); d != e; ++d) {
+        (*box)[d].lo = std::min((*box)[d].lo, region[d].lo);
+        (*box)[d].hi = std::max((*box)[d].hi, region[d].hi);
       }
     }
   }

@@ -10,6 +10,7 @@
 
 #include "Summary.h"
 
+#include "tofu/Plan/Layouts.h"
 #include "tofu/Planner/Executable.h"
 #include "tofu/Support/ByteSize.h"
 
@@ -113,14 +114,17 @@ void SummaryPrinter::printResidentComposition() {
   unsigned fullest =
       std::max_element(resident.begin(), resident.end()) - resident.begin();
   std::vector<runtime::TensorMemory> memory = getTensorMemory(*in.problem);
+  SmallVector<unsigned, 8> digits;
+  plan::getWorkerDigits(p.levels, fullest, digits);
   std::array<int64_t, runtime::NumMemoryUses> uses{};
   int64_t mostExcess = 0;
   unsigned most = 0;
   for (unsigned t = 0, e = p.tensors.size(); t != e; ++t) {
-    const auto &regions = p.tensors[t].regions;
-    if (fullest >= regions.size() || !regions[fullest])
+    if (!plan::hasStoredRegions(p.tensors[t], p.workers))
       continue;
-    int64_t held = plan::getVolume(*regions[fullest]) * memory[t].elementSize;
+    int64_t held =
+        plan::getStoredVolume(p.tensors[t], p.levels, digits) *
+        memory[t].elementSize;
     uses[unsigned(memory[t].use)] += held;
     int64_t excess = held - in.problem->getNumElements(t) *
                                 memory[t].elementSize / p.workers;

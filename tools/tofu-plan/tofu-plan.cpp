@@ -350,11 +350,11 @@ int runVerify(DiagnosticEngine &diags) {
             << llvm::toString(std::move(err)) << "\n";
     return BadInput;
   }
-  // A compact plan's regions, derived from its layouts (docs/PlanFormat.md).
+  // A compact plan's layouts, checked against the graph's shapes; regions
+  // are derived from them where read (docs/PlanFormat.md).
   if (llvm::Error err = plan::checkLayouts(
           *p, loaded.problem->getTensors().size(),
-          [&](unsigned t) { return loaded.problem->getShape(t); },
-          /*fill=*/true)) {
+          [&](unsigned t) { return loaded.problem->getShape(t); })) {
     error() << positional[0] << ": " << llvm::toString(std::move(err)) << "\n";
     return BadInput;
   }

@@ -322,10 +322,11 @@ bool load(DiagnosticEngine &diags, Loaded &out) {
             << llvm::toString(std::move(err)) << "\n";
     return false;
   }
-  // A compact plan's regions, derived from its layouts (docs/PlanFormat.md).
+  // A compact plan's layouts, checked against the graph's shapes; regions
+  // are derived from them where read (docs/PlanFormat.md).
   if (llvm::Error err = plan::checkLayouts(
           out.plan, out.problem->getTensors().size(),
-          [&](unsigned t) { return out.problem->getShape(t); }, /*fill=*/true)) {
+          [&](unsigned t) { return out.problem->getShape(t); })) {
     error() << planFile << ": " << llvm::toString(std::move(err)) << "\n";
     return false;
   }

@@ -33,16 +33,33 @@ llvm::Optional<uint8_t> parseLayoutStep(StringRef text);
 Region getLayoutRegion(ArrayRef<int64_t> shape, ArrayRef<unsigned> levels,
                        ArrayRef<uint8_t> layout, unsigned w);
 
+/// Worker `digits`'s stored region of `tensor` in a plan of `levels`, into
+/// `region`: its listed region when the plan lists them, else the region
+/// its layout derives from its shape. The one accessor every reader of a
+/// plan's regions uses (cost model, verifier, lowering, summaries,
+/// writer). False when the worker stores nothing (a listed null; `region`
+/// is then left as it was); a derived region may be empty.
+bool getStoredRegion(const TensorPlan &tensor, ArrayRef<unsigned> levels,
+                     ArrayRef<unsigned> digits, Region &region);
+/// The same for worker number `w` of `p`.
+bool getStoredRegion(const Plan &p, const TensorPlan &tensor, unsigned w,
+                     Region &region);
+/// Elements worker `digits` stores of `tensor` (0 for nothing).
+int64_t getStoredVolume(const TensorPlan &tensor, ArrayRef<unsigned> levels,
+                        ArrayRef<unsigned> digits);
+/// Whether `tensor` gives a region for each of `workers` workers: a list of
+/// that many, or a layout.
+bool hasStoredRegions(const TensorPlan &tensor, unsigned workers);
+
 /// Checks every layout of `p` against the graph's shapes (`shapeOf(t)` for
 /// tensor `t`, `numTensors` of them, graph order): no dimension beyond the
 /// rank; a tensor with both a layout and a regions list must have the
 /// regions its layout derives. `p` must match the graph
-/// (planner::checkPlanMatchesGraph, which tools run first). With `fill`, the regions
-/// of tensors that have only a layout are derived (K per tensor: for
-/// consumers that need the list); without, they stay empty.
+/// (planner::checkPlanMatchesGraph, which tools run first). Records each
+/// layout's shape (TensorPlan::shape), so that getStoredRegion derives its
+/// regions; no per-worker list is made.
 llvm::Error checkLayouts(Plan &p, unsigned numTensors,
-                         llvm::function_ref<ArrayRef<int64_t>(unsigned)> shapeOf,
-                         bool fill);
+                         llvm::function_ref<ArrayRef<int64_t>(unsigned)> shapeOf);
 
 } // namespace plan
 } // namespace tofu

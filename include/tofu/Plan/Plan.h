@@ -70,8 +70,10 @@ constexpr uint8_t kReplicateDim = 255;
 
 /// Where one tensor lives: per worker, the region it stores (None: nothing).
 /// A plan gives it as the `regions` list, as a compact `layout`, or both
-/// (then they must agree; tofu/Plan/Layouts.h derives the list from the
-/// layout).
+/// (then they must agree). Readers take a worker's region through
+/// plan::getStoredRegion (tofu/Plan/Layouts.h), which derives it from the
+/// layout when no list is held: the planner's plans hold layouts alone, so
+/// a plan's memory grows with levels x tensors, not workers x tensors.
 struct TensorPlan {
   std::string name;
   /// One per worker; empty when only `layout` gives the regions.
@@ -79,6 +81,10 @@ struct TensorPlan {
   /// Per level, outermost first: the dimension split at that level, or
   /// kReplicateDim (docs/PlanFormat.md, "Compact layouts").
   llvm::Optional<SmallVector<uint8_t, 4>> layout;
+  /// The tensor's shape, which the layout's regions are derived from: set
+  /// with the layout by the planner (materializePlan) and by
+  /// plan::checkLayouts for plans read from files.
+  SmallVector<int64_t, 4> shape;
 };
 
 /// The machine a plan is made for: nested groups of workers joined by
