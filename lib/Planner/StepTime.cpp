@@ -106,6 +106,18 @@ private:
     return bytes / machine.memoryBandwidth;
   }
 
+  /// Handing `bytes` to the transport, as an action's seconds with every
+  /// worker running (StepAction). tofu-calibrate timed the transport
+  /// between two workers with the others idle, a core each: with more
+  /// workers than cores, every worker running has cores / K of one, so
+  /// the same bytes take K / cores times as long.
+  double transportSeconds(double bytes) const {
+    double stretch =
+        std::max(1.0, double(plan.workers) /
+                          std::max(machine.hardwareThreads, 1u));
+    return bytes / machine.transportBandwidth * stretch;
+  }
+
   void addCopies(ArrayRef<double> bytes) {
     for (unsigned w = 0; w != plan.workers; ++w)
       if (bytes[w] > 0)
@@ -122,7 +134,7 @@ private:
       unsigned id = numMessages++;
       double bytes = m.bytes;
       programs[m.src].push_back(StepAction::move(
-          copySeconds(bytes) + bytes / machine.transportBandwidth));
+          copySeconds(bytes) + transportSeconds(bytes)));
       programs[m.src].push_back(StepAction::send(id));
       programs[m.dst].push_back(StepAction::receive(id));
       programs[m.dst].push_back(StepAction::move(2 * copySeconds(bytes)));

@@ -13,7 +13,11 @@ Writes machine files for K workers on 2 cores (every kind of kernel 1 or
    (the plan keeps the workers' kernels balanced, nothing to wait for);
  - latency: as free, 1 ms per message: at least one message's latency more
    than free, at most one per message of the whole step;
- - total == compute + communication everywhere.
+ - total == compute + communication everywhere;
+ - K > 2 (more workers than the 2 cores): transport: kernels and copies
+   free, 1 GB/s: tofu-calibrate timed the transport with a core per
+   worker, so the step's messages need comm_bytes / 1 GB/s core-seconds,
+   and the step takes at least that shared by the 2 cores.
 """
 
 import json
@@ -24,12 +28,15 @@ tmp, graph, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
 BANDWIDTH, MEMORY = 1e9, 4e9
 
 
+CORES = 2
+
+
 def machine(path, ns, bandwidth, memory, latency):
     kinds = ["gemm", "convolution", "transpose", "elementwise", "reduction"]
     with open(path, "w") as f:
         json.dump({"format": "tofu-machine", "version": 1,
                    "transport": "threads", "workers": k,
-                   "hardware_threads": 2,
+                   "hardware_threads": CORES,
                    "kernels": {kind: [[1, ns * 1e-9]] for kind in kinds},
                    "memory_bandwidth": memory,
                    "transport_bandwidth": bandwidth,
@@ -76,3 +83,10 @@ extra = latency["estimated_step_seconds"]["total"] - e["total"]
 assert 1e-3 * (1 - 1e-9) <= extra <= bound, (extra, bound)
 print(f"latency: 1 ms <= total - free total <= one per message: "
       f"{extra * 1e3:.3f} ms")
+if k > CORES:
+    transport = plan("transport", 1e-9, BANDWIDTH, 1e18)
+    e = transport["estimated_step_seconds"]
+    floor = transport["comm_bytes"] / BANDWIDTH / CORES
+    assert e["total"] >= floor * (1 - 1e-9), (e, floor)
+    print(f"transport: total {e['total']:.6g} s >= comm_bytes / bandwidth "
+          f"/ cores {floor:.6g} s")
