@@ -7,11 +7,12 @@
 // pieces to the workers storing them; free the tensors whose last reader
 // this op was. After the last op it moves updated parameters into their
 // parameters' stored boxes. Each message is staged in a pool buffer on
-// both sides, one message at a time, in the order and at the points the
-// device executor stages them (StepMemory.h), so both measure the same
-// peak. Messages are tagged with the step, the op and the phase; sends
-// never block and a worker receives from lower-numbered workers before it
-// sends, so the workers cannot deadlock. Before each kernel a worker posts
+// both sides, one message at a time, at the points the device executor
+// stages them and in its order (StepMemory.h), but that a worker takes a
+// phase's sends first where that leaves its pool's peak the same
+// (movePieces), so both measure the same peak. Messages are tagged with
+// the step, the op and the phase; sends never block, so the workers cannot
+// deadlock. Before each kernel a worker posts
 // the receives of the next op's fetch and of this op's reduce and deliver
 // (Transport::postReceive), so that a transport can take them while it
 // computes; that moves no pool buffer. Each worker times its kernels, its
@@ -89,10 +90,10 @@ public:
              KernelProvider &kernels, Transport &transport,
              Executor::Worker &worker, unsigned step,
              const std::vector<int> &lastUse, int failOp,
-             unsigned prefetchDepth, bool tracing)
-      : plan(plan), schedule(schedule), kernels(kernels),
-        transport(transport), worker(worker), w(worker.id), step(step),
-        lastUse(lastUse), failOp(failOp), prefetchDepth(prefetchDepth),
+             unsigned prefetchDepth, bool sendsFirst, bool tracing)
+      : plan(plan), schedule(schedule), kernels(kernels), transport(transport),
+        worker(worker), w(worker.id), step(step), lastUse(lastUse),
+        failOp(failOp), prefetchDepth(prefetchDepth), sendsFirst(sendsFirst),
         tracing(tracing) {}
 
   void run();
@@ -121,7 +122,8 @@ private:
     const Box *box;
   };
   /// Moves this worker's pieces of `pieces` (one phase), one message per
-  /// pair of workers in getMessages' order: packs those it sends to a
+  /// pair of workers in getMessages' order, or its sends first where its
+  /// pool allows (counted in WorkerTimes): packs those it sends to a
   /// destination into a staging buffer and sends it; receives a source's
   /// message into a staging buffer and hands each piece's packed bytes to
   /// `sink(piece, bytes)` in schedule order. Each staging buffer is
@@ -187,6 +189,7 @@ private:
   const std::vector<int> &lastUse;
   int failOp;
   unsigned prefetchDepth;
+  bool sendsFirst;
   bool tracing;
 };
 } // namespace
@@ -194,13 +197,46 @@ private:
 template <typename SizeFn, typename SourceFn, typename SinkFn>
 void WorkerStep::movePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
                             std::uint64_t tag, SourceFn source, SinkFn sink) {
-  // One message at a time, in getMessages' order (StepMemory.h): a send is
-  // packed into a staging buffer that is released once the transport has
-  // taken its copy; a receive is copied into a staging buffer, unpacked
-  // and released. So staging holds at most one message's buffer. Sends
-  // never block and each worker receives from lower-numbered workers
-  // before it sends, so the order cannot deadlock.
+  // One message at a time (StepMemory.h): a send is packed into a staging
+  // buffer that is released once the transport has taken its copy; a
+  // receive is copied into a staging buffer, unpacked and released. So
+  // staging holds at most one message's buffer. Sends never block, so no
+  // order deadlocks.
+  std::vector<Message> messages;
+  bool receiveBeforeSend = false;
   for (const Message &m : getMessages(pieces, sizeOf)) {
+    if (m.src != w && m.dst != w)
+      continue;
+    if (m.src == w && !messages.empty() && messages.back().dst == w)
+      receiveBeforeSend = true;
+    messages.push_back(m);
+  }
+  // getMessages' order (the order the device executor exchanges in and
+  // predictPeaks replays) has this worker receive from lower-numbered
+  // workers before it sends, so a peer that sent first would wait for this
+  // worker's receive, unpacking and packing before its own message comes.
+  // Sends go first instead where the pool grants the staging buffers the
+  // same largest capacity and ends the phase with the same buffers in
+  // either order, so that the peak, and every later request, are the same.
+  if (receiveBeforeSend) {
+    std::vector<Message> ordered = messages;
+    std::stable_partition(ordered.begin(), ordered.end(),
+                          [&](const Message &m) { return m.src == w; });
+    auto sizes = [](const std::vector<Message> &list) {
+      std::vector<std::size_t> bytes;
+      for (const Message &m : list)
+        bytes.push_back(m.bytes);
+      return bytes;
+    };
+    if (sendsFirst &&
+        worker.pool.sameInEitherOrder(sizes(messages), sizes(ordered))) {
+      messages = std::move(ordered);
+      ++worker.times.sendsFirst;
+    } else {
+      ++worker.times.receivesFirst;
+    }
+  }
+  for (const Message &m : messages) {
     if (m.src == w) {
       Buffer staging = worker.pool.allocate(m.bytes);
       std::size_t at = 0;
@@ -217,7 +253,7 @@ void WorkerStep::movePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
       transport.send(w, m.dst, tag,
                      Bytes(staging.data(), staging.data() + m.bytes));
       recordMessage(TraceEvent::Send, tag, m.dst, start, now());
-    } else if (m.dst == w) {
+    } else {
       double start = now();
       Bytes message = transport.receive(w, m.src, tag);
       double end = now();
@@ -565,18 +601,21 @@ StepResult tofu::runtime::sumStepResult(
     const std::vector<std::pair<unsigned, int64_t>> &localPeaks,
     const std::vector<std::pair<unsigned, WorkerTimes>> &localTimes) {
   // The counts of every process: moved bytes, each worker's peak, then
-  // each worker's times in nanoseconds (compute, comm, wait, step).
-  std::vector<int64_t> counts(1 + 5 * workers, 0);
+  // each worker's times in nanoseconds (compute, comm, wait, step) and
+  // its phases taken sends first and receives first.
+  std::vector<int64_t> counts(1 + 7 * workers, 0);
   counts[0] = movedBytes;
   for (auto [w, peak] : localPeaks)
     counts[1 + w] = peak;
   auto ns = [](double seconds) { return int64_t(seconds * 1e9); };
   for (const auto &[w, t] : localTimes) {
-    int64_t *at = &counts[1 + workers + 4 * w];
+    int64_t *at = &counts[1 + workers + 6 * w];
     at[0] = ns(t.compute);
     at[1] = ns(t.comm);
     at[2] = ns(t.wait);
     at[3] = ns(t.step);
+    at[4] = t.sendsFirst;
+    at[5] = t.receivesFirst;
   }
   transport.sumOverProcesses(counts);
   StepResult result;
@@ -584,9 +623,9 @@ StepResult tofu::runtime::sumStepResult(
   result.peakBytesPerWorker.assign(counts.begin() + 1,
                                    counts.begin() + 1 + workers);
   for (unsigned w = 0; w != workers; ++w) {
-    const int64_t *at = &counts[1 + workers + 4 * w];
-    result.timesPerWorker.push_back(
-        WorkerTimes{at[0] * 1e-9, at[1] * 1e-9, at[2] * 1e-9, at[3] * 1e-9});
+    const int64_t *at = &counts[1 + workers + 6 * w];
+    result.timesPerWorker.push_back(WorkerTimes{
+        at[0] * 1e-9, at[1] * 1e-9, at[2] * 1e-9, at[3] * 1e-9, at[4], at[5]});
   }
   return result;
 }
@@ -707,7 +746,7 @@ StepResult Executor::runStep() {
     try {
       int failAt = int(worker.id) == failWorker ? int(failOp) : -1;
       WorkerStep(plan, schedule, kernels, transport, worker, steps, lastUse,
-                 failAt, prefetchDepth, trace)
+                 failAt, prefetchDepth, sendsFirst, trace)
           .run();
     } catch (const std::exception &e) {
       {

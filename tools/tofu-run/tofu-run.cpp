@@ -236,6 +236,12 @@ cl::opt<cli::Flag<cli::UnsignedInRange<0, 1024>>> prefetchDepth(
     cl::desc("Post each worker's receives this many ops ahead, before it "
              "computes (0: none; docs/Runtime.md, \"Overlap\")"),
     cl::value_desc("N"), cl::init(1u), cl::cat(category));
+cl::opt<bool> sendsFirst(
+    "sends-first",
+    cl::desc("Let a worker take a phase's sends before its receives where "
+             "its pool's peak stays the same (docs/Runtime.md, \"Overlap\"; "
+             "default true; false keeps the device executor's order)"),
+    cl::init(true), cl::cat(category));
 cl::opt<std::string> traceFile(
     "trace",
     cl::desc("Write the spans (kernels, receive waits, sends) of the step "
@@ -448,6 +454,7 @@ bool startRun(Loaded &loaded, const plan::Plan &p, Backend where,
       where == Backend::Cuda && !kernelTimesFile.empty());
   run.executor = run.engine.executor.get();
   run.executor->setPrefetchDepth(prefetchDepth.value);
+  run.executor->setSendsFirst(sendsFirst);
   if (fuse && generatedKernels)
     run.executor->setFusion(generatedKernels->getFusionHints());
   run.executor->setTrace(!local && !traceFile.empty());
@@ -645,18 +652,23 @@ Errors compare(const graph::Graph &g, const planner::PlanningProblem &problem,
 }
 
 /// The report's per-worker compute_seconds, comm_seconds and
-/// wait_seconds, of the step step_seconds timed.
+/// wait_seconds, of the step step_seconds timed, and its phases taken
+/// sends first and receives first.
 void addTimes(llvm::json::Object &report,
               const std::vector<runtime::WorkerTimes> &times) {
-  llvm::json::Array compute, comm, wait;
+  llvm::json::Array compute, comm, wait, sendsFirstPhases, receivesFirstPhases;
   for (const runtime::WorkerTimes &t : times) {
     compute.push_back(t.compute);
     comm.push_back(t.comm);
     wait.push_back(t.wait);
+    sendsFirstPhases.push_back(t.sendsFirst);
+    receivesFirstPhases.push_back(t.receivesFirst);
   }
   report["compute_seconds"] = std::move(compute);
   report["comm_seconds"] = std::move(comm);
   report["wait_seconds"] = std::move(wait);
+  report["sends_first_phases"] = std::move(sendsFirstPhases);
+  report["receives_first_phases"] = std::move(receivesFirstPhases);
 }
 
 /// `value`, or null where it is not finite (JSON has no NaN or infinity).

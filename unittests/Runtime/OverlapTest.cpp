@@ -5,18 +5,22 @@
 // op's own reduce and deliver, the next-step pieces) before it runs that
 // kernel, through a transport that records every post, receive and kernel
 // call per worker; posting moves no pool buffer, so the peaks, bytes and
-// values do not depend on it. And the per-worker times: a worker whose
-// peer's kernel is slow waits for it.
+// values do not depend on it. A worker that getMessages' order has receive
+// before it sends takes its sends first where its pool allows, with the
+// same peaks and values. And the per-worker times: a worker whose peer's
+// kernel is slow waits for it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Runtime/Executor.h"
+#include "tofu/Runtime/FreeList.h"
 #include "tofu/Runtime/StepMemory.h"
 #include "OneWorkerTransport.h"
 #include "TestKernels.h"
 
 #include "gtest/gtest.h"
 
+#include <map>
 #include <thread>
 
 using namespace tofu::runtime;
@@ -26,7 +30,8 @@ namespace {
 
 /// What one worker did, in order.
 struct Event {
-  enum Kind { Post, Receive, Kernel } kind;
+  enum Kind { Post, Receive, Send, Kernel } kind;
+  /// The peer: the source of a post or receive, the destination of a send.
   unsigned src = 0;
   std::uint64_t tag = 0;
 };
@@ -46,6 +51,11 @@ public:
   Bytes receive(unsigned dst, unsigned src, std::uint64_t tag) override {
     events.push_back(Event{Event::Receive, src, tag});
     return OneWorkerTransport::receive(dst, src, tag);
+  }
+  void send(unsigned src, unsigned dst, std::uint64_t tag,
+            Bytes payload) override {
+    events.push_back(Event{Event::Send, dst, tag});
+    OneWorkerTransport::send(src, dst, tag, std::move(payload));
   }
 
 private:
@@ -98,11 +108,13 @@ KernelTable chainKernels() {
 }
 
 /// Runs two steps of the chain plan at K = 2, one executor per worker, with
-/// receives posted `depth` ops ahead; returns each worker's events of the
-/// second step and fills the peaks, the bytes moved and z.
-std::vector<std::vector<Event>> runChain(unsigned depth,
-                                         std::vector<std::int64_t> &peaks,
-                                         std::int64_t &moved, HostTensor &z) {
+/// receives posted `depth` ops ahead and sends first where the pools allow
+/// (`sendsFirst`); returns each worker's events of the second step and
+/// fills the peaks, the bytes moved, z and each worker's times.
+std::vector<std::vector<Event>>
+runChain(unsigned depth, std::vector<std::int64_t> &peaks, std::int64_t &moved,
+         HostTensor &z, bool sendsFirst = true,
+         std::vector<WorkerTimes> *times = nullptr) {
   const unsigned k = 2;
   ExecutablePlan plan = makeChainPlan(k);
   KernelTable table = chainKernels();
@@ -116,6 +128,7 @@ std::vector<std::vector<Event>> runChain(unsigned depth,
       RecordingKernels kernels(table, events[w]);
       Executor executor(plan, kernels, transport);
       executor.setPrefetchDepth(depth);
+      executor.setSendsFirst(sendsFirst);
       executor.setInput(0, iota({M, N}, 0.5f));
       executor.setInput(1, iota({N, P}, 0.25f));
       executor.runStep();
@@ -123,6 +136,8 @@ std::vector<std::vector<Event>> runChain(unsigned depth,
       events[w].clear();
       StepResult result = executor.runStep();
       HostTensor second = executor.gather(5);
+      if (times)
+        (*times)[w] = result.timesPerWorker.at(w);
       if (w == 0) {
         peaks = result.peakBytesPerWorker;
         moved = result.movedBytes;
@@ -190,6 +205,94 @@ TEST(OverlapTest, PostingChangesNoPeakByteOrValue) {
           << "depth " << depth << ", worker " << w;
   }
   EXPECT_GT(moved[0], 0);
+}
+
+/// The phases (tags) of the step in which `events` both send and receive,
+/// counting in `sendsFirst` those whose sends all come before their
+/// receives.
+unsigned countTwoWayPhases(const std::vector<Event> &events,
+                           unsigned &sendsFirst) {
+  std::map<std::uint64_t, std::pair<int, int>> lastSendFirstReceive;
+  for (int i = 0, e = events.size(); i != e; ++i) {
+    const Event &event = events[i];
+    if (event.tag & UncountedTag)
+      continue;
+    auto [it, added] = lastSendFirstReceive.try_emplace(event.tag, -1, e);
+    if (event.kind == Event::Send)
+      it->second.first = i;
+    else if (event.kind == Event::Receive)
+      it->second.second = std::min(it->second.second, i);
+  }
+  unsigned twoWay = 0;
+  sendsFirst = 0;
+  for (const auto &[tag, at] : lastSendFirstReceive) {
+    if (at.first < 0 || at.second == int(events.size()))
+      continue;
+    ++twoWay;
+    sendsFirst += at.first < at.second;
+  }
+  return twoWay;
+}
+
+TEST(OverlapTest, AWorkerSendsBeforeItReceivesWithTheSamePeaks) {
+  ExecutablePlan plan = makeChainPlan(2);
+  std::vector<TensorMemory> tensors(plan.tensors.size());
+  std::vector<WorkerPeak> predicted =
+      predictPeaks(plan, buildSchedule(plan), tensors, 2);
+  HostTensor z[2];
+  for (bool on : {true, false}) {
+    std::vector<std::int64_t> peaks;
+    std::int64_t moved = 0;
+    std::vector<WorkerTimes> times(2);
+    std::vector<std::vector<Event>> events =
+        runChain(1, peaks, moved, z[on], on, &times);
+    for (unsigned w = 0; w != 2; ++w) {
+      EXPECT_EQ(peaks.at(w), predicted[w].bytes) << "worker " << w;
+      unsigned sendsFirst = 0;
+      unsigned twoWay = countTwoWayPhases(events[w], sendsFirst);
+      // Worker 0 receives only from a higher-numbered worker, so it sends
+      // first in getMessages' order too. Worker 1 receives first in that
+      // order; with sends first on, its pool lets it send first in every
+      // such phase of the chain.
+      EXPECT_GE(twoWay, 2u) << "worker " << w;
+      if (w == 0 || on) {
+        EXPECT_EQ(sendsFirst, twoWay) << "worker " << w;
+      } else {
+        EXPECT_EQ(sendsFirst, 0u) << "worker " << w;
+      }
+      std::int64_t reordered = w == 1 && on ? twoWay : 0;
+      std::int64_t kept = w == 1 && !on ? twoWay : 0;
+      EXPECT_EQ(times[w].sendsFirst, reordered) << "worker " << w;
+      EXPECT_EQ(times[w].receivesFirst, kept) << "worker " << w;
+    }
+  }
+  EXPECT_EQ(z[0].data, z[1].data);
+}
+
+TEST(FreeListOrderTest, SameInEitherOrderOnlyWhereTheGrantsAgree) {
+  FreeList<int> list;
+  // A spare of 60 (the last step's), kept buffers of 200 and 1000.
+  list.take(60);
+  list.put(60, 0);
+  list.beginStep();
+  list.take(200);
+  list.take(1000);
+  list.put(200, 0);
+  list.put(1000, 0);
+  // Each request reuses a kept buffer.
+  EXPECT_TRUE(list.sameInEitherOrder({150, 600}, {600, 150}));
+  // 300 gets a new buffer either way, 150 the kept 200.
+  EXPECT_TRUE(list.sameInEitherOrder({300, 150}, {150, 300}));
+  // 300 first: its new buffer serves 250 after it. 250 first: each gets
+  // a new buffer, so one more is kept afterwards.
+  EXPECT_FALSE(list.sameInEitherOrder({300, 250}, {250, 300}));
+  // 60 first takes the spare, which then serves 40 as a kept buffer. 40
+  // first gets a new buffer (a spare serves only its exact size).
+  EXPECT_FALSE(list.sameInEitherOrder({60, 40}, {40, 60}));
+  // Asking changes nothing.
+  EXPECT_EQ(list.getKept().size(), 2u);
+  EXPECT_EQ(list.getSpare().size(), 1u);
+  EXPECT_EQ(list.getLiveBytes(), 0);
 }
 
 /// The chain's kernels, worker 1's matmul `delay` slower (the executor

@@ -52,8 +52,8 @@ struct HostTensor {
   Bytes data;
 };
 
-/// Where one worker's wall time in a step went, in seconds
-/// (docs/Runtime.md, "Overlap").
+/// Where one worker's wall time in a step went, in seconds, and how it
+/// ordered its exchanges (docs/Runtime.md, "Overlap").
 struct WorkerTimes {
   /// Running kernels.
   double compute = 0;
@@ -65,6 +65,12 @@ struct WorkerTimes {
   double wait = 0;
   /// The worker's whole step, its ops and the next-step pieces.
   double step = 0;
+  /// Phases in which getMessages' order has the worker receive before it
+  /// sends: those it took its sends first in (every staging buffer of the
+  /// phase reused a kept one, so the order leaves its pool as it was), and
+  /// those it kept in getMessages' order.
+  std::int64_t sendsFirst = 0;
+  std::int64_t receivesFirst = 0;
 };
 
 /// One timed span of a worker's step (Executor::setTrace). Times are
@@ -120,6 +126,10 @@ public:
   /// How many ops ahead workers post their receives (Executor's; others
   /// ignore it).
   virtual void setPrefetchDepth(unsigned) {}
+  /// Whether a worker may take a phase's sends before its receives where
+  /// its pool's peak stays the same (Executor's, on by default; others
+  /// ignore it).
+  virtual void setSendsFirst(bool) {}
   /// Whether the next steps record every kernel call, receive wait and
   /// send of this process's workers (getTrace; off by default; Executor's,
   /// others record nothing).
@@ -210,6 +220,7 @@ public:
   /// kernel; 0 posts none. The pool's buffers, and so the peak, do not
   /// depend on it.
   void setPrefetchDepth(unsigned ops) override { prefetchDepth = ops; }
+  void setSendsFirst(bool on) override { sendsFirst = on; }
   void setTrace(bool on) override { trace = on; }
   std::vector<TraceEvent> getTrace() const override;
   void setFusion(const FusionHints &hints) override;
@@ -232,6 +243,7 @@ private:
   int failWorker = -1;
   unsigned failOp = 0;
   unsigned prefetchDepth = 1;
+  bool sendsFirst = true;
   bool trace = false;
 };
 

@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -56,6 +57,23 @@ public:
     kept.erase(it);
     count(grant.capacity);
     return grant;
+  }
+  /// Whether requests of `first`, each taken and put back before the next,
+  /// and the same requests in the order `second` are granted the same
+  /// largest capacity and leave the same kept buffers and spares (by
+  /// capacity): then either order gives the owner the same peak and the
+  /// same pool from then on (the executor's sends first, docs/Runtime.md,
+  /// "Overlap").
+  bool sameInEitherOrder(const std::vector<std::size_t> &first,
+                         const std::vector<std::size_t> &second) const {
+    std::multiset<std::size_t> keptA, spareA;
+    for (const auto &entry : kept)
+      keptA.insert(keptA.end(), entry.first);
+    for (const auto &entry : spare)
+      spareA.insert(spareA.end(), entry.first);
+    std::multiset<std::size_t> keptB = keptA, spareB = spareA;
+    return replay(first, keptA, spareA) == replay(second, keptB, spareB) &&
+           keptA == keptB && spareA == spareB;
   }
   /// A buffer of exactly max(bytes, 1): a spare of that capacity, or new.
   /// (The executors' next values of parameters, so that a parameter holds
@@ -100,6 +118,26 @@ private:
     live += std::int64_t(capacity);
     if (live > peak)
       peak = live;
+  }
+  /// take and put of each of `sizes` in turn over capacities alone;
+  /// returns the largest capacity granted.
+  static std::size_t replay(const std::vector<std::size_t> &sizes,
+                            std::multiset<std::size_t> &kept,
+                            std::multiset<std::size_t> &spare) {
+    std::size_t largest = 0;
+    for (std::size_t bytes : sizes) {
+      std::size_t want = bytes ? bytes : 1, capacity = want;
+      auto it = kept.lower_bound(want);
+      if (it != kept.end() && *it <= 2 * want) {
+        capacity = *it;
+        kept.erase(it);
+      } else if (auto s = spare.find(want); s != spare.end()) {
+        spare.erase(s);
+      }
+      largest = std::max(largest, capacity);
+      kept.insert(capacity);
+    }
+    return largest;
   }
 
   std::multimap<std::size_t, Storage> kept, spare;

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace tofu {
 namespace runtime {
@@ -57,6 +58,11 @@ public:
   Buffer allocate(std::size_t bytes);
   /// A buffer of exactly `bytes` bytes (FreeList::takeExact).
   Buffer allocateExact(std::size_t bytes);
+  /// FreeList::sameInEitherOrder.
+  bool sameInEitherOrder(const std::vector<std::size_t> &first,
+                         const std::vector<std::size_t> &second) const {
+    return freeList.sameInEitherOrder(first, second);
+  }
   /// Begins a step (FreeList::beginStep), freeing the spares the last step
   /// did not use.
   void beginStep();
