@@ -318,6 +318,8 @@ std::unique_ptr<Graph> Reader::read() {
   readHeader(root, *g);
   const Node *tensors = member(root, "tensors", "graph", true);
   const Node *ops = member(root, "ops", "graph", true);
+  g->reserve(tensors ? tensors->children.size() : 0,
+             ops ? ops->children.size() : 0);
   if (tensors) {
     g->tensorsLoc = at(*tensors);
     if (tensors->kind != Node::Kind::Array)

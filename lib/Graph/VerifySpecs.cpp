@@ -22,6 +22,7 @@
 #include "tofu/Analysis/ShapeAgreement.h"
 #include "tofu/Support/Diagnostics.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
@@ -71,9 +72,18 @@ private:
     return "op '" + op.name + "' (operator '" + decl.getName().str() + "')";
   }
 
+  /// The key of an op's shape verdict: the operator, its params and the
+  /// shapes of its inputs and output, as bytes.
+  void makeShapeKey(const Op &op, const tdl::OpDecl &decl, bool opaque,
+                    ArrayRef<int64_t> params);
+
   const Graph &g;
   SpecLibrary &specs;
   DiagnosticEngine &diags;
+  /// Shape keys already judged valid: ops of repeated structure (layers,
+  /// time steps) share one judgement.
+  llvm::StringSet<> validShapes;
+  std::string key;
 };
 
 } // namespace
@@ -150,9 +160,31 @@ bool SpecVerifier::checkParams(const Op &op, const tdl::OpDecl &decl) {
   return ok;
 }
 
+void SpecVerifier::makeShapeKey(const Op &op, const tdl::OpDecl &decl,
+                                bool opaque, ArrayRef<int64_t> params) {
+  key.clear();
+  auto add = [&](int64_t value) {
+    key.append(reinterpret_cast<const char *>(&value), sizeof(value));
+  };
+  auto addShape = [&](ArrayRef<int64_t> shape) {
+    add(shape.size());
+    for (int64_t extent : shape)
+      add(extent);
+  };
+  add(reinterpret_cast<intptr_t>(&decl));
+  add(opaque);
+  addShape(params);
+  for (const TensorRef &ref : op.inputs)
+    addShape(g.getTensor(ref.index).shape);
+  addShape(g.getTensor(op.getOutput()).shape);
+}
+
 void SpecVerifier::checkShape(const Op &op, const tdl::OpDecl &decl,
                               bool opaque,
                               ArrayRef<int64_t> params) {
+  makeShapeKey(op, decl, opaque, params);
+  if (validShapes.count(key))
+    return;
   auto analysisOr = specs.getAnalysis(decl);
   if (!analysisOr) {
     diags.error(op.typeLoc.isValid() ? op.typeLoc : op.loc,
@@ -171,6 +203,7 @@ void SpecVerifier::checkShape(const Op &op, const tdl::OpDecl &decl,
   case ShapeVerdict::Kind::Exact:
   case ShapeVerdict::Kind::Tolerated:
   case ShapeVerdict::Kind::Undetermined:
+    validShapes.insert(key);
     return;
   case ShapeVerdict::Kind::Invalid:
     diags.error(op.loc, prefix(op, decl) + ": " +

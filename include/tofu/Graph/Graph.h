@@ -125,6 +125,11 @@ public:
   /// (the verifier reports duplicates); lookup finds the first.
   unsigned addTensor(Tensor tensor);
   unsigned addOp(Op op);
+  /// Room for this many tensors and ops, so that adding them moves none.
+  void reserve(unsigned numTensors, unsigned numOps) {
+    tensors.reserve(numTensors);
+    ops.reserve(numOps);
+  }
 
   ArrayRef<Tensor> getTensors() const { return tensors; }
   ArrayRef<Op> getOps() const { return ops; }
