@@ -1,0 +1,211 @@
+//===- StoredRegionsTest.cpp - A worker's region, listed or derived -------===//
+//
+// plan::getStoredRegion, the one accessor through which every reader takes
+// a worker's stored region: on hand-written tensors (a layout alone, a
+// listed region with nulls, both), then on planned models, whose plans
+// hold layouts alone: the cost model's numbers and the predicted peaks
+// must be the same when the same plan lists every worker's region
+// instead.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tofu/Analysis/Layout.h"
+#include "tofu/Graph/GraphReader.h"
+#include "tofu/Graph/SpecLibrary.h"
+#include "tofu/Graph/Verifier.h"
+#include "tofu/Plan/Layouts.h"
+#include "tofu/Planner/CostModel.h"
+#include "tofu/Planner/Planner.h"
+#include "tofu/Support/Diagnostics.h"
+
+#include "llvm/Support/SourceMgr.h"
+#include "gtest/gtest.h"
+
+using namespace tofu;
+using namespace tofu::planner;
+using analysis::Range;
+using analysis::Region;
+
+namespace {
+
+/// Levels 2 x 4 and an [8, 16] tensor split on dimension 0 at level 1 and
+/// dimension 1 at level 2 (docs/PlanFormat.md's example).
+plan::Plan examplePlan() {
+  plan::Plan p;
+  p.levels = {2, 4};
+  p.workers = 8;
+  plan::TensorPlan &t = p.tensors.emplace_back();
+  t.name = "x";
+  t.layout.emplace();
+  t.layout->push_back(0);
+  t.layout->push_back(1);
+  t.shape = {8, 16};
+  return p;
+}
+
+TEST(StoredRegionTest, DerivedFromTheLayout) {
+  plan::Plan p = examplePlan();
+  Region r;
+  // Worker 5 has digits (1, 1): rows [4, 8), columns [4, 8).
+  ASSERT_TRUE(plan::getStoredRegion(p, p.tensors[0], 5, r));
+  EXPECT_EQ(r, Region({{4, 8}, {4, 8}}));
+  // Worker 2, digits (0, 2): rows [0, 4), columns [8, 12); the same by
+  // digits.
+  ASSERT_TRUE(plan::getStoredRegion(p, p.tensors[0], 2, r));
+  EXPECT_EQ(r, Region({{0, 4}, {8, 12}}));
+  unsigned digits[] = {0, 2};
+  Region byDigits;
+  ASSERT_TRUE(plan::getStoredRegion(p.tensors[0], p.levels, digits, byDigits));
+  EXPECT_EQ(byDigits, r);
+  EXPECT_EQ(plan::getStoredVolume(p.tensors[0], p.levels, digits), 16);
+  EXPECT_TRUE(plan::hasStoredRegions(p.tensors[0], 8));
+  // Nothing is listed: the plan holds no per-worker regions.
+  EXPECT_TRUE(p.tensors[0].regions.empty());
+}
+
+TEST(StoredRegionTest, ReplicatedAndUnevenLevels) {
+  plan::Plan p = examplePlan();
+  // Replicated at level 1, rows split 4 ways at level 2 of a 6-row
+  // tensor: parts of 2, 2, 1, 1 rows, larger first.
+  (*p.tensors[0].layout)[0] = plan::kReplicateDim;
+  (*p.tensors[0].layout)[1] = 0;
+  p.tensors[0].shape = {6, 3};
+  Region r;
+  ASSERT_TRUE(plan::getStoredRegion(p, p.tensors[0], 1, r));
+  EXPECT_EQ(r, Region({{2, 4}, {0, 3}}));
+  ASSERT_TRUE(plan::getStoredRegion(p, p.tensors[0], 7, r));
+  EXPECT_EQ(r, Region({{5, 6}, {0, 3}}));
+  // Worker 5 (digits 1, 1) stores what worker 1 does.
+  Region r5;
+  ASSERT_TRUE(plan::getStoredRegion(p, p.tensors[0], 5, r5));
+  EXPECT_EQ(r5, Region({{2, 4}, {0, 3}}));
+}
+
+TEST(StoredRegionTest, ListedRegionsComeFirst) {
+  plan::Plan p = examplePlan();
+  plan::TensorPlan &t = p.tensors[0];
+  // A list that says otherwise than the layout is what the accessor gives
+  // (checkLayouts refuses such a plan; see below).
+  t.regions.assign(8, Region({{0, 8}, {0, 16}}));
+  t.regions[3] = llvm::None;
+  Region r = {{1, 2}};
+  EXPECT_FALSE(plan::getStoredRegion(p, t, 3, r));
+  EXPECT_EQ(r, Region({{1, 2}})) << "left as it was";
+  unsigned digits[] = {0, 3};
+  EXPECT_EQ(plan::getStoredVolume(t, p.levels, digits), 0);
+  ASSERT_TRUE(plan::getStoredRegion(p, t, 5, r));
+  EXPECT_EQ(r, Region({{0, 8}, {0, 16}}));
+  EXPECT_TRUE(plan::hasStoredRegions(t, 8));
+  EXPECT_FALSE(plan::hasStoredRegions(t, 16));
+  t.layout.reset();
+  EXPECT_TRUE(plan::hasStoredRegions(t, 8));
+  t.regions.clear();
+  EXPECT_FALSE(plan::hasStoredRegions(t, 8)) << "neither list nor layout";
+}
+
+TEST(StoredRegionTest, CheckLayoutsRecordsShapesAndRefusesDisagreement) {
+  plan::Plan p = examplePlan();
+  p.tensors[0].shape.clear();
+  int64_t shape[] = {8, 16};
+  auto shapeOf = [&](unsigned) { return ArrayRef<int64_t>(shape); };
+  ASSERT_FALSE(bool(plan::checkLayouts(p, 1, shapeOf)));
+  EXPECT_TRUE(llvm::equal(p.tensors[0].shape, shape));
+  EXPECT_TRUE(p.tensors[0].regions.empty()) << "no list is made";
+  // A listed region that is not the layout's names the worker.
+  for (unsigned w = 0; w != 8; ++w) {
+    Region r;
+    analysis::getLayoutRegion(shape, p.levels, *p.tensors[0].layout, w, r);
+    p.tensors[0].regions.emplace_back(r);
+  }
+  ASSERT_FALSE(bool(plan::checkLayouts(p, 1, shapeOf)));
+  p.tensors[0].regions[6] = Region({{4, 8}, {0, 4}});
+  llvm::Error err = plan::checkLayouts(p, 1, shapeOf);
+  ASSERT_TRUE(bool(err));
+  std::string message = llvm::toString(std::move(err));
+  EXPECT_NE(message.find("worker 6's region [[4,8],[0,4]] is not its "
+                         "layout's [[4,8],[8,12]]"),
+            std::string::npos)
+      << message;
+}
+
+struct PlannedCase {
+  const char *model;
+  unsigned workers;
+};
+
+class LayoutOnlyPlanTest : public testing::TestWithParam<PlannedCase> {};
+
+/// A planned plan holds layouts alone, and costs the same (bytes, resident
+/// and predicted peak bytes, per op) as the same plan with every worker's
+/// region listed.
+TEST_P(LayoutOnlyPlanTest, CostsAsTheListedPlan) {
+  const PlannedCase &c = GetParam();
+  llvm::SourceMgr srcMgr;
+  DiagnosticEngine diags(srcMgr);
+  std::string path = std::string(TOFU_SOURCE_DIR) + "/models/" + c.model;
+  std::unique_ptr<graph::Graph> g = graph::readGraphFile(path, diags);
+  ASSERT_TRUE(g) << path;
+  graph::SpecLibrary specs;
+  ASSERT_TRUE(specs.loadFor(*g, std::string(TOFU_SOURCE_DIR) + "/specs", {},
+                            diags));
+  ASSERT_TRUE(graph::verifyGraph(*g, specs, diags));
+  std::unique_ptr<PlanningProblem> problem =
+      PlanningProblem::build(*g, specs, diags);
+  ASSERT_TRUE(problem);
+  PlannerOptions options;
+  options.workers = c.workers;
+  PlannerReport report;
+  auto p = planGraph(*problem, options, report);
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  ASSERT_EQ(p->workers, c.workers);
+
+  plan::Plan listed = *p;
+  for (unsigned t = 0, e = p->tensors.size(); t != e; ++t) {
+    const plan::TensorPlan &tensor = p->tensors[t];
+    EXPECT_TRUE(tensor.regions.empty()) << tensor.name;
+    ASSERT_TRUE(tensor.layout) << tensor.name;
+    plan::TensorPlan &l = listed.tensors[t];
+    l.layout.reset();
+    l.shape.clear();
+    for (unsigned w = 0; w != c.workers; ++w) {
+      Region r;
+      analysis::getLayoutRegion(problem->getShape(t), p->levels,
+                                *tensor.layout, w, r);
+      l.regions.emplace_back(r);
+    }
+  }
+  auto compact = evaluatePlan(*problem, *p);
+  ASSERT_TRUE(bool(compact)) << llvm::toString(compact.takeError());
+  auto full = evaluatePlan(*problem, listed);
+  ASSERT_TRUE(bool(full)) << llvm::toString(full.takeError());
+  EXPECT_GT(full->commBytes, 0);
+  EXPECT_EQ(compact->commBytes, full->commBytes);
+  EXPECT_EQ(compact->residentBytesPerWorker, full->residentBytesPerWorker);
+  EXPECT_EQ(compact->largestBuffersPerWorker, full->largestBuffersPerWorker);
+  EXPECT_EQ(compact->peakBytesPerWorker, full->peakBytesPerWorker);
+  EXPECT_EQ(compact->nextStepBytes, full->nextStepBytes);
+  ASSERT_EQ(compact->ops.size(), full->ops.size());
+  for (unsigned i = 0, e = full->ops.size(); i != e; ++i) {
+    EXPECT_EQ(compact->ops[i].fetchBytes, full->ops[i].fetchBytes) << i;
+    EXPECT_EQ(compact->ops[i].produceBytes, full->ops[i].produceBytes) << i;
+  }
+  // The planner's recorded numbers are these.
+  EXPECT_EQ(p->commBytes, full->commBytes);
+  EXPECT_EQ(p->peakBytesPerWorker, full->peakBytesPerWorker);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, LayoutOnlyPlanTest,
+    testing::Values(PlannedCase{"gpt-2l.json", 8},
+                    PlannedCase{"resnet18.json", 4},
+                    PlannedCase{"mlp.json", 16}),
+    [](const testing::TestParamInfo<PlannedCase> &info) {
+      std::string name = info.param.model;
+      name = name.substr(0, name.find('.'));
+      for (char &ch : name)
+        if (!isalnum(static_cast<unsigned char>(ch)))
+          ch = '_';
+      return name + "_K" + std::to_string(info.param.workers);
+    });
+
+} // namespace
