@@ -3,7 +3,8 @@
 // This file declares the compact form of a plan's tensors
 // (docs/PlanFormat.md, "Compact layouts"): one step per level, `split:D` or
 // `replicate`, instead of one region per worker. Its regions are derived by
-// analysis::getLayoutRegion, the derivation the planner uses.
+// analysis::getLayoutRegion, the derivation the planner uses, where they
+// are read: getStoredRegion is every reader's one accessor.
 //
 //===----------------------------------------------------------------------===//
 

@@ -4,7 +4,8 @@
 // runtime (docs/PlanFormat.md): K workers factored into levels, for every
 // op of the graph one step per level (split or reduce an index variable of
 // its TDL operator, or replicate), and for every tensor the region each
-// worker stores. It also carries the numbers the cost model assigns to the
+// worker stores (a compact layout, or a list of regions; read through
+// plan::getStoredRegion). It also carries the numbers the cost model assigns to the
 // plan (docs/CostModel.md), so that emitters print them without
 // recomputing. The IR is plain data: it knows nothing of the search.
 //
