@@ -159,6 +159,16 @@ public:
   /// `body` (the op's, or a prefilled contraction's X).
   void emitLoopNest(const std::string &value, const tdl::Expr &body,
                     std::vector<std::string> &lines);
+  /// An element-wise body whose every read is at the output element's own
+  /// index (and that uses the index variables nowhere else): the inputs it
+  /// reads, in increasing order; none for another body (docs/CodeGen.md,
+  /// "Dense runs").
+  llvm::Optional<std::vector<unsigned>> getDenseRunInputs() const;
+  /// For such a body: the branch that runs the call as one loop over its
+  /// elements where every box it touches is walked as one contiguous run
+  /// (the same value per element as the loop nest after it).
+  void emitDenseRun(const std::string &value, ArrayRef<unsigned> inputs,
+                    std::vector<std::string> &lines);
   /// The offset of the element at `index` (one expression per output
   /// dimension) in the widened contraction's dense box buffer `gsum`.
   std::string boxOffset(ArrayRef<std::string> index) const;

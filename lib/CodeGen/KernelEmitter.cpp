@@ -284,8 +284,17 @@ std::string KernelBuilder::build(StringRef name) {
     emitTranspose(*contraction, lines);
   else if (contraction)
     emitContraction(*contraction, lines);
-  if (!prefill && (!contraction || !contraction->wholeBody))
+  if (!prefill && (!contraction || !contraction->wholeBody)) {
+    // Scope 0 (the constants) comes before both the dense-run branch and
+    // the loop nest (DenseRun.cpp).
+    if (llvm::Optional<std::vector<unsigned>> inputs = getDenseRunInputs()) {
+      for (std::string &line : scopes[0].lines)
+        lines.push_back(std::move(line));
+      scopes[0].lines.clear();
+      emitDenseRun(value, *inputs, lines);
+    }
     emitLoopNest(value, op.getBody(), lines);
+  }
   lines.push_back("}");
   return indentLines(lines);
 }
@@ -448,6 +457,21 @@ TOFU_HD inline double minOf(double a, double b) {
   return a != a ? a : m;
 }
 TOFU_HD inline double sign(double a) { return a > 0 ? 1.0 : a < 0 ? -1.0 : a; }
+// Whether the iteration box [lo, hi) of rank `rank` is one contiguous run,
+// in order, of the row-major box (boxLo, boxExtent): the dimensions after
+// some d whole in the box, those before d a single index.
+TOFU_HD inline bool isDenseRun(const std::int64_t *boxLo,
+                               const std::int64_t *boxExtent,
+                               const std::int64_t *lo, const std::int64_t *hi,
+                               unsigned rank) {
+  unsigned d = rank;
+  while (d > 1 && lo[d - 1] == boxLo[d - 1] && hi[d - 1] - lo[d - 1] == boxExtent[d - 1])
+    --d;
+  for (unsigned e = 0; e + 1 < d; ++e)
+    if (hi[e] - lo[e] != 1)
+      return false;
+  return true;
+}
 // f16 and bf16 elements are bit patterns, read as float and rounded to
 // nearest even when stored (tofu/Runtime/Half.h).
 TOFU_HD inline double fromF16(std::uint16_t h) { return tofu::runtime::half::f16ToFloat(h); }
