@@ -4,7 +4,9 @@
 // messages by; getOpMessages and addNextStepBytes, which count the same
 // messages from a grid of the boxes; and predictPeaks, which replays the
 // executors' allocation order (StepMemory.h) for every worker over a
-// FreeList of sizes, from a built schedule or op by op from PlanBoxes.
+// FreeList of sizes, from a built schedule or op by op from PlanBoxes (each
+// worker's staging then gathered by PhaseStaging, one destination at a
+// time, from the same grid rules).
 //
 //===----------------------------------------------------------------------===//
 
@@ -113,11 +115,16 @@ public:
       for (const Box *box : *set) {
         if (!box || isEmptyBox(*box))
           continue;
-        for (unsigned d = 0; d != rank; ++d)
-          if (!last || box->lo[d] != last->lo[d] || box->hi[d] != last->hi[d]) {
-            bounds[d].push_back(box->lo[d]);
-            bounds[d].push_back(box->hi[d]);
-          }
+        for (unsigned d = 0; d != rank; ++d) {
+          if (last && box->lo[d] == last->lo[d] && box->hi[d] == last->hi[d])
+            continue;
+          std::vector<int64_t> &b = bounds[d];
+          // A bound just pushed (the previous box's upper bound is often
+          // this one's lower bound) is not pushed again.
+          if (b.empty() || b.back() != box->lo[d])
+            b.push_back(box->lo[d]);
+          b.push_back(box->hi[d]);
+        }
         last = box;
       }
     stride.assign(rank, 1);
@@ -189,61 +196,114 @@ private:
   std::size_t cells = 1;
 };
 
-bool inRange(const std::vector<std::size_t> &at,
-             const std::vector<std::size_t> &first,
-             const std::vector<std::size_t> &last) {
-  for (unsigned d = 0, e = at.size(); d != e; ++d)
-    if (at[d] < first[d] || at[d] >= last[d])
-      return false;
-  return true;
-}
-
-/// Adds the bytes each worker w receives into `targets[w]` of what it does
-/// not store itself in `stored`, from the lowest worker storing each cell
-/// (the fetch and next-step rules).
-/// `bounds` and `lowest` are scratch space.
-void addFetchedBytes(const std::vector<const Box *> &targets,
-                     const std::vector<const Box *> &stored,
-                     unsigned elementSize, std::size_t maxCells,
-                     PairBytes &bytes,
-                     std::vector<std::vector<int64_t>> &bounds,
-                     std::vector<int> &lowest) {
-  Grid grid({&stored}, maxCells, bounds);
-  if (grid.isTooLarge()) {
-    for (unsigned w = 0, e = targets.size(); w != e; ++w)
-      if (targets[w])
-        forEachCell(*targets[w], stored, [&](const Box &cell) {
-          int src = holds(stored[w], cell) ? int(w) : findHolder(stored, cell);
-          if (src >= 0 && unsigned(src) != w)
-            bytes[{unsigned(src), w}] +=
-                std::size_t(cell.getVolume()) * elementSize;
+/// The fetch (and next-step) rule for one stored tensor: what each target
+/// box not stored by its worker receives, from the lowest worker storing
+/// each cell. Built once per tensor; targets are then added one at a time
+/// (in any order), so that a caller may visit the workers in the outer
+/// loop and the inputs in the inner one. Its memory serves tensor after
+/// tensor.
+class FetchGrid {
+public:
+  void assign(const std::vector<const Box *> &stored, unsigned elementSize,
+              std::size_t maxCells) {
+    this->stored = &stored;
+    this->elementSize = elementSize;
+    grid.emplace(std::vector<const std::vector<const Box *> *>{&stored},
+                 maxCells, bounds);
+    haveTarget = false;
+    if (grid->isTooLarge())
+      return;
+    lowest.assign(grid->size(), -1);
+    // Each worker's range of cells, kept for addTarget's own-box test.
+    unsigned rank = grid->getRank();
+    owns.assign(stored.size(), false);
+    ownRanges.resize(stored.size() * 2 * rank);
+    for (unsigned w = 0, e = stored.size(); w != e; ++w)
+      if (stored[w] && !isEmptyBox(*stored[w]) &&
+          grid->getRange(*stored[w], first, last)) {
+        owns[w] = true;
+        std::copy(first.begin(), first.end(), ownRanges.begin() + 2 * rank * w);
+        std::copy(last.begin(), last.end(),
+                  ownRanges.begin() + 2 * rank * w + rank);
+        grid->forEach(first, last, [&](std::size_t cell, const auto &) {
+          if (lowest[cell] < 0)
+            lowest[cell] = w;
         });
-    return;
+      }
   }
-  lowest.assign(grid.size(), -1);
-  std::vector<std::size_t> first, last, ownFirst, ownLast;
-  for (unsigned w = 0, e = stored.size(); w != e; ++w)
-    if (stored[w] && !isEmptyBox(*stored[w]) &&
-        grid.getRange(*stored[w], first, last))
-      grid.forEach(first, last, [&](std::size_t cell, const auto &) {
-        if (lowest[cell] < 0)
-          lowest[cell] = w;
-      });
-  for (unsigned w = 0, e = targets.size(); w != e; ++w) {
-    const Box *target = targets[w];
-    if (!target || isEmptyBox(*target) || !grid.getRange(*target, first, last))
-      continue;
-    bool own = w < stored.size() && stored[w] && !isEmptyBox(*stored[w]) &&
-               grid.getRange(*stored[w], ownFirst, ownLast);
-    grid.forEach(first, last, [&](std::size_t cell, const auto &at) {
-      if ((own && inRange(at, ownFirst, ownLast)) || lowest[cell] < 0)
+  /// Calls add(src, bytes) for each cell worker `w` receives of `target`
+  /// (null: none), in the grid's cell order.
+  template <typename Add>
+  void addTarget(unsigned w, const Box *target, Add add) {
+    const std::vector<const Box *> &held = *stored;
+    if (grid->isTooLarge()) {
+      if (target)
+        forEachCell(*target, held, [&](const Box &cell) {
+          int src = holds(held[w], cell) ? int(w) : findHolder(held, cell);
+          if (src >= 0 && unsigned(src) != w)
+            add(unsigned(src), std::size_t(cell.getVolume()) * elementSize);
+        });
+      return;
+    }
+    if (!target || isEmptyBox(*target))
+      return;
+    // Workers in turn often read the same box (an all-gather's whole
+    // tensor): its range is found once.
+    if (!haveTarget || !(*target == lastTarget)) {
+      haveTarget = true;
+      lastTarget = *target;
+      targetHit = grid->getRange(*target, first, last);
+    }
+    if (!targetHit)
+      return;
+    unsigned rank = grid->getRank();
+    bool own = w < held.size() && owns[w];
+    const std::size_t *ownFirst = ownRanges.data() + 2 * rank * w,
+                      *ownLast = ownFirst + rank;
+    auto inOwn = [&](const std::vector<std::size_t> &at) {
+      for (unsigned d = 0; d != rank; ++d)
+        if (at[d] < ownFirst[d] || at[d] >= ownLast[d])
+          return false;
+      return true;
+    };
+    grid->forEach(first, last, [&](std::size_t cell, const auto &at) {
+      if ((own && inOwn(at)) || lowest[cell] < 0)
         return;
       int64_t volume = 1;
       for (unsigned d = 0, r = at.size(); d != r; ++d)
-        volume *= grid.getOverlap(d, at[d], target->lo[d], target->hi[d]);
-      bytes[{unsigned(lowest[cell]), w}] += std::size_t(volume) * elementSize;
+        volume *= grid->getOverlap(d, at[d], target->lo[d], target->hi[d]);
+      add(unsigned(lowest[cell]), std::size_t(volume) * elementSize);
     });
   }
+
+private:
+  const std::vector<const Box *> *stored = nullptr;
+  unsigned elementSize = 0;
+  std::vector<std::vector<int64_t>> bounds;
+  std::optional<Grid> grid;
+  std::vector<int> lowest;
+  /// Per worker, whether its stored box holds cells, and its cell range
+  /// (first then last per dimension).
+  std::vector<bool> owns;
+  std::vector<std::size_t> ownRanges;
+  /// The last target's box and cell range ([first, last); targetHit: any).
+  Box lastTarget;
+  bool haveTarget = false, targetHit = false;
+  std::vector<std::size_t> first, last;
+};
+
+/// Adds the bytes each worker w receives into `targets[w]` of what it does
+/// not store itself in `stored`, from the lowest worker storing each cell
+/// (the fetch and next-step rules). `fetch` is scratch space.
+void addFetchedBytes(const std::vector<const Box *> &targets,
+                     const std::vector<const Box *> &stored,
+                     unsigned elementSize, std::size_t maxCells,
+                     PairBytes &bytes, FetchGrid &fetch) {
+  fetch.assign(stored, elementSize, maxCells);
+  for (unsigned w = 0, e = targets.size(); w != e; ++w)
+    fetch.addTarget(w, targets[w], [&](unsigned src, std::size_t b) {
+      bytes[{src, w}] += b;
+    });
 }
 
 /// The workers whose boxes hold each cell of a grid, lowest first
@@ -443,7 +503,7 @@ void toMessages(PairBytes &bytes, std::vector<Message> &byDst,
 struct MessageBuffers {
   PairBytes fetch, reduce, deliver;
   std::vector<std::vector<int64_t>> bounds;
-  std::vector<int> lowest;
+  FetchGrid fetchGrid;
   CellWorkers computers, storers;
   std::vector<Message> sorted;
   std::vector<std::size_t> start;
@@ -467,7 +527,7 @@ void countOpMessages(const std::vector<OpShare> &shares,
     for (unsigned w = 0, k = shares.size(); w != k; ++w)
       b.targets[w] = &shares[w].inputs[p];
     addFetchedBytes(b.targets, storedInputs[p], inputElementSizes[p],
-                    maxGridCells, b.fetch, b.bounds, b.lowest);
+                    maxGridCells, b.fetch, b.fetchGrid);
   }
   for (unsigned w = 0, k = shares.size(); w != k; ++w)
     b.targets[w] = &shares[w].output;
@@ -501,7 +561,7 @@ void tofu::runtime::addNextStepBytes(
     std::size_t maxGridCells) {
   MessageBuffers b;
   addFetchedBytes(param, updated, elementSize, maxGridCells, b.fetch,
-                  b.bounds, b.lowest);
+                  b.fetchGrid);
   std::vector<Message> messages;
   toMessages(b.fetch, b.sorted, b.start, messages);
   for (const Message &m : messages)
@@ -522,6 +582,8 @@ struct ShareMemory {
   std::size_t output = 0;
   /// Computed into its stored box (a non-partial op storing exactly it).
   bool intoStored = false;
+  /// The output's stored box's bytes (0: none).
+  std::size_t stored = 0;
 
 };
 
@@ -541,25 +603,128 @@ struct Staged {
 /// at the same live bytes: it changes neither the pool nor the peak.
 using Staging = std::vector<Staged>;
 
-/// Worker `w`'s staging of `messages` (its own, in order) into `out`.
-void getStaging(Messages messages, unsigned w, Staging &out) {
-  out.clear();
-  std::size_t last = std::size_t(-1);
-  for (const Message &m : messages) {
-    if (m.bytes == last)
-      continue;
-    last = m.bytes;
-    bool seen = false;
-    for (const Staged &s : out)
-      if (s.bytes == m.bytes) {
-        seen = true;
-        break;
-      }
-    if (!seen)
-      out.push_back(
-          Staged{m.bytes, m.src == w ? MemoryUse::Send : MemoryUse::Receive});
+/// Each worker's staging of one phase (the first message of each size, in
+/// the worker's (src, dst) order of the phase's messages), from the bytes
+/// each source sends each destination, given one destination at a time
+/// without listing the messages: a destination's bytes are summed per
+/// source, and a worker's staging is kept in the three runs its (src, dst)
+/// order visits in turn: what it receives from lower workers, what it
+/// sends (destinations in increasing order), what it receives from higher
+/// workers. An all-gather's K messages per worker cost an addition and a
+/// comparison each; nothing is sorted or copied per message.
+class PhaseStaging {
+public:
+  /// Starts a phase of `workers` workers.
+  void begin(unsigned workers) {
+    this->workers = workers;
+    if (mark.size() < workers) {
+      mark.resize(workers, 0);
+      sum.resize(workers, 0);
+      runs.resize(workers);
+      runPhase.resize(workers, 0);
+    }
+    ++phase;
+    next = 0;
   }
-}
+  /// `bytes` from `src` to the destination being given.
+  void add(unsigned src, std::size_t bytes) {
+    if (mark[src] != current) {
+      mark[src] = current;
+      sum[src] = 0;
+      sources.push_back(src);
+    }
+    sum[src] += bytes;
+  }
+  /// Ends destination `dst`'s bytes; destinations come in increasing order.
+  void endDestination(unsigned dst) {
+    if (dst < next)
+      throw RuntimeError(fmt::format(
+          "staging: destination {} after destination {}", dst, next - 1));
+    next = dst + 1;
+    auto message = [&](unsigned src) {
+      note(dst, src < dst ? Before : After, sum[src], MemoryUse::Receive);
+      note(src, Sends, sum[src], MemoryUse::Send);
+    };
+    // Many sources (an all-gather's K): scanned in order rather than sorted.
+    if (sources.size() * 16 >= workers) {
+      for (unsigned src = 0; src != workers; ++src)
+        if (mark[src] == current)
+          message(src);
+    } else {
+      std::sort(sources.begin(), sources.end());
+      for (unsigned src : sources)
+        message(src);
+    }
+    sources.clear();
+    ++current;
+  }
+  /// The messages of `found` (any order, repeated pairs summed); `byDst`
+  /// and `start` are scratch space.
+  void addFound(PairBytes &found, std::vector<Message> &byDst,
+                std::vector<std::size_t> &start) {
+    std::vector<Message> &all = found.found;
+    if (all.empty())
+      return;
+    if (!std::is_sorted(all.begin(), all.end(),
+                        [](const Message &a, const Message &b) {
+                          return a.dst < b.dst;
+                        })) {
+      countingSort(
+          all, byDst, workers, [](const Message &m) { return m.dst; }, start);
+      all.swap(byDst);
+    }
+    for (std::size_t i = 0, e = all.size(); i != e;) {
+      unsigned dst = all[i].dst;
+      for (; i != e && all[i].dst == dst; ++i)
+        add(all[i].src, all[i].bytes);
+      endDestination(dst);
+    }
+  }
+  /// Worker `w`'s staging into `out`.
+  void get(unsigned w, Staging &out) const {
+    out.clear();
+    if (runPhase[w] != phase)
+      return;
+    for (const Staging &run : runs[w])
+      for (const Staged &m : run)
+        if (!contains(out, m.bytes))
+          out.push_back(m);
+  }
+
+private:
+  enum Run { Before, Sends, After };
+  static bool contains(const Staging &staging, std::size_t bytes) {
+    for (const Staged &s : staging)
+      if (s.bytes == bytes)
+        return true;
+    return false;
+  }
+  void note(unsigned w, Run run, std::size_t bytes, MemoryUse use) {
+    if (runPhase[w] != phase) {
+      runPhase[w] = phase;
+      for (Staging &r : runs[w])
+        r.clear();
+    }
+    Staging &r = runs[w][run];
+    if ((!r.empty() && r.back().bytes == bytes) || contains(r, bytes))
+      return;
+    r.push_back(Staged{bytes, use});
+  }
+
+  unsigned workers = 0;
+  /// The next destination allowed.
+  unsigned next = 0;
+  /// Per source, the destination count when it last sent (`current`: to
+  /// the destination being given) and its bytes to that destination.
+  std::vector<std::uint64_t> mark;
+  std::uint64_t current = 1;
+  std::vector<std::size_t> sum;
+  std::vector<unsigned> sources;
+  /// Per worker, its three runs, valid when runPhase matches `phase`.
+  std::vector<std::array<Staging, 3>> runs;
+  std::vector<std::uint64_t> runPhase;
+  std::uint64_t phase = 0;
+};
 
 /// Worker `w`'s staging, every message replayed (the reference form over
 /// a built schedule).
@@ -614,6 +779,11 @@ private:
     if (!stored[t])
       stored[t] = take(storedBytes(t), (*tensors)[t].use);
   }
+  /// ensureStored where the caller has the bytes (`bytes` = storedBytes(t)).
+  void ensureStored(unsigned t, std::size_t bytes) {
+    if (!stored[t])
+      stored[t] = take(bytes, (*tensors)[t].use);
+  }
   /// Moves the buffer of tensor `from` to tensor `to` (a next value
   /// written in place and what it replaces), allocating nothing.
   void moveStored(unsigned from, unsigned to) {
@@ -663,17 +833,17 @@ void WorkerReplay::runOp(unsigned i, const ShareMemory &share,
   // A next value written in place is computed aside, then takes the
   // buffer of what it replaces (InPlaceUpdates.h).
   if (share.intoStored && !inPlace[o])
-    ensureStored(o);
+    ensureStored(o, share.stored);
   else if (share.output)
     outTemp = take(share.output, MemoryUse::Workspace);
   for (std::size_t &b : inputs)
     put(b, MemoryUse::Workspace);
   if (op.partial)
     stage(reduce);
-  if (storedBytes(o)) {
+  if (share.stored) {
     if (inPlace[o] && !stored[o])
       moveStored(unsigned(plan->tensors[o].updates), o);
-    ensureStored(o);
+    ensureStored(o, share.stored);
   }
   stage(deliver);
   put(outTemp, MemoryUse::Workspace);
@@ -744,42 +914,12 @@ void getShareMemory(const OpInfo &op, const OpShare &share,
   const Box *held = stored(op.output);
   out.intoStored = !op.partial && held && !isEmptyBox(*held) &&
                    *held == share.output;
+  out.stored = held ? std::size_t(held->getVolume()) *
+                          tensors[op.output].elementSize
+                    : 0;
   out.output = std::size_t(share.output.getVolume()) *
                tensors[op.output].elementSize;
 }
-
-/// Each worker's messages of a phase, in (src, dst) order: compressed rows
-/// over the workers.
-class ByWorker {
-public:
-  ByWorker() = default;
-  ByWorker(const std::vector<Message> &messages, unsigned workers) {
-    assign(messages, workers);
-  }
-  /// Replaces the rows, reusing their memory.
-  void assign(const std::vector<Message> &messages, unsigned workers) {
-    offsets.assign(workers + 1, 0);
-    for (const Message &m : messages) {
-      ++offsets[m.src + 1];
-      ++offsets[m.dst + 1];
-    }
-    for (unsigned w = 0; w != workers; ++w)
-      offsets[w + 1] += offsets[w];
-    rows.resize(offsets.back());
-    next.assign(offsets.begin(), offsets.end() - 1);
-    for (const Message &m : messages) {
-      rows[next[m.src]++] = m;
-      rows[next[m.dst]++] = m;
-    }
-  }
-  Messages of(unsigned w) const {
-    return Messages{rows.data() + offsets[w], rows.data() + offsets[w + 1]};
-  }
-
-private:
-  std::vector<std::size_t> offsets, next;
-  std::vector<Message> rows;
-};
 
 void getPointers(const std::vector<std::optional<Box>> &boxes,
                  std::vector<const Box *> &out) {
@@ -940,11 +1080,11 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
   for (unsigned w = 0; w != workers; ++w)
     replays.emplace_back(plan, lastUse, tensors, storedBytes, w);
   // The next step's messages do not change from step to step.
-  MessageBuffers buffers;
   // Nor which workers write which next values in place.
   std::vector<bool> candidates = getInPlaceCandidates(
       plan, lastUse, [&](unsigned t) { return tensors[t].elementSize; });
   PairBytes nextBytes;
+  FetchGrid fetchGrid;
   std::vector<std::optional<Box>> updated;
   std::vector<const Box *> updatedPointers;
   for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t) {
@@ -959,11 +1099,19 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
         replays[w].setInPlace(t, isUpdatedInPlace(stored[w], updated[w]));
     getPointers(updated, updatedPointers);
     addFetchedBytes(pointers, updatedPointers, tensors[t].elementSize,
-                    kMaxGridCells, nextBytes, buffers.bounds, buffers.lowest);
+                    kMaxGridCells, nextBytes, fetchGrid);
   }
-  OpMessages messages;
-  toMessages(nextBytes, buffers.sorted, buffers.start, messages.fetch);
-  ByWorker next(messages.fetch, workers), fetch, reduce, deliver;
+  std::vector<Message> byDst;
+  std::vector<std::size_t> start;
+  PhaseStaging next, fetch, reduce, deliver;
+  next.begin(workers);
+  next.addFound(nextBytes, byDst, start);
+  // Per input of an op, its fetch rule; kept from op to op.
+  std::vector<FetchGrid> fetchGrids;
+  PairBytes reduceBytes, deliverBytes;
+  std::vector<std::vector<int64_t>> bounds;
+  CellWorkers computers, storers;
+  std::vector<const Box *> computed;
   Staging fetchStaging, reduceStaging, deliverStaging, nextStaging;
   ShareMemory memory;
   // Each input's and the output's stored boxes, kept from op to op so that
@@ -992,12 +1140,32 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
       }
       boxes.getStored(op.output, outputBoxes);
       getPointers(outputBoxes, storedOutput);
-      countOpMessages(shares, storedInputs, inputSizes, storedOutput,
-                      tensors[op.output].elementSize, op.partial,
-                      kMaxGridCells, buffers, messages);
-      fetch.assign(messages.fetch, workers);
-      reduce.assign(messages.reduce, workers);
-      deliver.assign(messages.deliver, workers);
+      // The fetch messages destination by destination (each worker's of
+      // every input); reduce and deliver as the delivery rule finds them.
+      if (fetchGrids.size() < numInputs)
+        fetchGrids.resize(numInputs);
+      for (unsigned p = 0; p != numInputs; ++p)
+        fetchGrids[p].assign(storedInputs[p], inputSizes[p], kMaxGridCells);
+      fetch.begin(workers);
+      for (unsigned w = 0; w != workers; ++w) {
+        for (unsigned p = 0; p != numInputs; ++p)
+          fetchGrids[p].addTarget(
+              w, &shares[w].inputs[p],
+              [&](unsigned src, std::size_t b) { fetch.add(src, b); });
+        fetch.endDestination(w);
+      }
+      computed.resize(workers);
+      for (unsigned w = 0; w != workers; ++w)
+        computed[w] = &shares[w].output;
+      reduceBytes.clear();
+      deliverBytes.clear();
+      addDeliveryBytes(computed, storedOutput, tensors[op.output].elementSize,
+                       op.partial, kMaxGridCells, reduceBytes, deliverBytes,
+                       bounds, computers, storers);
+      reduce.begin(workers);
+      reduce.addFound(reduceBytes, byDst, start);
+      deliver.begin(workers);
+      deliver.addFound(deliverBytes, byDst, start);
       for (unsigned w = 0; w != workers; ++w) {
         getShareMemory(
             op, shares[w], tensors,
@@ -1010,15 +1178,15 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
               return nullptr;
             },
             memory);
-        getStaging(fetch.of(w), w, fetchStaging);
-        getStaging(reduce.of(w), w, reduceStaging);
-        getStaging(deliver.of(w), w, deliverStaging);
+        fetch.get(w, fetchStaging);
+        reduce.get(w, reduceStaging);
+        deliver.get(w, deliverStaging);
         replays[w].runOp(i, memory, fetchStaging, reduceStaging,
                          deliverStaging);
       }
     }
     for (unsigned w = 0; w != workers; ++w) {
-      getStaging(next.of(w), w, nextStaging);
+      next.get(w, nextStaging);
       replays[w].runNextStep(nextStaging);
     }
   }
