@@ -41,8 +41,10 @@
 // phase's messages counted from a grid of the boxes (getOpMessages) in
 // time linear in the cells moved rather than K per cell, and only the
 // first message of each size staged per phase (a later one of that size
-// reuses the same buffer at the same live bytes): the form the planner
-// uses at thousands of workers.
+// reuses the same buffer at the same live bytes), each worker's staging
+// gathered destination by destination without sorting or listing the
+// messages per worker (an all-gather's K x K messages cost an addition and
+// a comparison each): the form the planner uses at thousands of workers.
 //
 //===----------------------------------------------------------------------===//
 
