@@ -2,16 +2,18 @@
 //
 // This file implements the MPI transport. MPI only promises tags up to
 // 32767, so every runtime message travels with its 64-bit runtime tag in an
-// 8-byte header before the payload, under an MPI tag derived from it
+// 8-byte trailer after the payload (so a receive drops it without moving
+// the payload), under an MPI tag derived from it
 // (getDataTag: the op and phase modulo the tags MPI offers, so that the
 // messages of neighbouring ops have distinct MPI tags). A receive posted
 // ahead (postReceive) is an MPI_Irecv of exactly its size into a buffer of
 // the transport, which MPI fills as soon as the message comes; receive then
-// polls it (MPI_Test) and checks its header. Other messages are taken by
+// polls it (MPI_Test) and checks its trailer. Other messages are taken by
 // polling (MPI_Iprobe) into a buffer of unexpected messages keyed by
 // (source, tag), until the one wanted is there, a failure notice
 // (FailureTag) arrives, or the timeout passes; a receive never blocks in
-// MPI. Sends are MPI_Isend of a buffer kept until the send completes. Each rank counts the payload bytes (not headers) it sends;
+// MPI. Sends are MPI_Isend of a buffer kept until the send completes.
+// Each rank counts the payload bytes (not trailers) it sends;
 // sumOverProcesses adds counts up with MPI_Iallreduce and broadcast sends rank
 // 0's bytes with MPI_Ibcast, both polled the same way.
 //
@@ -95,7 +97,17 @@ namespace {
 /// The MPI tag of failure notices; data messages use getDataTag's, from
 /// FirstDataTag up.
 enum MPITag : int { FailureTag = 2, FirstDataTag = 3 };
-constexpr size_t HeaderBytes = sizeof(uint64_t);
+constexpr size_t TrailerBytes = sizeof(uint64_t);
+
+/// Takes the runtime tag from the trailer of `message` (at least
+/// TrailerBytes long), leaving the payload.
+static uint64_t takeTrailer(Bytes &message) {
+  uint64_t tag;
+  std::memcpy(&tag, message.data() + message.size() - TrailerBytes,
+              TrailerBytes);
+  message.resize(message.size() - TrailerBytes);
+  return tag;
+}
 
 /// The largest MPI tag (at least 32767, MPI's promise).
 static int getTagUpperBound() {
@@ -156,7 +168,7 @@ private:
   int tagUpperBound = 32767;
   std::chrono::milliseconds timeout;
   std::deque<Pending> sends;
-  /// Receives posted ahead, by (source, tag): header and payload.
+  /// Receives posted ahead, by (source, tag): payload and trailer.
   std::map<std::pair<unsigned, uint64_t>, Pending> posted;
   std::map<std::pair<unsigned, uint64_t>, std::deque<Bytes>> unexpected;
   /// Collectives abandoned by a failure: MPI may still write their buffers.
@@ -212,10 +224,10 @@ void MPITransport::send(unsigned src, unsigned dst, uint64_t tag,
         "rank {} cannot send from worker {} to worker {}", rank, src, dst));
   if (!(tag & UncountedTag))
     moved += payload.size();
-  Bytes buffer(HeaderBytes + payload.size());
-  std::memcpy(buffer.data(), &tag, HeaderBytes);
+  Bytes buffer(payload.size() + TrailerBytes);
   if (!payload.empty())
-    std::memcpy(buffer.data() + HeaderBytes, payload.data(), payload.size());
+    std::memcpy(buffer.data(), payload.data(), payload.size());
+  std::memcpy(buffer.data() + payload.size(), &tag, TrailerBytes);
   startSend(dst, getDataTag(tag), std::move(buffer));
   progress();
 }
@@ -231,12 +243,12 @@ void MPITransport::postReceive(unsigned dst, unsigned src, uint64_t tag,
   // Already taken by a poll, or posted: nothing to start.
   if (unexpected.count(key) || posted.count(key))
     return;
-  if (HeaderBytes + bytes > size_t(INT_MAX))
+  if (bytes + TrailerBytes > size_t(INT_MAX))
     throw RuntimeError(fmt::format(
         "worker {}: a message of {} bytes is more than one MPI receive takes",
         rank, bytes));
   Pending &pending = posted[key];
-  pending.buffer.resize(HeaderBytes + bytes);
+  pending.buffer.resize(bytes + TrailerBytes);
   MPI_Irecv(pending.buffer.data(), int(pending.buffer.size()), MPI_BYTE,
             int(src), getDataTag(tag), MPI_COMM_WORLD, &pending.request);
 }
@@ -258,16 +270,15 @@ void MPITransport::progress() {
         failure.assign(message.begin(), message.end());
       continue;
     }
-    if (message.size() < HeaderBytes) {
+    if (message.size() < TrailerBytes) {
       failure = fmt::format(
-          "worker {} received a message without a header from worker {}",
-          rank, status.MPI_SOURCE);
+          "worker {} received a message without a trailer from worker {}", rank,
+          status.MPI_SOURCE);
       continue;
     }
-    uint64_t tag;
-    std::memcpy(&tag, message.data(), HeaderBytes);
-    unexpected[{unsigned(status.MPI_SOURCE), tag}].emplace_back(
-        message.begin() + HeaderBytes, message.end());
+    uint64_t tag = takeTrailer(message);
+    unexpected[{unsigned(status.MPI_SOURCE), tag}].push_back(
+        std::move(message));
   }
   while (!sends.empty()) {
     int done = 0;
@@ -313,22 +324,29 @@ Bytes MPITransport::receive(unsigned dst, unsigned src, uint64_t tag) {
   auto post = posted.find(key);
   if (post != posted.end()) {
     Pending &pending = post->second;
+    MPI_Status status;
     waitFor(
         [&] {
           int done = 0;
-          MPI_Test(&pending.request, &done, MPI_STATUS_IGNORE);
+          MPI_Test(&pending.request, &done, &status);
           return done != 0;
         },
         waiting);
     Bytes payload = std::move(pending.buffer);
     posted.erase(post);
-    uint64_t got;
-    std::memcpy(&got, payload.data(), HeaderBytes);
+    // A shorter message than posted leaves the end of the buffer unwritten.
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    if (size_t(count) < TrailerBytes)
+      throw RuntimeError(fmt::format(
+          "worker {} received a message without a trailer from worker {}", dst,
+          src));
+    payload.resize(size_t(count));
+    uint64_t got = takeTrailer(payload);
     if (got != tag)
       throw RuntimeError(fmt::format(
-          "worker {} expected message {:#x} from worker {} but got {:#x}",
-          dst, tag, src, got));
-    payload.erase(payload.begin(), payload.begin() + HeaderBytes);
+          "worker {} expected message {:#x} from worker {} but got {:#x}", dst,
+          tag, src, got));
     return payload;
   }
   waitFor([&] { return unexpected.count(key) != 0; }, waiting);
