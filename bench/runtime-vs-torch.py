@@ -19,20 +19,34 @@ and prints Tofu's step time over PyTorch's, both measured in this run, and
 over Tofu's K = 1 step, with the load average (1 minute) at each
 measurement: the machine may be shared, so compare ratios within one run.
 
-Threads: T = --threads in total per side (default 1). Times are the best
-of --steps steps after a warm-up step; each (K, side) pair is measured
---rounds times, the two sides alternating, and the best of each counts.
+Threads: T = --threads in total per side (default 1). Both sides time
+the training step alone (tofu-run's report times Executor::runStep, not
+the process's start, planning or kernel compilation; PyTorch the step's
+Python calls): the best of --steps steps after a warm-up step. Each row
+(K, transport) is measured --rounds times, each Tofu measurement followed
+by a PyTorch one, and each row's ratio is against the PyTorch runs that
+alternated with it: both sides' best over the same number of steps (the
+best of more samples is lower on a loaded machine, which favoured
+PyTorch before 2026-11-26 13:40 UTC, when every row's ratio took
+PyTorch's best over all rows).
 On a loaded machine wall times follow the other jobs; --cpu-time also
 prints each side's CPU seconds per step (user + system of all threads and
-processes), which the load inflates much less.
+processes), which the load inflates much less. Tofu's is the CPU time of a
+run of N + 1 steps minus that of a 1-step run, over N, with N = --steps or
+more, enough steps for about --cpu-seconds of steps: the two runs' start-ups
+(about 0.35 s for the MLP, varying by some 20 ms) cancel only on average,
+and over 3 MLP steps of 20 ms their difference alone moved the ratio by
+some 30%.
 
 usage: bench/runtime-vs-torch.py [--build DIR] [--steps N] [--rounds R]
                                  [--models mlp,resnet18] [--workers 1,2]
                                  [--threads T] [--no-onednn] [--cpu-time]
+                                 [--cpu-seconds S]
 """
 
 import argparse
 import ctypes
+import math
 import json
 import os
 import resource
@@ -179,8 +193,13 @@ def main():
     ap.add_argument("--cpu-time", action="store_true",
                     help="also the CPU time per step of each side (user + "
                     "system, all threads and processes; Tofu's from a "
-                    "--steps + 1 run minus a 1-step run, the mean of its "
-                    "--steps steady steps), the best round's")
+                    "run of N + 1 steps minus a 1-step run, over N: "
+                    "--steps, or more to fill --cpu-seconds), the best "
+                    "round's")
+    ap.add_argument("--cpu-seconds", type=float, default=1.0,
+                    help="with --cpu-time: Tofu's CPU runs take at least "
+                    "this many seconds of steps (default 1), so that the "
+                    "start-ups' difference is a small part of a step")
     args = ap.parse_args()
     workers = [int(k) for k in args.workers.split(",")]
     transports = args.transports.split(",")
@@ -211,15 +230,22 @@ def main():
             per_worker = max(1, args.threads // k)
             for transport in transports if k > 1 else ["threads"]:
                 best, loads, cpu = None, [], float("inf")
+                paired = float("inf")  # PyTorch's best in this row's rounds
                 report = os.path.join(tmp, f"{name}.{k}.report.json")
                 for _ in range(args.rounds):
                     loads.append(load())
                     r, cpu_all = tofu_run(args, graph, plan, k, transport,
                                           per_worker, report, args.steps + 1)
                     if args.cpu_time:
+                        n = max(args.steps, math.ceil(
+                            args.cpu_seconds / max(r["step_seconds"], 1e-6)))
+                        if n != args.steps:
+                            _, cpu_all = tofu_run(args, graph, plan, k,
+                                                  transport, per_worker,
+                                                  report, n + 1)
                         _, cpu_one = tofu_run(args, graph, plan, k, transport,
                                               per_worker, report, 1)
-                        cpu = min(cpu, (cpu_all - cpu_one) / args.steps)
+                        cpu = min(cpu, (cpu_all - cpu_one) / n)
                     if best is None or \
                             r["step_seconds"] < best["step_seconds"]:
                         best = r
@@ -228,28 +254,30 @@ def main():
                     torch_loads.append(load())
                     wall, step_cpu = torch_step_seconds(name, args.steps,
                                                         args.threads)
+                    paired = min(paired, wall)
                     torch_s, torch_cpu = min(torch_s, wall), min(torch_cpu,
                                                                  step_cpu)
-                rows.append((k, transport, per_worker, best, loads, cpu))
+                rows.append((k, transport, per_worker, best, loads, cpu,
+                             paired))
         print(f"\n{name}: PyTorch eager {torch_s:.4f} s on {args.threads} "
               f"thread(s)"
               + (f", {torch_cpu:.4f} s CPU per step" if args.cpu_time else "")
               + f" (load {min(torch_loads):.1f}-{max(torch_loads):.1f})")
         print(f"  {'K':>2} {'transport':>9} {'thr/w':>5} {'step_s':>8} "
-              f"{'vs torch':>8} {'vs K=1':>7} {'wait':>6} {'load':>9} "
+              f"{'torch_s':>8} {'vs torch':>8} {'vs K=1':>7} {'wait':>6} {'load':>9} "
               f"{'moved_bytes':>12} {'comm_bytes':>12} {'peak/worker':>12} "
               f"{'oneDNN calls':>12}"
               + (f" {'cpu/step':>9} {'cpu vs torch':>12}" if args.cpu_time
                  else ""))
         one = rows[0][3]["step_seconds"]
-        for k, transport, per_worker, r, loads, cpu in rows:
+        for k, transport, per_worker, r, loads, cpu, paired in rows:
             moved, comm = r["moved_bytes"], r["comm_bytes"]
             calls = r.get("onednn_calls", {}).get("total", 0)
             # The largest worker's wait, as a share of its step.
             wait = max(r.get("wait_seconds", [0])) / r["step_seconds"]
             print(f"  {k:>2} {transport:>9} {per_worker:>5} "
-                  f"{r['step_seconds']:>8.4f} "
-                  f"{r['step_seconds'] / torch_s:>7.2f}x "
+                  f"{r['step_seconds']:>8.4f} {paired:>8.4f} "
+                  f"{r['step_seconds'] / paired:>7.2f}x "
                   f"{r['step_seconds'] / one:>6.2f}x {wait:>6.1%} "
                   f"{min(loads):>4.1f}-{max(loads):<4.1f} {moved:>12} {comm:>12} "
                   f"{max(r['peak_bytes_per_worker']):>12} {calls:>12}"
