@@ -9,16 +9,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Planner/PlannerTestUtils.h"
 #include "tofu/Analysis/Layout.h"
-#include "tofu/Graph/GraphReader.h"
-#include "tofu/Graph/SpecLibrary.h"
-#include "tofu/Graph/Verifier.h"
 #include "tofu/Plan/Layouts.h"
 #include "tofu/Planner/CostModel.h"
 #include "tofu/Planner/Planner.h"
-#include "tofu/Support/Diagnostics.h"
 
-#include "llvm/Support/SourceMgr.h"
 #include "gtest/gtest.h"
 
 using namespace tofu;
@@ -140,18 +136,9 @@ class LayoutOnlyPlanTest : public testing::TestWithParam<PlannedCase> {};
 /// region listed.
 TEST_P(LayoutOnlyPlanTest, CostsAsTheListedPlan) {
   const PlannedCase &c = GetParam();
-  llvm::SourceMgr srcMgr;
-  DiagnosticEngine diags(srcMgr);
-  std::string path = std::string(TOFU_SOURCE_DIR) + "/models/" + c.model;
-  std::unique_ptr<graph::Graph> g = graph::readGraphFile(path, diags);
-  ASSERT_TRUE(g) << path;
-  graph::SpecLibrary specs;
-  ASSERT_TRUE(specs.loadFor(*g, std::string(TOFU_SOURCE_DIR) + "/specs", {},
-                            diags));
-  ASSERT_TRUE(graph::verifyGraph(*g, specs, diags));
-  std::unique_ptr<PlanningProblem> problem =
-      PlanningProblem::build(*g, specs, diags);
-  ASSERT_TRUE(problem);
+  LoadedModel m;
+  ASSERT_TRUE(m.load(c.model));
+  const std::unique_ptr<PlanningProblem> &problem = m.problem;
   PlannerOptions options;
   options.workers = c.workers;
   PlannerReport report;
@@ -200,12 +187,7 @@ INSTANTIATE_TEST_SUITE_P(
                     PlannedCase{"resnet18.json", 4},
                     PlannedCase{"mlp.json", 16}),
     [](const testing::TestParamInfo<PlannedCase> &info) {
-      std::string name = info.param.model;
-      name = name.substr(0, name.find('.'));
-      for (char &ch : name)
-        if (!isalnum(static_cast<unsigned char>(ch)))
-          ch = '_';
-      return name + "_K" + std::to_string(info.param.workers);
+      return getModelCaseName(info.param.model, info.param.workers);
     });
 
 } // namespace

@@ -1,0 +1,67 @@
+//===- PlannerTestUtils.h - Repository models in planner tests --*- C++ -*-===//
+//
+// A model of the repository's models/ folder read, verified against the
+// operator library and made a planning problem, and the name a test case
+// on it takes, for the unit tests that plan real graphs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOFU_UNITTESTS_PLANNER_PLANNERTESTUTILS_H
+#define TOFU_UNITTESTS_PLANNER_PLANNERTESTUTILS_H
+
+#include "tofu/Graph/GraphReader.h"
+#include "tofu/Graph/SpecLibrary.h"
+#include "tofu/Graph/Verifier.h"
+#include "tofu/Planner/PlanningProblem.h"
+#include "tofu/Support/Diagnostics.h"
+
+#include "llvm/Support/SourceMgr.h"
+#include "gtest/gtest.h"
+
+#include <cctype>
+#include <memory>
+#include <string>
+
+namespace tofu {
+namespace planner {
+
+/// models/NAME of the source tree as a planning problem.
+struct LoadedModel {
+  /// Reads, verifies and builds models/`name`; a failure names the step.
+  testing::AssertionResult load(const std::string &name) {
+    std::string path = std::string(TOFU_SOURCE_DIR) + "/models/" + name;
+    graph = graph::readGraphFile(path, diags);
+    if (!graph)
+      return testing::AssertionFailure() << "cannot read " << path;
+    if (!specs.loadFor(*graph, std::string(TOFU_SOURCE_DIR) + "/specs", {},
+                       diags))
+      return testing::AssertionFailure() << "cannot load the specs of " << name;
+    if (!graph::verifyGraph(*graph, specs, diags))
+      return testing::AssertionFailure() << name << " does not verify";
+    problem = PlanningProblem::build(*graph, specs, diags);
+    if (!problem)
+      return testing::AssertionFailure() << "no planning problem for " << name;
+    return testing::AssertionSuccess();
+  }
+
+  llvm::SourceMgr srcMgr;
+  DiagnosticEngine diags{srcMgr};
+  std::unique_ptr<graph::Graph> graph;
+  graph::SpecLibrary specs;
+  std::unique_ptr<PlanningProblem> problem;
+};
+
+/// A test case's name for `model` at `workers`: "gpt_2l_K8" for
+/// ("gpt-2l.json", 8).
+inline std::string getModelCaseName(std::string model, unsigned workers) {
+  model = model.substr(0, model.find('.'));
+  for (char &ch : model)
+    if (!isalnum(static_cast<unsigned char>(ch)))
+      ch = '_';
+  return model + "_K" + std::to_string(workers);
+}
+
+} // namespace planner
+} // namespace tofu
+
+#endif // TOFU_UNITTESTS_PLANNER_PLANNERTESTUTILS_H
