@@ -279,7 +279,8 @@ llvm::Optional<plan::Plan> Driver::searchAtPrice(double price) {
 llvm::Error Driver::recordEstimate(plan::Plan &p) const {
   if (!options.topology)
     return llvm::Error::success();
-  auto estimate = estimateStep(problem, p, *options.topology);
+  auto estimate = estimateStep(problem, p, *options.topology,
+                               /*costsRecorded=*/true);
   if (!estimate)
     return estimate.takeError();
   p.topology = options.topology;
@@ -596,7 +597,7 @@ planner::planBaseline(const PlanningProblem &problem, BaselineKind kind,
   if (peaks)
     *peaks = std::move(costs.peaks);
   if (topology) {
-    auto estimate = estimateStep(problem, p, *topology);
+    auto estimate = estimateStep(problem, p, *topology, /*costsRecorded=*/true);
     if (!estimate)
       return estimate.takeError();
     p.topology = topology;

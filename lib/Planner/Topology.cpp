@@ -171,7 +171,8 @@ static plan::Plan cutPlan(const plan::Plan &p, unsigned n) {
 
 llvm::Expected<StepEstimate> planner::estimateStep(const PlanningProblem &problem,
                                                    const plan::Plan &p,
-                                                   const Topology &topology) {
+                                                   const Topology &topology,
+                                                   bool costsRecorded) {
   if (plan::getNumWorkers(topology.factors) != p.workers)
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
@@ -183,8 +184,17 @@ llvm::Expected<StepEstimate> planner::estimateStep(const PlanningProblem &proble
   std::vector<int64_t> lastOpBytes(p.ops.size(), 0);
   int64_t lastBytes = 0;
   for (unsigned n = 1, e = p.levels.size(); n <= e; ++n) {
-    auto costs =
-        evaluatePlan(problem, n == e ? p : cutPlan(p, n), Peaks::Skip);
+    // The whole plan's costs, where recorded, are those evaluatePlan gives.
+    CostReport recorded;
+    if (n == e && costsRecorded) {
+      recorded.commBytes = p.commBytes;
+      for (const plan::OpPlan &op : p.ops)
+        recorded.ops.push_back(op.cost);
+    }
+    auto costs = n == e && costsRecorded
+                     ? llvm::Expected<CostReport>(std::move(recorded))
+                     : evaluatePlan(problem, n == e ? p : cutPlan(p, n),
+                                    Peaks::Skip);
     if (!costs)
       return costs.takeError();
     unsigned messages = 0;

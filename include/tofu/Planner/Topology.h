@@ -63,9 +63,12 @@ SmallVector<double, 4> getLevelWeights(const Topology &topology,
 ///    reduction, a gather or scatter-add in TDL, counts the elements it
 ///    reads and writes instead);
 ///  - no overlap of communication and computation.
+/// With `costsRecorded`, `p`'s comm_bytes and per-op costs are already the
+/// cost model's (recordCosts), and the whole plan is not evaluated again.
 llvm::Expected<StepEstimate> estimateStep(const PlanningProblem &problem,
                                           const plan::Plan &p,
-                                          const Topology &topology);
+                                          const Topology &topology,
+                                          bool costsRecorded = false);
 
 } // namespace planner
 } // namespace tofu
