@@ -27,7 +27,7 @@ Python calls): the best of --steps steps after a warm-up step. Each row
 by a PyTorch one, and each row's ratio is against the PyTorch runs that
 alternated with it: both sides' best over the same number of steps (the
 best of more samples is lower on a loaded machine, which favoured
-PyTorch before 2026-11-26 13:40 UTC, when every row's ratio took
+PyTorch before 2026-11-26 13:31 UTC, when every row's ratio took
 PyTorch's best over all rows).
 On a loaded machine wall times follow the other jobs; --cpu-time also
 prints each side's CPU seconds per step (user + system of all threads and
