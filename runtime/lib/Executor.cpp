@@ -249,9 +249,11 @@ void WorkerStep::movePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
                    size);
         at += piece.box.getVolume() * size;
       }
+      Bytes payload;
+      payload.reserve(m.bytes + SendSlackBytes);
+      payload.assign(staging.data(), staging.data() + m.bytes);
       double start = now();
-      transport.send(w, m.dst, tag,
-                     Bytes(staging.data(), staging.data() + m.bytes));
+      transport.send(w, m.dst, tag, std::move(payload));
       recordMessage(TraceEvent::Send, tag, m.dst, start, now());
     } else {
       double start = now();

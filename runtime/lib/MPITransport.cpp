@@ -224,10 +224,12 @@ void MPITransport::send(unsigned src, unsigned dst, uint64_t tag,
         "rank {} cannot send from worker {} to worker {}", rank, src, dst));
   if (!(tag & UncountedTag))
     moved += payload.size();
-  Bytes buffer(payload.size() + TrailerBytes);
-  if (!payload.empty())
-    std::memcpy(buffer.data(), payload.data(), payload.size());
-  std::memcpy(buffer.data() + payload.size(), &tag, TrailerBytes);
+  // In place where the sender left room (SendSlackBytes), else a copy.
+  static_assert(TrailerBytes <= SendSlackBytes);
+  size_t size = payload.size();
+  Bytes buffer = std::move(payload);
+  buffer.resize(size + TrailerBytes);
+  std::memcpy(buffer.data() + size, &tag, TrailerBytes);
   startSend(dst, getDataTag(tag), std::move(buffer));
   progress();
 }

@@ -29,6 +29,11 @@ namespace runtime {
 /// A message's payload.
 using Bytes = std::vector<unsigned char>;
 
+/// The bytes a transport may append to a payload it sends (the MPI
+/// transport's tag trailer): a sender that gives `send` a payload with
+/// capacity for this many more bytes spares it a copy.
+constexpr std::size_t SendSlackBytes = 8;
+
 /// Messages under a tag with this bit set carry results to the process
 /// of worker 0 (Executor::gather), not the step's traffic: not counted.
 constexpr std::uint64_t UncountedTag = std::uint64_t(1) << 63;
