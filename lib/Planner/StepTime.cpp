@@ -124,20 +124,29 @@ private:
         programs[w].push_back(StepAction::move(copySeconds(bytes[w])));
   }
 
-  /// A phase's messages in the executor's order (getMessages): the sender
-  /// packs a message and hands it to the transport; the receiver waits for
-  /// it, copies it out of the transport and unpacks it (or adds it into
-  /// its partial value: as much memory traffic).
+  /// A phase's messages, each worker's sends first (the sender packs a
+  /// message and hands it to the transport), then its receives (the
+  /// receiver waits for a message, copies it out of the transport and
+  /// unpacks it, or adds it into its partial value: as much memory
+  /// traffic), each in getMessages' order. The executor takes its sends
+  /// first where its pool ends the phase the same either way (on the
+  /// bundled models every phase at K = 2, most at K = 4) and keeps
+  /// getMessages' order otherwise (docs/StepTime.md).
   template <typename SizeFn>
   void addMessages(const std::vector<Piece> &pieces, SizeFn sizeOf) {
-    for (const runtime::Message &m : runtime::getMessages(pieces, sizeOf)) {
-      unsigned id = numMessages++;
+    std::vector<runtime::Message> messages =
+        runtime::getMessages(pieces, sizeOf);
+    unsigned first = numMessages;
+    for (const runtime::Message &m : messages) {
       double bytes = m.bytes;
       programs[m.src].push_back(StepAction::move(
           copySeconds(bytes) + transportSeconds(bytes)));
-      programs[m.src].push_back(StepAction::send(id));
-      programs[m.dst].push_back(StepAction::receive(id));
-      programs[m.dst].push_back(StepAction::move(2 * copySeconds(bytes)));
+      programs[m.src].push_back(StepAction::send(numMessages++));
+    }
+    for (unsigned i = 0, e = messages.size(); i != e; ++i) {
+      const runtime::Message &m = messages[i];
+      programs[m.dst].push_back(StepAction::receive(first + i));
+      programs[m.dst].push_back(StepAction::move(2 * copySeconds(m.bytes)));
     }
   }
 
