@@ -69,8 +69,9 @@ TEST_P(PlannedPeaksTest, EqualTheReference) {
 INSTANTIATE_TEST_SUITE_P(
     Models, PlannedPeaksTest,
     testing::Values(PeakCase{"mlp.json", 3}, PeakCase{"mlp.json", 16},
-                    PeakCase{"gpt-2l.json", 5}, PeakCase{"gpt-2l.json", 8},
-                    PeakCase{"resnet18.json", 6}),
+                    PeakCase{"mlp.json", 64}, PeakCase{"gpt-2l.json", 5},
+                    PeakCase{"gpt-2l.json", 8}, PeakCase{"gpt-2l.json", 24},
+                    PeakCase{"rnn-2l.json", 7}, PeakCase{"resnet18.json", 6}),
     [](const testing::TestParamInfo<PeakCase> &info) {
       return getModelCaseName(info.param.model, info.param.workers);
     });
