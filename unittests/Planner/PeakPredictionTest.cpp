@@ -24,23 +24,14 @@ using namespace tofu::planner;
 
 namespace {
 
-struct PeakCase {
-  const char *model;
-  unsigned workers;
-};
-
-class PlannedPeaksTest : public testing::TestWithParam<PeakCase> {};
+class PlannedPeaksTest : public testing::TestWithParam<ModelCase> {};
 
 TEST_P(PlannedPeaksTest, EqualTheReference) {
-  const PeakCase &c = GetParam();
+  const ModelCase &c = GetParam();
   LoadedModel m;
   ASSERT_TRUE(m.load(c.model));
   const std::unique_ptr<PlanningProblem> &problem = m.problem;
-
-  PlannerOptions options;
-  options.workers = c.workers;
-  PlannerReport report;
-  auto p = planGraph(*problem, options, report);
+  auto p = m.plan(c.workers);
   ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
   std::vector<SmallVector<uint8_t, 4>> steps;
   ASSERT_FALSE(bool(resolvePlanSteps(*problem, *p, steps)));
@@ -68,12 +59,10 @@ TEST_P(PlannedPeaksTest, EqualTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     Models, PlannedPeaksTest,
-    testing::Values(PeakCase{"mlp.json", 3}, PeakCase{"mlp.json", 16},
-                    PeakCase{"mlp.json", 64}, PeakCase{"gpt-2l.json", 5},
-                    PeakCase{"gpt-2l.json", 8}, PeakCase{"gpt-2l.json", 24},
-                    PeakCase{"rnn-2l.json", 7}, PeakCase{"resnet18.json", 6}),
-    [](const testing::TestParamInfo<PeakCase> &info) {
-      return getModelCaseName(info.param.model, info.param.workers);
-    });
+    testing::Values(ModelCase{"mlp.json", 3}, ModelCase{"mlp.json", 16},
+                    ModelCase{"mlp.json", 64}, ModelCase{"gpt-2l.json", 5},
+                    ModelCase{"gpt-2l.json", 8}, ModelCase{"gpt-2l.json", 24},
+                    ModelCase{"rnn-2l.json", 7}, ModelCase{"resnet18.json", 6}),
+    getModelCaseName);
 
 } // namespace

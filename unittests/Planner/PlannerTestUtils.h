@@ -1,8 +1,9 @@
 //===- PlannerTestUtils.h - Repository models in planner tests --*- C++ -*-===//
 //
 // A model of the repository's models/ folder read, verified against the
-// operator library and made a planning problem, and the name a test case
-// on it takes, for the unit tests that plan real graphs.
+// operator library, made a planning problem and planned, and the case of
+// a parameterized test on it (a model at a worker count) with its name,
+// for the unit tests that plan real graphs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,7 @@
 #include "tofu/Graph/GraphReader.h"
 #include "tofu/Graph/SpecLibrary.h"
 #include "tofu/Graph/Verifier.h"
+#include "tofu/Planner/Planner.h"
 #include "tofu/Planner/PlanningProblem.h"
 #include "tofu/Support/Diagnostics.h"
 
@@ -44,6 +46,14 @@ struct LoadedModel {
     return testing::AssertionSuccess();
   }
 
+  /// The default search's plan of the loaded model for `workers`.
+  llvm::Expected<plan::Plan> plan(unsigned workers) {
+    PlannerOptions options;
+    options.workers = workers;
+    PlannerReport report;
+    return planGraph(*problem, options, report);
+  }
+
   llvm::SourceMgr srcMgr;
   DiagnosticEngine diags{srcMgr};
   std::unique_ptr<graph::Graph> graph;
@@ -51,14 +61,21 @@ struct LoadedModel {
   std::unique_ptr<PlanningProblem> problem;
 };
 
-/// A test case's name for `model` at `workers`: "gpt_2l_K8" for
-/// ("gpt-2l.json", 8).
-inline std::string getModelCaseName(std::string model, unsigned workers) {
+/// A parameterized test's case: models/`model` planned for `workers`.
+struct ModelCase {
+  const char *model;
+  unsigned workers;
+};
+
+/// A case's name: "gpt_2l_K8" for ("gpt-2l.json", 8).
+inline std::string
+getModelCaseName(const testing::TestParamInfo<ModelCase> &info) {
+  std::string model = info.param.model;
   model = model.substr(0, model.find('.'));
   for (char &ch : model)
     if (!isalnum(static_cast<unsigned char>(ch)))
       ch = '_';
-  return model + "_K" + std::to_string(workers);
+  return model + "_K" + std::to_string(info.param.workers);
 }
 
 } // namespace planner

@@ -124,25 +124,17 @@ TEST(StoredRegionTest, CheckLayoutsRecordsShapesAndRefusesDisagreement) {
       << message;
 }
 
-struct PlannedCase {
-  const char *model;
-  unsigned workers;
-};
-
-class LayoutOnlyPlanTest : public testing::TestWithParam<PlannedCase> {};
+class LayoutOnlyPlanTest : public testing::TestWithParam<ModelCase> {};
 
 /// A planned plan holds layouts alone, and costs the same (bytes, resident
 /// and predicted peak bytes, per op) as the same plan with every worker's
 /// region listed.
 TEST_P(LayoutOnlyPlanTest, CostsAsTheListedPlan) {
-  const PlannedCase &c = GetParam();
+  const ModelCase &c = GetParam();
   LoadedModel m;
   ASSERT_TRUE(m.load(c.model));
   const std::unique_ptr<PlanningProblem> &problem = m.problem;
-  PlannerOptions options;
-  options.workers = c.workers;
-  PlannerReport report;
-  auto p = planGraph(*problem, options, report);
+  auto p = m.plan(c.workers);
   ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
   ASSERT_EQ(p->workers, c.workers);
 
@@ -183,11 +175,9 @@ TEST_P(LayoutOnlyPlanTest, CostsAsTheListedPlan) {
 
 INSTANTIATE_TEST_SUITE_P(
     Models, LayoutOnlyPlanTest,
-    testing::Values(PlannedCase{"gpt-2l.json", 8},
-                    PlannedCase{"resnet18.json", 4},
-                    PlannedCase{"mlp.json", 16}),
-    [](const testing::TestParamInfo<PlannedCase> &info) {
-      return getModelCaseName(info.param.model, info.param.workers);
-    });
+    testing::Values(ModelCase{"gpt-2l.json", 8},
+                    ModelCase{"resnet18.json", 4},
+                    ModelCase{"mlp.json", 16}),
+    getModelCaseName);
 
 } // namespace
