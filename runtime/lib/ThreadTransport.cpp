@@ -1,9 +1,10 @@
 //===- ThreadTransport.cpp - Workers as threads of one process ------------===//
 //
 // This file implements the in-process Transport: one mailbox per
-// (destination, source, tag) under one mutex, a condition variable that
-// receivers wait on with a deadline, and a failure flag that wakes every
-// receiver when a worker gives up. Payload bytes are counted on send (but
+// (destination, source, tag) under one mutex, a condition variable per
+// destination that its receiver waits on with a deadline (a send wakes
+// only its destination's worker, not every waiting one), and a failure
+// flag that wakes every receiver when a worker gives up. Payload bytes are counted on send (but
 // for UncountedTag's). It also holds the Transport interface's defaults for
 // transports of one process: every worker local, sums kept as they are.
 //
@@ -20,6 +21,7 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <vector>
 
 using namespace tofu::runtime;
 
@@ -45,7 +47,7 @@ namespace {
 class ThreadTransport : public Transport {
 public:
   ThreadTransport(unsigned workers, std::chrono::milliseconds timeout)
-      : workers(workers), timeout(timeout) {}
+      : workers(workers), timeout(timeout), arrived(workers) {}
 
   unsigned getNumWorkers() const override { return workers; }
   void send(unsigned src, unsigned dst, std::uint64_t tag,
@@ -60,7 +62,8 @@ private:
   unsigned workers;
   std::chrono::milliseconds timeout;
   std::mutex mutex;
-  std::condition_variable arrived;
+  /// Per destination worker: signalled when a message for it arrives.
+  std::vector<std::condition_variable> arrived;
   std::map<Key, std::deque<Bytes>> mailboxes;
   std::atomic<std::int64_t> moved{0};
   std::string failure;
@@ -76,7 +79,7 @@ void ThreadTransport::send(unsigned src, unsigned dst, std::uint64_t tag,
     std::lock_guard<std::mutex> lock(mutex);
     mailboxes[Key(dst, src, tag)].push_back(std::move(payload));
   }
-  arrived.notify_all();
+  arrived[dst].notify_all();
 }
 
 Bytes ThreadTransport::receive(unsigned dst, unsigned src, std::uint64_t tag) {
@@ -86,7 +89,7 @@ Bytes ThreadTransport::receive(unsigned dst, unsigned src, std::uint64_t tag) {
     auto it = mailboxes.find(key);
     return !failure.empty() || (it != mailboxes.end() && !it->second.empty());
   };
-  if (!arrived.wait_for(lock, timeout, ready))
+  if (!arrived[dst].wait_for(lock, timeout, ready))
     throw RuntimeError(fmt::format(
         "worker {} waited more than {} ms for a message from worker {}", dst,
         timeout.count(), src));
@@ -106,7 +109,8 @@ void ThreadTransport::fail(unsigned worker, const std::string &why) {
     if (failure.empty())
       failure = fmt::format("worker {} failed: {}", worker, why);
   }
-  arrived.notify_all();
+  for (std::condition_variable &cv : arrived)
+    cv.notify_all();
 }
 
 void ThreadTransport::resetMovedBytes() { moved = 0; }
