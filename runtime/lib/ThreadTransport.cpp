@@ -4,7 +4,9 @@
 // (destination, source, tag) under one mutex, a condition variable per
 // destination that its receiver waits on with a deadline (a send wakes
 // only its destination's worker, not every waiting one), and a failure
-// flag that wakes every receiver when a worker gives up. Payload bytes are counted on send (but
+// flag that wakes every receiver when a worker gives up. Send and receive
+// check their workers (distinct, below K) before indexing the condition
+// variables. Payload bytes are counted on send (but
 // for UncountedTag's). It also holds the Transport interface's defaults for
 // transports of one process: every worker local, sums kept as they are.
 //
@@ -59,6 +61,10 @@ public:
 
 private:
   using Key = std::tuple<unsigned, unsigned, std::uint64_t>;
+  /// Throws unless `from` and `to` are distinct workers of this transport
+  /// (`what`: "send" or "receive"), before any of its per-worker state is
+  /// indexed.
+  void checkPair(const char *what, unsigned from, unsigned to) const;
   unsigned workers;
   std::chrono::milliseconds timeout;
   std::mutex mutex;
@@ -71,8 +77,18 @@ private:
 
 } // namespace
 
+void ThreadTransport::checkPair(const char *what, unsigned from,
+                                unsigned to) const {
+  if (from >= workers || to >= workers || from == to)
+    throw RuntimeError(fmt::format(
+        "the thread transport of {} workers cannot {} from worker {} to "
+        "worker {}",
+        workers, what, from, to));
+}
+
 void ThreadTransport::send(unsigned src, unsigned dst, std::uint64_t tag,
                            Bytes payload) {
+  checkPair("send", src, dst);
   if (!(tag & UncountedTag))
     moved += payload.size();
   {
@@ -83,6 +99,7 @@ void ThreadTransport::send(unsigned src, unsigned dst, std::uint64_t tag,
 }
 
 Bytes ThreadTransport::receive(unsigned dst, unsigned src, std::uint64_t tag) {
+  checkPair("receive", src, dst);
   std::unique_lock<std::mutex> lock(mutex);
   Key key(dst, src, tag);
   auto ready = [&] {
@@ -104,6 +121,10 @@ Bytes ThreadTransport::receive(unsigned dst, unsigned src, std::uint64_t tag) {
 }
 
 void ThreadTransport::fail(unsigned worker, const std::string &why) {
+  if (worker >= workers)
+    throw RuntimeError(fmt::format(
+        "the thread transport of {} workers has no worker {} to fail",
+        workers, worker));
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (failure.empty())

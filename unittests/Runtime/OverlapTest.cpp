@@ -20,7 +20,9 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <map>
+#include <random>
 #include <thread>
 
 using namespace tofu::runtime;
@@ -293,6 +295,75 @@ TEST(FreeListOrderTest, SameInEitherOrderOnlyWhereTheGrantsAgree) {
   EXPECT_EQ(list.getKept().size(), 2u);
   EXPECT_EQ(list.getSpare().size(), 1u);
   EXPECT_EQ(list.getLiveBytes(), 0);
+}
+
+/// The capacities of `entries` (a FreeList's kept buffers or spares).
+std::vector<std::size_t>
+capacitiesOf(const std::multimap<std::size_t, int> &entries) {
+  std::vector<std::size_t> capacities;
+  for (const auto &entry : entries)
+    capacities.push_back(entry.first);
+  return capacities;
+}
+
+/// Takes and puts back each of `sizes` in turn on `list`; returns the
+/// largest capacity granted.
+std::size_t takeInTurn(FreeList<int> &list,
+                       const std::vector<std::size_t> &sizes) {
+  std::size_t largest = 0;
+  for (std::size_t bytes : sizes) {
+    std::size_t capacity = list.take(bytes).capacity;
+    largest = std::max(largest, capacity);
+    list.put(capacity, 0);
+  }
+  return largest;
+}
+
+TEST(FreeListOrderTest, AgreesWithTakingBothOrdersOnRandomPools) {
+  // sameInEitherOrder replays only the buffers in the requests' ranges;
+  // its answer must be what taking both orders on copies of the whole
+  // list shows.
+  std::mt19937 random(19);
+  unsigned agreed = 0, differed = 0;
+  for (unsigned round = 0; round != 400; ++round) {
+    FreeList<int> list;
+    std::vector<std::size_t> live;
+    // Few sizes, so that requests often find a spare of exactly theirs.
+    auto size = [&] { return std::size_t(random() % 12) * 7; };
+    for (unsigned step = 0; step != 2; ++step) {
+      list.beginStep();
+      // A long first step and a short second one: its spares are many,
+      // its kept buffers few.
+      unsigned n = step == 0 ? 5 + random() % 20 : random() % 6;
+      for (unsigned i = 0; i != n; ++i) {
+        if (!live.empty() && random() % 3 == 0) {
+          list.put(live.back(), 0);
+          live.pop_back();
+        } else {
+          live.push_back(list.take(size()).capacity);
+        }
+      }
+      for (std::size_t capacity : live)
+        list.put(capacity, 0);
+      live.clear();
+    }
+    for (unsigned i = 0, n = random() % 6; i != n; ++i)
+      live.push_back(list.take(size()).capacity);
+    std::vector<std::size_t> first;
+    for (unsigned i = 0, n = 1 + random() % 4; i != n; ++i)
+      first.push_back(size());
+    std::vector<std::size_t> second = first;
+    std::shuffle(second.begin(), second.end(), random);
+    FreeList<int> a = list, b = list;
+    bool same = takeInTurn(a, first) == takeInTurn(b, second) &&
+                capacitiesOf(a.getKept()) == capacitiesOf(b.getKept()) &&
+                capacitiesOf(a.getSpare()) == capacitiesOf(b.getSpare());
+    EXPECT_EQ(list.sameInEitherOrder(first, second), same) << "round " << round;
+    ++(same ? agreed : differed);
+  }
+  // Both answers occur.
+  EXPECT_GT(agreed, 40u);
+  EXPECT_GT(differed, 10u);
 }
 
 /// The chain's kernels, worker 1's matmul `delay` slower (the executor

@@ -28,7 +28,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <set>
 #include <utility>
 #include <vector>
 
@@ -63,15 +62,33 @@ public:
   /// largest capacity and leave the same kept buffers and spares (by
   /// capacity): then either order gives the owner the same peak and the
   /// same pool from then on (the executor's sends first, docs/Runtime.md,
-  /// "Overlap").
+  /// "Overlap"). Only the buffers a request could take are replayed: kept
+  /// ones of capacity in [want, 2 want] and spares of exactly want, for
+  /// each request's want = max(bytes, 1); the rest are left alone in
+  /// either order. So the cost grows with the requests and the buffers in
+  /// their ranges, not with the pool.
   bool sameInEitherOrder(const std::vector<std::size_t> &first,
                          const std::vector<std::size_t> &second) const {
-    std::multiset<std::size_t> keptA, spareA;
-    for (const auto &entry : kept)
-      keptA.insert(keptA.end(), entry.first);
-    for (const auto &entry : spare)
-      spareA.insert(spareA.end(), entry.first);
-    std::multiset<std::size_t> keptB = keptA, spareB = spareA;
+    std::vector<std::size_t> wants;
+    for (const auto *list : {&first, &second})
+      for (std::size_t bytes : *list)
+        wants.push_back(bytes ? bytes : 1);
+    std::sort(wants.begin(), wants.end());
+    wants.erase(std::unique(wants.begin(), wants.end()), wants.end());
+    // Sorted capacities of the kept buffers in the ranges (each once,
+    // though ranges overlap) and of the spares of the wanted sizes.
+    std::vector<std::size_t> keptA, spareA;
+    std::size_t from = 0;
+    for (std::size_t want : wants) {
+      std::size_t lo = std::max(want, from), hi = 2 * want;
+      for (auto it = kept.lower_bound(lo); it != kept.end() && it->first <= hi;
+           ++it)
+        keptA.push_back(it->first);
+      from = hi + 1;
+      for (auto [it, end] = spare.equal_range(want); it != end; ++it)
+        spareA.push_back(want);
+    }
+    std::vector<std::size_t> keptB = keptA, spareB = spareA;
     return replay(first, keptA, spareA) == replay(second, keptB, spareB) &&
            keptA == keptB && spareA == spareB;
   }
@@ -119,23 +136,25 @@ private:
     if (live > peak)
       peak = live;
   }
-  /// take and put of each of `sizes` in turn over capacities alone;
-  /// returns the largest capacity granted.
+  /// take and put of each of `sizes` in turn over capacities alone (each
+  /// list sorted); returns the largest capacity granted.
   static std::size_t replay(const std::vector<std::size_t> &sizes,
-                            std::multiset<std::size_t> &kept,
-                            std::multiset<std::size_t> &spare) {
+                            std::vector<std::size_t> &kept,
+                            std::vector<std::size_t> &spare) {
     std::size_t largest = 0;
     for (std::size_t bytes : sizes) {
       std::size_t want = bytes ? bytes : 1, capacity = want;
-      auto it = kept.lower_bound(want);
+      auto it = std::lower_bound(kept.begin(), kept.end(), want);
       if (it != kept.end() && *it <= 2 * want) {
         capacity = *it;
         kept.erase(it);
-      } else if (auto s = spare.find(want); s != spare.end()) {
+      } else if (auto s = std::lower_bound(spare.begin(), spare.end(), want);
+                 s != spare.end() && *s == want) {
         spare.erase(s);
       }
       largest = std::max(largest, capacity);
-      kept.insert(capacity);
+      kept.insert(std::upper_bound(kept.begin(), kept.end(), capacity),
+                  capacity);
     }
     return largest;
   }
