@@ -572,11 +572,14 @@ void WorkerStep::run() {
 }
 
 Schedule tofu::runtime::checkAndSchedule(const ExecutablePlan &plan,
-                                         const char *what, unsigned workers) {
+                                         const char *what, unsigned workers,
+                                         int worker) {
   validatePlan(plan);
   if (workers != plan.workers)
     throw RuntimeError(fmt::format("the {} has {} workers but the plan {}",
                                    what, workers, plan.workers));
+  if (worker >= 0 && unsigned(worker) < plan.workers)
+    return buildWorkerSchedule(plan, worker);
   return buildSchedule(plan);
 }
 
@@ -635,7 +638,10 @@ StepResult tofu::runtime::sumStepResult(
 Executor::Executor(const ExecutablePlan &plan, KernelProvider &kernels,
                    Transport &transport)
     : plan(plan), kernels(kernels), transport(transport) {
-  schedule = checkAndSchedule(plan, "transport", transport.getNumWorkers());
+  // A process running one worker (one MPI rank) schedules only its pieces.
+  std::vector<unsigned> here = transport.getLocalWorkers();
+  schedule = checkAndSchedule(plan, "transport", transport.getNumWorkers(),
+                              here.size() == 1 ? int(here[0]) : -1);
   workerById.assign(plan.workers, nullptr);
   for (unsigned w : getLocalWorkers(plan, transport)) {
     workers.push_back(std::make_unique<Worker>());

@@ -13,6 +13,9 @@
 //    which combines them and sends the result to the other destinations;
 //  - next step: a cell of a parameter's stored box the worker does not hold
 //    of the update comes from the lowest worker storing the update.
+// buildWorkerSchedule applies the same rules to the cells one worker can
+// send or receive: those of its own boxes, and of an other worker's box
+// intersected with its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -178,10 +181,12 @@ void tofu::runtime::validatePlan(const ExecutablePlan &plan) {
 
 namespace {
 
-/// Builds the schedule op by op.
+/// Builds the schedule op by op: every worker's pieces, or (`only` >= 0)
+/// those whose source or destination is worker `only`.
 class ScheduleBuilder {
 public:
-  explicit ScheduleBuilder(const ExecutablePlan &plan) : plan(plan) {}
+  ScheduleBuilder(const ExecutablePlan &plan, int only)
+      : plan(plan), only(only) {}
   Schedule build();
 
 private:
@@ -196,6 +201,28 @@ private:
         return w;
     return -1;
   }
+  /// Whether the schedule holds a piece from `src` to `dst`.
+  bool keeps(unsigned src, unsigned dst) const {
+    return only < 0 || int(src) == only || int(dst) == only;
+  }
+  /// Calls `fn` on the cells of `target` (worker `dst`'s box) cut by
+  /// `cuts` that the schedule may hold pieces of: all of them, unless the
+  /// schedule is worker `only`'s and `dst` is an other worker; then those
+  /// within `mine`, `only`'s box among `cuts` (the only cells it may send
+  /// to `dst`), in the same row-major order.
+  void forEachCellTo(unsigned dst, const Box &target, const Box *mine,
+                     const std::vector<const Box *> &cuts,
+                     const std::function<void(const Box &)> &fn) const {
+    if (only < 0 || int(dst) == only) {
+      forEachCell(target, cuts, fn);
+      return;
+    }
+    if (!mine || mine->isEmpty())
+      return;
+    Box part = intersect(target, *mine);
+    if (!part.isEmpty())
+      forEachCell(part, cuts, fn);
+  }
   void count(int64_t &bytes, const Piece &piece, unsigned tensor) {
     if (piece.src != piece.dst)
       bytes += piece.box.getVolume() *
@@ -203,6 +230,7 @@ private:
   }
 
   const ExecutablePlan &plan;
+  int only;
   Schedule schedule;
 };
 
@@ -212,12 +240,19 @@ void ScheduleBuilder::addFetches(const OpInfo &op, OpSchedule &ops) {
   for (unsigned p = 0, e = op.inputs.size(); p != e; ++p) {
     const TensorInfo &t = plan.tensors[op.inputs[p]];
     std::vector<const Box *> stored = getStoredBoxes(t);
+    const Box *mine = only < 0 ? nullptr : stored[only];
     for (unsigned w = 0; w != plan.workers; ++w)
-      forEachCell(op.workers[w].inputs[p], stored, [&](const Box &cell) {
-        int src = holds(stored[w], cell) ? int(w) : findHolder(stored, cell);
-        ops.fetch.push_back(Piece{unsigned(src), w, cell, p});
-        count(schedule.fetchBytes, ops.fetch.back(), op.inputs[p]);
-      });
+      forEachCellTo(w, op.workers[w].inputs[p], mine, stored,
+                    [&](const Box &cell) {
+                      int src = holds(stored[w], cell)
+                                    ? int(w)
+                                    : findHolder(stored, cell);
+                      if (!keeps(src, w))
+                        return;
+                      ops.fetch.push_back(Piece{unsigned(src), w, cell, p});
+                      count(schedule.fetchBytes, ops.fetch.back(),
+                            op.inputs[p]);
+                    });
   }
 }
 
@@ -228,7 +263,7 @@ void ScheduleBuilder::addDelivery(const OpInfo &op, OpSchedule &ops) {
     computed.push_back(&share.output);
   cuts = stored;
   cuts.insert(cuts.end(), computed.begin(), computed.end());
-  forEachCell(Box::whole(out.shape), cuts, [&](const Box &cell) {
+  auto addCell = [&](const Box &cell) {
     int first = findHolder(computed, cell);
     int root = first;
     if (op.partial) {
@@ -238,7 +273,7 @@ void ScheduleBuilder::addDelivery(const OpInfo &op, OpSchedule &ops) {
           break;
         }
       for (unsigned w = 0; w != plan.workers; ++w)
-        if (int(w) != root && holds(computed[w], cell)) {
+        if (int(w) != root && holds(computed[w], cell) && keeps(w, root)) {
           ops.reduce.push_back(Piece{w, unsigned(root), cell});
           count(schedule.reduceBytes, ops.reduce.back(), op.output);
         }
@@ -247,21 +282,44 @@ void ScheduleBuilder::addDelivery(const OpInfo &op, OpSchedule &ops) {
       if (!holds(stored[d], cell))
         continue;
       unsigned src = op.partial ? root : holds(computed[d], cell) ? d : first;
+      if (!keeps(src, d))
+        continue;
       ops.deliver.push_back(Piece{src, d, cell});
       count(schedule.deliverBytes, ops.deliver.back(), op.output);
     }
+  };
+  if (only < 0) {
+    forEachCell(Box::whole(out.shape), cuts, addCell);
+    return;
+  }
+  // Worker `only` sends or receives pieces of the cells it computes or
+  // stores: those cells of the whole grid, in its row-major order.
+  std::vector<Box> cells;
+  const Box *mine = stored[only];
+  if (mine)
+    forEachCell(*mine, cuts, [&](const Box &cell) { cells.push_back(cell); });
+  forEachCell(*computed[only], cuts, [&](const Box &cell) {
+    if (!holds(mine, cell))
+      cells.push_back(cell);
   });
+  std::sort(cells.begin(), cells.end(),
+            [](const Box &a, const Box &b) { return a.lo < b.lo; });
+  for (const Box &cell : cells)
+    addCell(cell);
 }
 
 void ScheduleBuilder::addNextStep(unsigned updated) {
   const TensorInfo &o = plan.tensors[updated];
   const TensorInfo &param = plan.tensors[o.updates];
   std::vector<const Box *> stored = getStoredBoxes(o);
+  const Box *mine = only < 0 ? nullptr : stored[only];
   for (unsigned w = 0; w != plan.workers; ++w) {
     if (!param.stored[w])
       continue;
-    forEachCell(*param.stored[w], stored, [&](const Box &cell) {
+    forEachCellTo(w, *param.stored[w], mine, stored, [&](const Box &cell) {
       int src = holds(stored[w], cell) ? int(w) : findHolder(stored, cell);
+      if (!keeps(src, w))
+        return;
       schedule.nextStep.push_back(Piece{unsigned(src), w, cell, updated});
       count(schedule.nextStepBytes, schedule.nextStep.back(), updated);
     });
@@ -269,6 +327,7 @@ void ScheduleBuilder::addNextStep(unsigned updated) {
 }
 
 Schedule ScheduleBuilder::build() {
+  schedule.worker = only;
   schedule.ops.resize(plan.ops.size());
   for (unsigned i = 0, e = plan.ops.size(); i != e; ++i) {
     addFetches(plan.ops[i], schedule.ops[i]);
@@ -281,5 +340,13 @@ Schedule ScheduleBuilder::build() {
 }
 
 Schedule tofu::runtime::buildSchedule(const ExecutablePlan &plan) {
-  return ScheduleBuilder(plan).build();
+  return ScheduleBuilder(plan, -1).build();
+}
+
+Schedule tofu::runtime::buildWorkerSchedule(const ExecutablePlan &plan,
+                                            unsigned worker) {
+  if (worker >= plan.workers)
+    throw RuntimeError(fmt::format("worker {} is not one of the plan's {}",
+                                   worker, plan.workers));
+  return ScheduleBuilder(plan, int(worker)).build();
 }

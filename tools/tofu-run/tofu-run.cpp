@@ -419,6 +419,10 @@ struct Run {
   std::vector<runtime::TraceEvent> trace;
   /// The element-wise pairs this process's workers fused in the last step.
   unsigned fused = 0;
+  /// Per worker, how many workers' pieces its process's schedule holds
+  /// (1 under MPI: each rank schedules its own worker only; K with
+  /// threads), and that schedule's pieces (countSchedules).
+  std::vector<int64_t> scheduledWorkers, scheduledPieces;
   /// This process's oneDNN calls in the run's steps, if oneDNN ran.
   std::optional<runtime::OneDnnCounts> oneDnn;
   /// This process's max pooling loop calls, if they ran.
@@ -464,6 +468,24 @@ bool startRun(Loaded &loaded, const plan::Plan &p, Backend where,
   return true;
 }
 
+/// Fills run.scheduledWorkers and run.scheduledPieces over every process
+/// (each process calls it once, after its executor started).
+void countSchedules(Run &run) {
+  const runtime::Schedule &schedule = run.executor->getSchedule();
+  unsigned k = run.plan.workers;
+  int64_t pieces = schedule.nextStep.size();
+  for (const runtime::OpSchedule &ops : schedule.ops)
+    pieces += ops.fetch.size() + ops.reduce.size() + ops.deliver.size();
+  std::vector<int64_t> counts(2 * k, 0);
+  for (unsigned w : run.engine.transport->getLocalWorkers()) {
+    counts[w] = schedule.worker >= 0 ? 1 : k;
+    counts[k + w] = pieces;
+  }
+  run.engine.transport->sumOverProcesses(counts);
+  run.scheduledWorkers.assign(counts.begin(), counts.begin() + k);
+  run.scheduledPieces.assign(counts.begin() + k, counts.end());
+}
+
 /// Names the ops whose scheduled bytes differ from the cost model's.
 void explainMismatch(const Loaded &loaded, const Run &run) {
   auto report = planner::evaluatePlan(*loaded.problem, loaded.plan);
@@ -472,6 +494,11 @@ void explainMismatch(const Loaded &loaded, const Run &run) {
     return;
   }
   const runtime::Schedule &schedule = run.executor->getSchedule();
+  if (schedule.worker >= 0 && run.plan.workers > 1) {
+    llvm::errs() << "(each process scheduled only its own worker's pieces: "
+                    "run with --transport threads for the bytes per op)\n";
+    return;
+  }
   for (unsigned i = 0, e = run.plan.ops.size(); i != e; ++i) {
     int64_t fetch = 0, produce = 0;
     auto add = [&](const std::vector<runtime::Piece> &pieces, unsigned tensor,
@@ -685,6 +712,11 @@ bool writeReport(const Run &run, const Errors &errors) {
     planPeaks.push_back(p);
   for (double l : run.losses)
     losses.push_back(finiteOrNull(l));
+  llvm::json::Array scheduledWorkers, scheduledPieces;
+  for (int64_t n : run.scheduledWorkers)
+    scheduledWorkers.push_back(n);
+  for (int64_t n : run.scheduledPieces)
+    scheduledPieces.push_back(n);
   llvm::json::Object report{
       {"workers", int64_t(run.plan.workers)},
       {"steps", int64_t(numSteps.value)},
@@ -696,6 +728,8 @@ bool writeReport(const Run &run, const Errors &errors) {
       {"max_rel_error", finiteOrNull(errors.maxRel)},
       {"step_seconds", run.stepSeconds},
       {"fused_pairs", int64_t(run.fused)},
+      {"scheduled_workers_per_worker", std::move(scheduledWorkers)},
+      {"scheduled_pieces_per_worker", std::move(scheduledPieces)},
       {"losses", std::move(losses)}};
   addTimes(report, run.times);
   if (run.oneDnn)
@@ -867,6 +901,7 @@ int runTool(DiagnosticEngine &diags) {
   std::vector<runtime::HostTensor> values;
   try {
     runSteps(partitioned, loss, root);
+    countSchedules(partitioned);
     if (generatedKernels) {
       partitioned.oneDnn = generatedKernels->getOneDnnCounts();
       partitioned.indexedPooling = generatedKernels->getIndexedPoolingCounts();

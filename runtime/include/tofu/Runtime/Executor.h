@@ -190,10 +190,11 @@ HostTensor gatherTensor(const ExecutablePlan &plan, unsigned tensor,
                             &local);
 
 /// Validates `plan`, checks that the `what` (transport, device) running it
-/// has `workers` workers as the plan does, and builds its schedule; throws
-/// RuntimeError naming the problem.
+/// has `workers` workers as the plan does, and builds its schedule (with
+/// `worker` one of the plan's workers, only that worker's pieces:
+/// buildWorkerSchedule); throws RuntimeError naming the problem.
 Schedule checkAndSchedule(const ExecutablePlan &plan, const char *what,
-                          unsigned workers);
+                          unsigned workers, int worker = -1);
 
 /// Per tensor, the index of the last op reading or writing it (-1: none).
 std::vector<int> computeLastUse(const ExecutablePlan &plan);

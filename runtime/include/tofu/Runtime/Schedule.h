@@ -45,6 +45,10 @@ struct Schedule {
   /// (`slot` is the updated tensor).
   std::vector<Piece> nextStep;
 
+  /// The one worker whose pieces it holds (buildWorkerSchedule), or -1:
+  /// every worker's (buildSchedule).
+  int worker = -1;
+
   /// Bytes of the pieces between distinct workers, per phase and in all.
   std::int64_t fetchBytes = 0, reduceBytes = 0, deliverBytes = 0,
                nextStepBytes = 0;
@@ -55,6 +59,14 @@ struct Schedule {
 
 /// Builds the schedule of `plan` (which validatePlan accepted).
 Schedule buildSchedule(const ExecutablePlan &plan);
+
+/// The pieces of buildSchedule(plan) whose source or destination is
+/// `worker`, in the same order (so two workers' schedules list the pieces
+/// between them alike), with their bytes: what one MPI rank runs. Only
+/// `worker`'s boxes are cut into cells (an other worker's box is only
+/// intersected with `worker`'s), so time and memory grow with K x ops,
+/// not with every worker's cells.
+Schedule buildWorkerSchedule(const ExecutablePlan &plan, unsigned worker);
 
 } // namespace runtime
 } // namespace tofu

@@ -1,0 +1,123 @@
+//===- WorkerScheduleTest.cpp - One worker's schedule against all ---------===//
+//
+// Tests that runtime::buildWorkerSchedule, what one MPI rank builds, holds
+// exactly the pieces of the whole schedule (runtime::buildSchedule) whose
+// source or destination is its worker, in the same order, worker by worker,
+// on searched plans of the repository's models at even and uneven K: so
+// two ranks list the pieces between them alike and together move the
+// plan's bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Planner/PlannerTestUtils.h"
+#include "tofu/Planner/CostModel.h"
+#include "tofu/Planner/Executable.h"
+#include "tofu/Runtime/Error.h"
+#include "tofu/Runtime/Schedule.h"
+
+#include "gtest/gtest.h"
+
+using namespace tofu;
+using namespace tofu::planner;
+using runtime::Piece;
+
+namespace {
+
+/// The pieces of `all` whose source or destination is `w`.
+std::vector<Piece> involving(const std::vector<Piece> &all, unsigned w) {
+  std::vector<Piece> out;
+  for (const Piece &piece : all)
+    if (piece.src == w || piece.dst == w)
+      out.push_back(piece);
+  return out;
+}
+
+/// "src->dst [lo,hi)x... slot" per piece, for readable failures.
+std::vector<std::string> describe(const std::vector<Piece> &pieces) {
+  std::vector<std::string> out;
+  for (const Piece &piece : pieces)
+    out.push_back(std::to_string(piece.src) + "->" + std::to_string(piece.dst) +
+                  " " + piece.box.format() + " slot " +
+                  std::to_string(piece.slot));
+  return out;
+}
+
+class WorkerScheduleTest : public testing::TestWithParam<ModelCase> {};
+
+TEST_P(WorkerScheduleTest, HoldsTheWorkersPiecesOfTheWholeSchedule) {
+  const ModelCase &c = GetParam();
+  LoadedModel m;
+  ASSERT_TRUE(m.load(c.model));
+  auto p = m.plan(c.workers);
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  std::vector<SmallVector<uint8_t, 4>> steps;
+  ASSERT_FALSE(bool(resolvePlanSteps(*m.problem, *p, steps)));
+  auto exec =
+      buildExecutablePlan(*m.problem, *p, steps, UnexecutedTypes::Placeholder);
+  ASSERT_TRUE(bool(exec)) << llvm::toString(exec.takeError());
+  runtime::Schedule whole = runtime::buildSchedule(*exec);
+  EXPECT_EQ(whole.worker, -1);
+  ASSERT_GT(whole.getTotalBytes(), 0);
+
+  int64_t sent = 0;
+  for (unsigned w = 0; w != c.workers; ++w) {
+    runtime::Schedule mine = runtime::buildWorkerSchedule(*exec, w);
+    EXPECT_EQ(mine.worker, int(w));
+    ASSERT_EQ(mine.ops.size(), whole.ops.size());
+    for (unsigned i = 0, e = whole.ops.size(); i != e; ++i) {
+      const runtime::OpSchedule &a = whole.ops[i], &b = mine.ops[i];
+      EXPECT_EQ(describe(b.fetch), describe(involving(a.fetch, w)))
+          << "op " << i << " worker " << w;
+      EXPECT_EQ(describe(b.reduce), describe(involving(a.reduce, w)))
+          << "op " << i << " worker " << w;
+      EXPECT_EQ(describe(b.deliver), describe(involving(a.deliver, w)))
+          << "op " << i << " worker " << w;
+      for (const std::vector<Piece> *phase : {&b.fetch, &b.reduce, &b.deliver})
+        for (const Piece &piece : *phase)
+          if (piece.src == w && piece.dst != w) {
+            unsigned t = phase == &b.fetch ? exec->ops[i].inputs[piece.slot]
+                                           : exec->ops[i].output;
+            sent += piece.box.getVolume() *
+                    runtime::getElementSize(exec->tensors[t].type);
+          }
+    }
+    EXPECT_EQ(describe(mine.nextStep), describe(involving(whole.nextStep, w)))
+        << "worker " << w;
+    for (const Piece &piece : mine.nextStep)
+      if (piece.src == w && piece.dst != w)
+        sent += piece.box.getVolume() *
+                runtime::getElementSize(exec->tensors[piece.slot].type);
+  }
+  // What the workers send in their own schedules is the plan's bytes.
+  EXPECT_EQ(sent, whole.getTotalBytes());
+  auto report = evaluatePlan(*m.problem, *p);
+  ASSERT_TRUE(bool(report)) << llvm::toString(report.takeError());
+  EXPECT_EQ(sent, report->commBytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, WorkerScheduleTest,
+    testing::Values(ModelCase{"mlp.json", 3}, ModelCase{"mlp.json", 16},
+                    ModelCase{"gpt-2l.json", 5}, ModelCase{"gpt-2l.json", 8},
+                    ModelCase{"rnn-2l.json", 7}, ModelCase{"resnet18.json", 6}),
+    getModelCaseName);
+
+TEST(WorkerScheduleErrorTest, AWorkerOutsideThePlanIsAnError) {
+  LoadedModel m;
+  ASSERT_TRUE(m.load("mlp.json"));
+  auto p = m.plan(2);
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  std::vector<SmallVector<uint8_t, 4>> steps;
+  ASSERT_FALSE(bool(resolvePlanSteps(*m.problem, *p, steps)));
+  auto exec =
+      buildExecutablePlan(*m.problem, *p, steps, UnexecutedTypes::Placeholder);
+  ASSERT_TRUE(bool(exec)) << llvm::toString(exec.takeError());
+  try {
+    runtime::buildWorkerSchedule(*exec, 2);
+    FAIL() << "worker 2 of 2 was accepted";
+  } catch (const runtime::RuntimeError &e) {
+    EXPECT_STREQ(e.what(), "worker 2 is not one of the plan's 2");
+  }
+}
+
+} // namespace
