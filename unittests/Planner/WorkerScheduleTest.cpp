@@ -42,26 +42,43 @@ std::vector<std::string> describe(const std::vector<Piece> &pieces) {
   return out;
 }
 
+/// models/`model` loaded into `m`, planned for `workers` into `p` and
+/// lowered as the runtime runs it into `exec`; a failure names the step.
+testing::AssertionResult lower(LoadedModel &m, const char *model,
+                               unsigned workers, plan::Plan &p,
+                               runtime::ExecutablePlan &exec) {
+  if (testing::AssertionResult loaded = m.load(model); !loaded)
+    return loaded;
+  auto planned = m.plan(workers);
+  if (!planned)
+    return testing::AssertionFailure() << llvm::toString(planned.takeError());
+  p = std::move(*planned);
+  std::vector<SmallVector<uint8_t, 4>> steps;
+  if (llvm::Error err = resolvePlanSteps(*m.problem, p, steps))
+    return testing::AssertionFailure() << llvm::toString(std::move(err));
+  auto lowered =
+      buildExecutablePlan(*m.problem, p, steps, UnexecutedTypes::Placeholder);
+  if (!lowered)
+    return testing::AssertionFailure() << llvm::toString(lowered.takeError());
+  exec = std::move(*lowered);
+  return testing::AssertionSuccess();
+}
+
 class WorkerScheduleTest : public testing::TestWithParam<ModelCase> {};
 
 TEST_P(WorkerScheduleTest, HoldsTheWorkersPiecesOfTheWholeSchedule) {
   const ModelCase &c = GetParam();
   LoadedModel m;
-  ASSERT_TRUE(m.load(c.model));
-  auto p = m.plan(c.workers);
-  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
-  std::vector<SmallVector<uint8_t, 4>> steps;
-  ASSERT_FALSE(bool(resolvePlanSteps(*m.problem, *p, steps)));
-  auto exec =
-      buildExecutablePlan(*m.problem, *p, steps, UnexecutedTypes::Placeholder);
-  ASSERT_TRUE(bool(exec)) << llvm::toString(exec.takeError());
-  runtime::Schedule whole = runtime::buildSchedule(*exec);
+  plan::Plan p;
+  runtime::ExecutablePlan exec;
+  ASSERT_TRUE(lower(m, c.model, c.workers, p, exec));
+  runtime::Schedule whole = runtime::buildSchedule(exec);
   EXPECT_EQ(whole.worker, -1);
   ASSERT_GT(whole.getTotalBytes(), 0);
 
   int64_t sent = 0;
   for (unsigned w = 0; w != c.workers; ++w) {
-    runtime::Schedule mine = runtime::buildWorkerSchedule(*exec, w);
+    runtime::Schedule mine = runtime::buildWorkerSchedule(exec, w);
     EXPECT_EQ(mine.worker, int(w));
     ASSERT_EQ(mine.ops.size(), whole.ops.size());
     for (unsigned i = 0, e = whole.ops.size(); i != e; ++i) {
@@ -75,10 +92,10 @@ TEST_P(WorkerScheduleTest, HoldsTheWorkersPiecesOfTheWholeSchedule) {
       for (const std::vector<Piece> *phase : {&b.fetch, &b.reduce, &b.deliver})
         for (const Piece &piece : *phase)
           if (piece.src == w && piece.dst != w) {
-            unsigned t = phase == &b.fetch ? exec->ops[i].inputs[piece.slot]
-                                           : exec->ops[i].output;
+            unsigned t = phase == &b.fetch ? exec.ops[i].inputs[piece.slot]
+                                           : exec.ops[i].output;
             sent += piece.box.getVolume() *
-                    runtime::getElementSize(exec->tensors[t].type);
+                    runtime::getElementSize(exec.tensors[t].type);
           }
     }
     EXPECT_EQ(describe(mine.nextStep), describe(involving(whole.nextStep, w)))
@@ -86,11 +103,11 @@ TEST_P(WorkerScheduleTest, HoldsTheWorkersPiecesOfTheWholeSchedule) {
     for (const Piece &piece : mine.nextStep)
       if (piece.src == w && piece.dst != w)
         sent += piece.box.getVolume() *
-                runtime::getElementSize(exec->tensors[piece.slot].type);
+                runtime::getElementSize(exec.tensors[piece.slot].type);
   }
   // What the workers send in their own schedules is the plan's bytes.
   EXPECT_EQ(sent, whole.getTotalBytes());
-  auto report = evaluatePlan(*m.problem, *p);
+  auto report = evaluatePlan(*m.problem, p);
   ASSERT_TRUE(bool(report)) << llvm::toString(report.takeError());
   EXPECT_EQ(sent, report->commBytes);
 }
@@ -104,16 +121,11 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(WorkerScheduleErrorTest, AWorkerOutsideThePlanIsAnError) {
   LoadedModel m;
-  ASSERT_TRUE(m.load("mlp.json"));
-  auto p = m.plan(2);
-  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
-  std::vector<SmallVector<uint8_t, 4>> steps;
-  ASSERT_FALSE(bool(resolvePlanSteps(*m.problem, *p, steps)));
-  auto exec =
-      buildExecutablePlan(*m.problem, *p, steps, UnexecutedTypes::Placeholder);
-  ASSERT_TRUE(bool(exec)) << llvm::toString(exec.takeError());
+  plan::Plan p;
+  runtime::ExecutablePlan exec;
+  ASSERT_TRUE(lower(m, "mlp.json", 2, p, exec));
   try {
-    runtime::buildWorkerSchedule(*exec, 2);
+    runtime::buildWorkerSchedule(exec, 2);
     FAIL() << "worker 2 of 2 was accepted";
   } catch (const runtime::RuntimeError &e) {
     EXPECT_STREQ(e.what(), "worker 2 is not one of the plan's 2");
