@@ -25,6 +25,11 @@ llvm_config.use_default_substitutions()
 if lit_config.params.get("long-tests") or os.environ.get("TOFU_LONG_TESTS"):
     config.available_features.add("long-tests")
 
+# `REQUIRES: x86_64`: the host is x86-64 (the kernels' AVX2 copies,
+# test/CodeGen/vector-math.test).
+if os.uname().machine in ("x86_64", "amd64"):
+    config.available_features.add("x86_64")
+
 # Kernels tofu-run compiles are kept in the build tree, once per graph for
 # every test (tests that look at compiling pass their own --kernel-cache).
 config.environment["TOFU_KERNEL_CACHE"] = os.path.join(

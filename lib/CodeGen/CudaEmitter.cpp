@@ -137,6 +137,8 @@ std::string codegen::getCudaKernelPrelude() {
   return "// A CUDA translation unit (docs/CUDA.md): nvcc -x cu compiles the "
          "device\n// entry points; a host C++ compiler compiles the bodies "
          "and the host\n// functions that run them over an emulated grid.\n"
-         "#include \"tofu/Runtime/DeviceKernel.h\"\n" +
+         "#include \"tofu/Runtime/DeviceKernel.h\"\n"
+         "// exp and erf as the device computes them (MathHelpers.h).\n"
+         "#define TOFU_KG_CUDA_UNIT 1\n" +
          getKernelPrelude();
 }

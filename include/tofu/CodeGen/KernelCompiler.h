@@ -62,8 +62,12 @@ public:
     /// added). -fno-math-errno lets sqrt compile to the vector instruction
     /// (the same correctly rounded result; with errno to set, every call
     /// stayed a library call and an Adam step's sqrt ran 5x slower).
+    /// -fno-trapping-math lets the loops over the prelude's exp and erf,
+    /// whose selects compare possible NaNs, vectorize (no value changes:
+    /// only floating-point exception flags, which no kernel reads).
     std::vector<std::string> flags = {"-std=c++17", "-O3", "-fno-math-errno",
-                                      "-shared", "-fPIC"};
+                                      "-fno-trapping-math", "-shared",
+                                      "-fPIC"};
     /// Libraries after it.
     std::vector<std::string> libs = {"-lopenblas"};
   };
