@@ -6,7 +6,10 @@
 // executors' allocation order (StepMemory.h) for every worker over a
 // FreeList of sizes, from a built schedule or op by op from PlanBoxes (each
 // worker's staging then gathered by PhaseStaging, one destination at a
-// time, from the same grid rules).
+// time, from the same grid rules; a partial op's reduce per group of
+// workers computing one box (addGroupedReduce), and the fetch of the
+// destinations reading one large box per group (FetchStaging), so that
+// neither walks K x K messages).
 //
 //===----------------------------------------------------------------------===//
 
@@ -276,7 +279,62 @@ public:
     });
   }
 
+  /// The cells of `target` (0: none; SIZE_MAX where the grid is too large
+  /// to build).
+  std::size_t countCells(const Box &target) {
+    if (grid->isTooLarge())
+      return SIZE_MAX;
+    if (isEmptyBox(target) || !grid->getRange(target, first, last))
+      return 0;
+    haveTarget = false;
+    std::size_t n = 1;
+    for (unsigned d = 0, r = grid->getRank(); d != r; ++d)
+      n *= last[d] - first[d];
+    return n;
+  }
+  /// Calls add(src, bytes) for each cell of `target` whose lowest storer
+  /// is src, counting every cell (no worker's own box skipped); the grid
+  /// must not be too large.
+  template <typename Add> void addRow(const Box &target, Add add) {
+    haveTarget = false;
+    if (isEmptyBox(target) || !grid->getRange(target, first, last))
+      return;
+    grid->forEach(first, last, [&](std::size_t cell, const auto &at) {
+      if (lowest[cell] >= 0)
+        add(unsigned(lowest[cell]), getBytes(target, at));
+    });
+  }
+  /// What addRow counts of the cells in worker `w`'s own box, which
+  /// addTarget skips (w receives none of them).
+  template <typename Add>
+  void addOwnOverlap(unsigned w, const Box &target, Add add) {
+    haveTarget = false;
+    if (w >= stored->size() || !owns[w] || isEmptyBox(target) ||
+        !grid->getRange(target, first, last))
+      return;
+    unsigned rank = grid->getRank();
+    const std::size_t *ownFirst = ownRanges.data() + 2 * rank * w,
+                      *ownLast = ownFirst + rank;
+    for (unsigned d = 0; d != rank; ++d) {
+      first[d] = std::max(first[d], ownFirst[d]);
+      last[d] = std::min(last[d], ownLast[d]);
+      if (first[d] >= last[d])
+        return;
+    }
+    grid->forEach(first, last, [&](std::size_t cell, const auto &at) {
+      if (lowest[cell] >= 0)
+        add(unsigned(lowest[cell]), getBytes(target, at));
+    });
+  }
+
 private:
+  std::size_t getBytes(const Box &target,
+                       const std::vector<std::size_t> &at) const {
+    int64_t volume = 1;
+    for (unsigned d = 0, r = at.size(); d != r; ++d)
+      volume *= grid->getOverlap(d, at[d], target.lo[d], target.hi[d]);
+    return std::size_t(volume) * elementSize;
+  }
   const std::vector<const Box *> *stored = nullptr;
   unsigned elementSize = 0;
   std::vector<std::vector<int64_t>> bounds;
@@ -643,7 +701,10 @@ public:
     next = dst + 1;
     auto message = [&](unsigned src) {
       note(dst, src < dst ? Before : After, sum[src], MemoryUse::Receive);
-      note(src, Sends, sum[src], MemoryUse::Send);
+      if (deferring)
+        deferred.push_back(Message{src, dst, sum[src]});
+      else
+        note(src, Sends, sum[src], MemoryUse::Send);
     };
     // Many sources (an all-gather's K): scanned in order rather than sorted.
     if (sources.size() * 16 >= workers) {
@@ -680,6 +741,40 @@ public:
       endDestination(dst);
     }
   }
+  /// One message's bytes noted on its destination only (its source's send
+  /// is noted by noteSend): for callers that know a worker's messages in
+  /// its runs' orders without listing them (addGroupedReduce).
+  void noteReceive(unsigned dst, unsigned src, std::size_t bytes) {
+    note(dst, src < dst ? Before : After, bytes, MemoryUse::Receive);
+  }
+  /// A send of `src`'s, noted in its destinations' increasing order.
+  void noteSend(unsigned src, std::size_t bytes) {
+    note(src, Sends, bytes, MemoryUse::Send);
+  }
+  /// From here to flushSends, sends are kept rather than noted: by
+  /// endDestination and addSend, in any order; flushSends notes them in
+  /// (src, dst) order. A caller that knows a source's sends to a run of
+  /// destinations are one size adds only the first of them.
+  void deferSends() {
+    deferring = true;
+    deferred.clear();
+  }
+  void addSend(unsigned src, unsigned dst, std::size_t bytes) {
+    deferred.push_back(Message{src, dst, bytes});
+  }
+  void flushSends() {
+    // (src, dst) order: by destination, then stably by source.
+    countingSort(
+        deferred, sorted, workers, [](const Message &m) { return m.dst; },
+        start);
+    countingSort(
+        sorted, deferred, workers, [](const Message &m) { return m.src; },
+        start);
+    for (const Message &m : deferred)
+      noteSend(m.src, m.bytes);
+    deferred.clear();
+    deferring = false;
+  }
   /// Worker `w`'s staging into `out`.
   void get(unsigned w, Staging &out) const {
     out.clear();
@@ -711,6 +806,9 @@ private:
     r.push_back(Staged{bytes, use});
   }
 
+  bool deferring = false;
+  std::vector<Message> deferred, sorted;
+  std::vector<std::size_t> start;
   unsigned workers = 0;
   /// The next destination allowed.
   unsigned next = 0;
@@ -725,6 +823,458 @@ private:
   std::vector<std::uint64_t> runPhase;
   std::uint64_t phase = 0;
 };
+
+/// The fetch phase of an op, staged per worker without listing an
+/// all-gather's K x K messages: the destinations whose box of one input
+/// covers many cells of its grid are grouped by that input and box (an
+/// all-gather's K workers read one box). A group's row, the bytes each
+/// source holds of that box (the lowest storer of each cell), is counted
+/// once; a destination of the group receives that row but at the sources
+/// where its other inputs add bytes or its own stored box holds cells
+/// (it receives none of those): a few sources, found from its own cells.
+/// Its receive runs are then the row's first source of each distinct
+/// size before and after it (positions per size, skipping those few) and
+/// those few; a source's sends to a group are its row bytes at the
+/// group's first destination that takes them unchanged, and the changed
+/// ones. Destinations in no group are counted cell by cell, as before.
+/// Every worker's staging is what PhaseStaging gets from all messages.
+class FetchStaging {
+public:
+  /// A destination's box of fewer than `minRowCells` cells is counted
+  /// cell by cell (cheap).
+  explicit FetchStaging(std::size_t minRowCells) : minRowCells(minRowCells) {}
+  void run(const std::vector<OpShare> &shares, std::vector<FetchGrid> &grids,
+           unsigned numInputs, unsigned workers, PhaseStaging &fetch);
+
+private:
+  std::size_t minRowCells;
+  /// At most this many groups per op, and distinct sizes per row.
+  static constexpr unsigned kMaxGroups = 32, kMaxSizes = 16;
+  struct Group {
+    /// Per input, the box its destinations read of it when it covers
+    /// minRowCells cells or more (null: fewer, counted as changes).
+    std::vector<const Box *> targets;
+    bool usable;
+    /// Its row in rowSrc/rowBytes, its sizes in sizeBytes/sizeStart
+    /// (positions in sizeSources), and its destinations.
+    std::size_t rowBegin, rowEnd, sizeBegin, sizeEnd;
+    std::vector<unsigned> dests;
+  };
+  int findGroup(std::vector<FetchGrid> &grids);
+  /// The destination being grouped: per input, its box when it covers
+  /// minRowCells cells or more, else null.
+  std::vector<const Box *> rowTargets;
+  int lastFound = -1;
+  std::size_t getRowBytes(const Group &g, unsigned src) const;
+  bool isChanged(unsigned w, unsigned src) const;
+
+  std::vector<Group> groups;
+  std::vector<int> groupOf;
+  std::vector<unsigned> rowSrc, sizeSources;
+  std::vector<std::size_t> rowBytes, sizeBytes, sizeStart;
+  /// Per destination, its changed sources (ascending) and their bytes.
+  std::vector<std::size_t> changeStart;
+  std::vector<unsigned> changeSrc;
+  std::vector<std::size_t> changeBytes;
+  /// Dense scratch per worker: bytes and whether touched.
+  std::vector<int64_t> acc;
+  std::vector<bool> touched;
+  std::vector<unsigned> touchedList;
+  std::vector<std::pair<unsigned, std::size_t>> candidates;
+};
+
+int FetchStaging::findGroup(std::vector<FetchGrid> &grids) {
+  auto same = [&](const Group &g) {
+    for (unsigned p = 0, e = rowTargets.size(); p != e; ++p)
+      if (bool(g.targets[p]) != bool(rowTargets[p]) ||
+          (rowTargets[p] && !(*g.targets[p] == *rowTargets[p])))
+        return false;
+    return true;
+  };
+  if (lastFound >= 0 && same(groups[lastFound]))
+    return lastFound;
+  for (unsigned g = 0, e = groups.size(); g != e; ++g)
+    if (same(groups[g]))
+      return lastFound = int(g);
+  if (groups.size() == kMaxGroups)
+    return -1;
+  Group g{rowTargets, true, rowSrc.size(), 0, sizeBytes.size(), 0, {}};
+  // The row: bytes per source, ascending.
+  touchedList.clear();
+  for (unsigned p = 0, e = rowTargets.size(); p != e; ++p)
+    if (rowTargets[p])
+      grids[p].addRow(*rowTargets[p], [&](unsigned src, std::size_t b) {
+        if (!touched[src]) {
+          touched[src] = true;
+          touchedList.push_back(src);
+        }
+        acc[src] += int64_t(b);
+      });
+  std::sort(touchedList.begin(), touchedList.end());
+  for (unsigned src : touchedList) {
+    rowSrc.push_back(src);
+    rowBytes.push_back(std::size_t(acc[src]));
+    acc[src] = 0;
+    touched[src] = false;
+  }
+  g.rowEnd = rowSrc.size();
+  // Its distinct sizes, with the sources of each in ascending order.
+  for (std::size_t i = g.rowBegin; i != g.rowEnd && g.usable; ++i) {
+    bool seen = false;
+    for (std::size_t k = g.sizeBegin; k != sizeBytes.size() && !seen; ++k)
+      seen = sizeBytes[k] == rowBytes[i];
+    if (!seen) {
+      if (sizeBytes.size() - g.sizeBegin == kMaxSizes)
+        g.usable = false;
+      else
+        sizeBytes.push_back(rowBytes[i]);
+    }
+  }
+  if (!g.usable)
+    sizeBytes.resize(g.sizeBegin);
+  g.sizeEnd = sizeBytes.size();
+  // sizeStart[k] is size k's first source; its last is before the next
+  // size's first (the next group's, if any) or the end.
+  for (std::size_t k = g.sizeBegin; k != g.sizeEnd; ++k) {
+    sizeStart.push_back(sizeSources.size());
+    for (std::size_t i = g.rowBegin; i != g.rowEnd; ++i)
+      if (rowBytes[i] == sizeBytes[k])
+        sizeSources.push_back(rowSrc[i]);
+  }
+  groups.push_back(std::move(g));
+  return lastFound = int(groups.size()) - 1;
+}
+
+std::size_t FetchStaging::getRowBytes(const Group &g, unsigned src) const {
+  auto b = rowSrc.begin() + g.rowBegin, e = rowSrc.begin() + g.rowEnd;
+  auto it = std::lower_bound(b, e, src);
+  return it != e && *it == src ? rowBytes[it - rowSrc.begin()] : 0;
+}
+
+bool FetchStaging::isChanged(unsigned w, unsigned src) const {
+  return std::binary_search(changeSrc.begin() + changeStart[w],
+                            changeSrc.begin() + changeStart[w + 1], src);
+}
+
+void FetchStaging::run(const std::vector<OpShare> &shares,
+                       std::vector<FetchGrid> &grids, unsigned numInputs,
+                       unsigned workers, PhaseStaging &fetch) {
+  fetch.begin(workers);
+  groups.clear();
+  rowSrc.clear();
+  rowBytes.clear();
+  sizeBytes.clear();
+  sizeStart.clear();
+  sizeSources.clear();
+  groupOf.assign(workers, -1);
+  lastFound = -1;
+  if (acc.size() < workers) {
+    acc.resize(workers, 0);
+    touched.resize(workers, false);
+  }
+  bool any = false;
+  rowTargets.resize(numInputs);
+  for (unsigned w = 0; w != workers; ++w) {
+    bool rows = false;
+    for (unsigned p = 0; p != numInputs; ++p) {
+      const Box &target = shares[w].inputs[p];
+      std::size_t cells = grids[p].countCells(target);
+      rowTargets[p] =
+          cells != SIZE_MAX && cells >= minRowCells ? &target : nullptr;
+      rows |= rowTargets[p] != nullptr;
+    }
+    if (!rows)
+      continue;
+    int g = findGroup(grids);
+    if (g >= 0 && groups[g].usable) {
+      groupOf[w] = g;
+      any = true;
+    }
+  }
+  if (!any) {
+    for (unsigned w = 0; w != workers; ++w) {
+      for (unsigned p = 0; p != numInputs; ++p)
+        grids[p].addTarget(w, &shares[w].inputs[p],
+                           [&](unsigned src, std::size_t b) { fetch.add(src, b); });
+      fetch.endDestination(w);
+    }
+    return;
+  }
+  fetch.deferSends();
+  changeStart.assign(workers + 1, 0);
+  changeSrc.clear();
+  changeBytes.clear();
+  for (unsigned w = 0; w != workers; ++w) {
+    int gi = groupOf[w];
+    if (gi < 0) {
+      changeStart[w + 1] = changeSrc.size();
+      for (unsigned p = 0; p != numInputs; ++p)
+        grids[p].addTarget(w, &shares[w].inputs[p],
+                           [&](unsigned src, std::size_t b) { fetch.add(src, b); });
+      fetch.endDestination(w);
+      continue;
+    }
+    Group &g = groups[gi];
+    // What its other inputs add and its own box takes away, per source.
+    touchedList.clear();
+    auto change = [&](unsigned src, int64_t b) {
+      if (!touched[src]) {
+        touched[src] = true;
+        touchedList.push_back(src);
+      }
+      acc[src] += b;
+    };
+    for (unsigned p = 0; p != numInputs; ++p)
+      if (!g.targets[p])
+        grids[p].addTarget(w, &shares[w].inputs[p],
+                           [&](unsigned src, std::size_t b) {
+                             change(src, int64_t(b));
+                           });
+      else
+        grids[p].addOwnOverlap(w, *g.targets[p],
+                               [&](unsigned src, std::size_t b) {
+                                 change(src, -int64_t(b));
+                               });
+    std::sort(touchedList.begin(), touchedList.end());
+    for (unsigned src : touchedList) {
+      changeSrc.push_back(src);
+      changeBytes.push_back(
+          std::size_t(int64_t(getRowBytes(g, src)) + acc[src]));
+      acc[src] = 0;
+      touched[src] = false;
+    }
+    changeStart[w + 1] = changeSrc.size();
+    // Its receives: per size, the row's first source before it and after
+    // it that is neither itself nor changed; and the changed ones.
+    candidates.clear();
+    auto excluded = [&](unsigned src) {
+      return src == w || isChanged(w, src);
+    };
+    for (std::size_t k = g.sizeBegin; k != g.sizeEnd; ++k) {
+      const unsigned *b = sizeSources.data() + sizeStart[k],
+                     *e = sizeSources.data() +
+                          (k + 1 < sizeStart.size() ? sizeStart[k + 1]
+                                                    : sizeSources.size());
+      for (const unsigned *it = b; it != e && *it < w; ++it)
+        if (!excluded(*it)) {
+          candidates.emplace_back(*it, sizeBytes[k]);
+          break;
+        }
+      for (const unsigned *it = std::upper_bound(b, e, w); it != e; ++it)
+        if (!excluded(*it)) {
+          candidates.emplace_back(*it, sizeBytes[k]);
+          break;
+        }
+    }
+    for (std::size_t c = changeStart[w]; c != changeStart[w + 1]; ++c)
+      if (changeSrc[c] != w && changeBytes[c])
+        candidates.emplace_back(changeSrc[c], changeBytes[c]);
+    std::sort(candidates.begin(), candidates.end());
+    for (const auto &[src, bytes] : candidates)
+      fetch.noteReceive(w, src, bytes);
+    g.dests.push_back(w);
+  }
+  // The sends: per group and source, the first destination taking its row
+  // bytes unchanged; then every changed message.
+  for (const Group &g : groups) {
+    if (!g.usable)
+      continue;
+    for (std::size_t i = g.rowBegin; i != g.rowEnd; ++i) {
+      unsigned src = rowSrc[i];
+      for (unsigned d : g.dests)
+        if (d != src && !isChanged(d, src)) {
+          fetch.addSend(src, d, rowBytes[i]);
+          break;
+        }
+    }
+  }
+  for (unsigned w = 0; w != workers; ++w)
+    if (groupOf[w] >= 0)
+      for (std::size_t c = changeStart[w]; c != changeStart[w + 1]; ++c)
+        if (changeSrc[c] != w && changeBytes[c])
+          fetch.addSend(changeSrc[c], w, changeBytes[c]);
+  fetch.flushSends();
+}
+
+/// addGroupedReduce's scratch space, kept from op to op.
+struct GroupScratch {
+  /// Per worker, its group (-1: it computes nothing) and the bytes it
+  /// receives from each other member as its cells' root.
+  std::vector<int> groupOf;
+  std::vector<std::size_t> rootBytes;
+  /// Workers sorted by computed box; per group, its first worker's box and
+  /// its members (ascending), in flat rows (memberStart).
+  std::vector<unsigned> order, members;
+  std::vector<std::size_t> memberStart;
+  std::vector<const Box *> groupBox;
+  std::vector<int> cellGroup;
+  std::vector<std::vector<int64_t>> bounds;
+  CellWorkers storers;
+  std::vector<std::size_t> first, last;
+  /// A group's roots (ascending) and, per distinct size among their bytes,
+  /// (size, index of its first and second root: -1 none).
+  std::vector<unsigned> roots;
+  struct FirstSize {
+    std::size_t bytes;
+    std::ptrdiff_t first, second;
+  };
+  std::vector<FirstSize> sizes;
+  std::vector<std::pair<std::ptrdiff_t, std::size_t>> sends;
+};
+
+/// Whether box a sorts before box b (lo, then hi, dimension by dimension).
+bool lessBox(const Box &a, const Box &b) {
+  for (unsigned d = 0, e = a.getRank(); d != e; ++d)
+    if (a.lo[d] != b.lo[d])
+      return a.lo[d] < b.lo[d];
+  for (unsigned d = 0, e = a.getRank(); d != e; ++d)
+    if (a.hi[d] != b.hi[d])
+      return a.hi[d] < b.hi[d];
+  return false;
+}
+
+/// A partial op's reduce staging, noted straight into `reduce` (begun)
+/// without listing its messages, and its deliver messages added to
+/// `deliver` (addDeliveryBytes' rules, the same bytes), where the workers
+/// computing a non-empty box form groups (the workers computing one box)
+/// whose boxes are disjoint: every cell's computers are then one group.
+/// Each cell's root receives the cell from every other member of its
+/// group, so a root receives the same bytes (the sum of its cells) from
+/// each other member: one size in each of its receive runs. A member sends
+/// each root of its group (but itself) that root's bytes, in root order:
+/// only the first root of each distinct size is noted, so a group of n
+/// members costs n times its distinct sizes rather than n^2 messages (a
+/// reduce-scatter over K workers: K^2). False, with nothing noted or
+/// added, where the groups' boxes overlap or the grid is too large (then
+/// addDeliveryBytes counts them cell by cell).
+bool addGroupedReduce(const std::vector<const Box *> &computed,
+                      const std::vector<const Box *> &stored,
+                      unsigned elementSize, std::size_t maxCells,
+                      PhaseStaging &reduce, PairBytes &deliver,
+                      GroupScratch &s) {
+  unsigned workers = computed.size();
+  // Group the workers by computed box: sorted by box, equal boxes adjacent.
+  s.order.clear();
+  for (unsigned w = 0; w != workers; ++w)
+    if (computed[w] && !isEmptyBox(*computed[w]))
+      s.order.push_back(w);
+  std::stable_sort(s.order.begin(), s.order.end(),
+                   [&](unsigned a, unsigned b) {
+                     return lessBox(*computed[a], *computed[b]);
+                   });
+  s.groupOf.assign(workers, -1);
+  s.groupBox.clear();
+  for (unsigned w : s.order) {
+    if (s.groupBox.empty() || !(*s.groupBox.back() == *computed[w]))
+      s.groupBox.push_back(computed[w]);
+    s.groupOf[w] = int(s.groupBox.size()) - 1;
+  }
+  unsigned groups = s.groupBox.size();
+  // Members per group, ascending (workers visited in order).
+  s.memberStart.assign(groups + 1, 0);
+  for (unsigned w = 0; w != workers; ++w)
+    if (s.groupOf[w] >= 0)
+      ++s.memberStart[s.groupOf[w] + 1];
+  for (unsigned g = 0; g != groups; ++g)
+    s.memberStart[g + 1] += s.memberStart[g];
+  s.members.resize(s.memberStart.back());
+  {
+    std::vector<std::size_t> &next = s.first;
+    next.assign(s.memberStart.begin(), s.memberStart.end() - 1);
+    for (unsigned w = 0; w != workers; ++w)
+      if (s.groupOf[w] >= 0)
+        s.members[next[s.groupOf[w]]++] = w;
+  }
+  // The grid of addDeliveryBytes (the same cuts), each cell's group.
+  Grid grid({&stored, &computed}, maxCells, s.bounds);
+  if (grid.isTooLarge())
+    return false;
+  s.cellGroup.assign(grid.size(), -1);
+  bool overlap = false;
+  for (unsigned g = 0; g != groups && !overlap; ++g) {
+    if (!grid.getRange(*s.groupBox[g], s.first, s.last))
+      continue;
+    grid.forEach(s.first, s.last, [&](std::size_t cell, const auto &) {
+      if (s.cellGroup[cell] >= 0)
+        overlap = true;
+      s.cellGroup[cell] = int(g);
+    });
+  }
+  if (overlap)
+    return false;
+  // Each cell's root (the lowest member storing it, else the lowest
+  // member), its bytes, and the deliver rule's messages.
+  s.storers.assign(grid, stored);
+  s.rootBytes.assign(workers, 0);
+  std::vector<std::size_t> all(grid.getRank(), 0), ends(grid.getRank());
+  for (unsigned d = 0; d != grid.getRank(); ++d)
+    ends[d] = grid.getIntervals(d);
+  grid.forEach(all, ends, [&](std::size_t cell, const auto &at) {
+    int g = s.cellGroup[cell];
+    if (g < 0)
+      return;
+    int64_t volume = 1;
+    for (unsigned d = 0, r = at.size(); d != r; ++d)
+      volume *= grid.getLength(d, at[d]);
+    std::size_t bytes = std::size_t(volume) * elementSize;
+    unsigned root = s.members[s.memberStart[g]];
+    for (const unsigned *w = s.storers.begin(cell); w != s.storers.end(cell);
+         ++w)
+      if (s.groupOf[*w] == g) {
+        root = *w;
+        break;
+      }
+    s.rootBytes[root] += bytes;
+    for (const unsigned *d = s.storers.begin(cell); d != s.storers.end(cell);
+         ++d)
+      if (*d != root)
+        deliver[{root, *d}] += bytes;
+  });
+  // The staging, group by group.
+  for (unsigned g = 0; g != groups; ++g) {
+    const unsigned *mb = s.members.data() + s.memberStart[g],
+                   *me = s.members.data() + s.memberStart[g + 1];
+    if (me - mb < 2)
+      continue;
+    s.roots.clear();
+    s.sizes.clear();
+    for (const unsigned *m = mb; m != me; ++m) {
+      std::size_t bytes = s.rootBytes[*m];
+      if (!bytes)
+        continue;
+      // A root receives its bytes from each other member.
+      if (*mb < *m)
+        reduce.noteReceive(*m, *mb, bytes);
+      if (*(me - 1) > *m)
+        reduce.noteReceive(*m, *(me - 1), bytes);
+      std::ptrdiff_t index = s.roots.size();
+      s.roots.push_back(*m);
+      bool seen = false;
+      for (GroupScratch::FirstSize &f : s.sizes)
+        if (f.bytes == bytes) {
+          if (f.second < 0)
+            f.second = index;
+          seen = true;
+          break;
+        }
+      if (!seen)
+        s.sizes.push_back({bytes, index, -1});
+    }
+    // Each member's sends: per distinct size, its first root but itself.
+    for (const unsigned *m = mb; m != me; ++m) {
+      s.sends.clear();
+      for (const GroupScratch::FirstSize &f : s.sizes) {
+        std::ptrdiff_t at = s.roots[f.first] == *m ? f.second : f.first;
+        if (at >= 0)
+          s.sends.emplace_back(at, f.bytes);
+      }
+      std::sort(s.sends.begin(), s.sends.end());
+      for (const auto &[at, bytes] : s.sends)
+        reduce.noteSend(*m, bytes);
+    }
+  }
+  return true;
+}
 
 /// Worker `w`'s staging, every message replayed (the reference form over
 /// a built schedule).
@@ -1049,7 +1599,7 @@ std::vector<WorkerPeak>
 tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
                             PlanBoxes &boxes,
                             const std::vector<TensorMemory> &tensors,
-                            unsigned steps) {
+                            unsigned steps, std::size_t minRowCells) {
   // validatePlan's tensor rules, one tensor at a time.
   std::vector<std::optional<Box>> stored;
   std::vector<const Box *> pointers;
@@ -1111,6 +1661,8 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
   PairBytes reduceBytes, deliverBytes;
   std::vector<std::vector<int64_t>> bounds;
   CellWorkers computers, storers;
+  GroupScratch groupScratch;
+  FetchStaging fetchPhase(minRowCells);
   std::vector<const Box *> computed;
   Staging fetchStaging, reduceStaging, deliverStaging, nextStaging;
   ShareMemory memory;
@@ -1146,24 +1698,24 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
         fetchGrids.resize(numInputs);
       for (unsigned p = 0; p != numInputs; ++p)
         fetchGrids[p].assign(storedInputs[p], inputSizes[p], kMaxGridCells);
-      fetch.begin(workers);
-      for (unsigned w = 0; w != workers; ++w) {
-        for (unsigned p = 0; p != numInputs; ++p)
-          fetchGrids[p].addTarget(
-              w, &shares[w].inputs[p],
-              [&](unsigned src, std::size_t b) { fetch.add(src, b); });
-        fetch.endDestination(w);
-      }
+      fetchPhase.run(shares, fetchGrids, numInputs, workers, fetch);
       computed.resize(workers);
       for (unsigned w = 0; w != workers; ++w)
         computed[w] = &shares[w].output;
       reduceBytes.clear();
       deliverBytes.clear();
-      addDeliveryBytes(computed, storedOutput, tensors[op.output].elementSize,
-                       op.partial, kMaxGridCells, reduceBytes, deliverBytes,
-                       bounds, computers, storers);
       reduce.begin(workers);
-      reduce.addFound(reduceBytes, byDst, start);
+      if (!op.partial ||
+          !addGroupedReduce(computed, storedOutput,
+                            tensors[op.output].elementSize, kMaxGridCells,
+                            reduce, deliverBytes, groupScratch)) {
+        deliverBytes.clear();
+        addDeliveryBytes(computed, storedOutput,
+                         tensors[op.output].elementSize, op.partial,
+                         kMaxGridCells, reduceBytes, deliverBytes, bounds,
+                         computers, storers);
+        reduce.addFound(reduceBytes, byDst, start);
+      }
       deliver.begin(workers);
       deliver.addFound(deliverBytes, byDst, start);
       for (unsigned w = 0; w != workers; ++w) {

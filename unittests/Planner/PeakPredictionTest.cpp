@@ -4,8 +4,9 @@
 // one op at a time, messages counted on a grid of the boxes, staging only
 // the first message of each size, the replay's SizeFreeList) are, worker by
 // worker and use by use, what the reference form gives: runtime::predictPeaks
-// over the whole executable plan and its Schedule, every message staged.
-// Searched plans of the repository's MLP and gpt-2l at even and uneven K,
+// over the whole executable plan and its Schedule, every message staged;
+// and so does the PlanBoxes form with every fetch row grouped (minRowCells
+// 1 and 4: the path an all-gather takes at large K). Searched plans of the repository's MLP and gpt-2l at even and uneven K,
 // so that any speed-up of the planner's form that changes a peak fails here.
 //
 //===----------------------------------------------------------------------===//
@@ -25,6 +26,26 @@ using namespace tofu::planner;
 namespace {
 
 class PlannedPeaksTest : public testing::TestWithParam<ModelCase> {};
+
+/// runtime::PlanBoxes over a built plan, which holds every box.
+class BuiltBoxes : public runtime::PlanBoxes {
+public:
+  explicit BuiltBoxes(const runtime::ExecutablePlan &plan) : plan(plan) {}
+  void getStored(unsigned t,
+                 std::vector<std::optional<runtime::Box>> &out) override {
+    out = plan.tensors[t].stored;
+  }
+  int64_t getStoredVolume(unsigned t, unsigned w) override {
+    const auto &box = plan.tensors[t].stored[w];
+    return box ? box->getVolume() : 0;
+  }
+  const std::vector<runtime::OpShare> &getShares(unsigned i) override {
+    return plan.ops[i].workers;
+  }
+
+private:
+  const runtime::ExecutablePlan &plan;
+};
 
 TEST_P(PlannedPeaksTest, EqualTheReference) {
   const ModelCase &c = GetParam();
@@ -50,6 +71,22 @@ TEST_P(PlannedPeaksTest, EqualTheReference) {
     EXPECT_GT((*planned)[w].bytes, 0) << "worker " << w;
     EXPECT_EQ((*planned)[w].bytes, reference[w].bytes) << "worker " << w;
     EXPECT_EQ((*planned)[w].uses, reference[w].uses) << "worker " << w;
+  }
+  // The grouped reduce and fetch staging (StepMemory.h, minRowCells) with
+  // every destination whose box covers 1 or 4 cells grouped, so that the
+  // grouped path runs on these small plans too (the planner groups from
+  // kMinRowCells cells, an all-gather's at large K).
+  BuiltBoxes built(*exec);
+  for (std::size_t minRowCells : {std::size_t(1), std::size_t(4)}) {
+    std::vector<runtime::WorkerPeak> grouped = runtime::predictPeaks(
+        *exec, c.workers, built, getTensorMemory(*problem), 1, minRowCells);
+    ASSERT_EQ(grouped.size(), c.workers);
+    for (unsigned w = 0; w != c.workers; ++w) {
+      EXPECT_EQ(grouped[w].bytes, reference[w].bytes)
+          << "worker " << w << ", rows from " << minRowCells << " cells";
+      EXPECT_EQ(grouped[w].uses, reference[w].uses)
+          << "worker " << w << ", rows from " << minRowCells << " cells";
+    }
   }
   // The plan's recorded peaks are that prediction.
   EXPECT_EQ(p->peakBytesPerWorker.size(), c.workers);

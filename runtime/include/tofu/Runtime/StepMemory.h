@@ -173,10 +173,18 @@ public:
 /// from `boxes` one op at a time and the messages from getOpMessages, so
 /// memory grows with the workers times the tensors, not with a schedule.
 /// Checks the boxes as validatePlan does (throws RuntimeError).
+/// A partial op's reduce staging is noted per group of workers computing
+/// one box, and the fetch staging of destinations whose box of an input
+/// covers at least `minRowCells` cells of its grid (an all-gather's) per
+/// group of destinations reading that box, so that neither lists K x K
+/// messages (StepMemory.cpp, addGroupedReduce and FetchStaging); the peaks
+/// are the same for any `minRowCells` (tests lower it to cover that path).
+constexpr std::size_t kMinRowCells = 64;
 std::vector<WorkerPeak> predictPeaks(const ExecutablePlan &plan,
                                      unsigned workers, PlanBoxes &boxes,
                                      const std::vector<TensorMemory> &tensors,
-                                     unsigned steps = 1);
+                                     unsigned steps = 1,
+                                     std::size_t minRowCells = kMinRowCells);
 
 } // namespace runtime
 } // namespace tofu
