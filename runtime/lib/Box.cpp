@@ -152,9 +152,12 @@ int64_t getOffset(const Box &region, const Box &box,
   return offset;
 }
 
-/// Calls `fn(srcOffset, dstOffset, count)` for every innermost row of
-/// `region`, in elements, between the boxes `a` and `b` (either may be null:
-/// packed, consecutive rows).
+/// Calls `fn(srcOffset, dstOffset, count)` for every run of `region`'s
+/// elements that is contiguous in both boxes `a` and `b` (either may be
+/// null: packed, consecutive rows), in elements: an innermost row, joined
+/// with the rows after it while the region spans the inner dimensions of
+/// both boxes whole (a 4 x 4 region of two 8 x 4 boxes is one run of 16,
+/// not four of 4).
 template <typename Fn>
 void forEachRow(const Box &region, const Box *a, const Box *b, Fn fn) {
   if (region.isEmpty())
@@ -168,16 +171,27 @@ void forEachRow(const Box &region, const Box *a, const Box *b, Fn fn) {
   std::vector<int64_t> sb = b ? getStrides(*b) : getStrides(region);
   int64_t oa = a ? getOffset(region, *a, sa) : 0;
   int64_t ob = b ? getOffset(region, *b, sb) : 0;
-  int64_t row = region.getExtent(rank - 1);
-  std::vector<int64_t> at(rank, 0);
+  // Dimensions [outer, rank) make one run: each but the first of them is
+  // spanned whole in both boxes.
+  auto whole = [&](unsigned d) {
+    return (!a || a->getExtent(d) == region.getExtent(d)) &&
+           (!b || b->getExtent(d) == region.getExtent(d));
+  };
+  unsigned outer = rank - 1;
+  int64_t row = region.getExtent(outer);
+  while (outer > 0 && whole(outer)) {
+    --outer;
+    row *= region.getExtent(outer);
+  }
+  std::vector<int64_t> at(outer, 0);
   for (;;) {
     int64_t pa = oa, pb = ob;
-    for (unsigned d = 0; d + 1 < rank; ++d) {
+    for (unsigned d = 0; d != outer; ++d) {
       pa += at[d] * sa[d];
       pb += at[d] * sb[d];
     }
     fn(pa, pb, row);
-    unsigned d = rank - 1;
+    unsigned d = outer;
     while (d-- > 0) {
       if (++at[d] < region.getExtent(d))
         break;
