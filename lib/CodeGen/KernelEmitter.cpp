@@ -12,6 +12,7 @@
 #include "KernelBuilder.h"
 #include "MathHelpers.h"
 
+#include "tofu/Analysis/PointwiseInputs.h"
 #include "tofu/TDL/ExprWalk.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -342,29 +343,8 @@ void KernelBuilder::emitLoopNest(const std::string &value, const Expr &body,
 
 /// GeneratedKernel::pointwiseInputs of `instance`.
 static std::vector<bool> getPointwiseInputs(const KernelInstance &instance) {
-  const OpDecl &op = *instance.op;
-  unsigned rank = op.getOutputRank();
-  std::vector<bool> pointwise(instance.inputShapes.size(), false);
-  for (unsigned p = 0; p != pointwise.size(); ++p)
-    pointwise[p] = instance.inputShapes[p] == instance.outputShape;
-  walkExpr(op.getBody(), [&](const Expr &e) {
-    const auto *read = dyn_cast<TensorReadExpr>(&e);
-    if (!read || !read->getTensor())
-      return;
-    unsigned p = read->getTensor()->getPosition();
-    if (p >= pointwise.size())
-      return;
-    bool same = read->getNumIndices() == rank;
-    for (unsigned d = 0; same && d != rank; ++d) {
-      const auto *name = dyn_cast<NameExpr>(&read->getIndex(d));
-      same = name && !name->isEllipsis() && name->getIndexVar() &&
-             name->getIndexVar()->getId() == d &&
-             name->getIndexVar()->isOutput();
-    }
-    if (!same)
-      pointwise[p] = false;
-  });
-  return pointwise;
+  return analysis::getPointwiseInputs(*instance.op, instance.inputShapes,
+                                      instance.outputShape);
 }
 
 llvm::Expected<GeneratedKernel>

@@ -169,6 +169,12 @@ llvm::Error plan::writePlanCpp(llvm::raw_ostream &os, const graph::Graph &g,
       os << (in.empty() ? "nullptr" : "") << "};\n";
       shares.push_back("{" + iteration + ", " + inName + ", " + output + "}");
     }
+    if (!op.pointwise.empty()) {
+      os << "const bool pointwise" << i << "[] = {";
+      for (unsigned j = 0; j != op.pointwise.size(); ++j)
+        os << (j ? ", " : "") << (op.pointwise[j] ? "true" : "false");
+      os << "};\n";
+    }
     os << "const GeneratedShare shares" << i << "[] = {";
     for (unsigned w = 0; w != shares.size(); ++w)
       os << (w ? ", " : "") << shares[w];
@@ -184,10 +190,14 @@ llvm::Error plan::writePlanCpp(llvm::raw_ostream &os, const graph::Graph &g,
     os << ", " << op.inputs.size() << ", inputs" << i << ", " << op.output
        << ", " << op.kernel << ", " << (op.partial ? "true" : "false")
        << ", Reducer::" << getReducerEnum(op.reducer) << ", shares" << i
+       << ", "
+       << (op.pointwise.empty() ? std::string("nullptr")
+                                : "pointwise" + std::to_string(i))
        << "},\n";
   }
   if (p.ops.empty())
-    os << "    {\"\", \"\", 0, nullptr, 0, 0, false, Reducer::Sum, nullptr},\n";
+    os << "    {\"\", \"\", 0, nullptr, 0, 0, false, Reducer::Sum, nullptr, "
+          "nullptr},\n";
   os << "};\nconst std::int64_t peakBytes[] = {";
   for (unsigned w = 0; w != p.workers; ++w)
     os << (w ? ", " : "")

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Planner/Executable.h"
+#include "tofu/Analysis/PointwiseInputs.h"
 #include "tofu/Plan/Layouts.h"
 #include "tofu/Planner/CostModel.h"
 
@@ -97,6 +98,19 @@ buildOp(const PlanningProblem &problem, unsigned i, ArrayRef<uint8_t> steps) {
   info.output = op.output;
   info.kernel = i;
   info.partial = isPartialShare(op, steps);
+  // Only for operators without reductions: a reduction's kernel may store
+  // into its output (a prefill, a partial sum) before its last read.
+  const tdl::OpDecl &decl = op.analysis->getOp();
+  if (llvm::all_of(decl.getIndexVars(), [](const tdl::IndexVarDecl *v) {
+        return v->isOutput();
+      })) {
+    SmallVector<Shape, 4> inputShapes;
+    for (unsigned t : op.inputs)
+      inputShapes.emplace_back(problem.getShape(t).begin(),
+                               problem.getShape(t).end());
+    info.pointwise = analysis::getPointwiseInputs(decl, inputShapes,
+                                                  problem.getShape(op.output));
+  }
   bool reducerSet = false;
   for (uint8_t s : steps) {
     if (!op.isReduceStep(s))

@@ -72,10 +72,13 @@ public:
       addMessages(sched.reduce, outputSize);
     std::fill(local.begin(), local.end(), 0);
     // A next value written over what it replaces is computed aside and
-    // copied into its buffer.
+    // copied into its buffer, unless computed straight into it.
     for (const Piece &piece : sched.deliver)
       if (piece.src == piece.dst &&
-          (!writesInPlace(plan, i, piece.dst) || inPlace[piece.dst][op.output]))
+          (!writesInPlace(plan, i, piece.dst) ||
+           (inPlace[piece.dst][op.output] &&
+            !runtime::writesOverReplaced(plan, i, piece.dst,
+                                         inPlace[piece.dst]))))
         local[piece.dst] += piece.box.getVolume() * outputSize(piece);
     addCopies(local);
     addMessages(sched.deliver, outputSize);

@@ -195,10 +195,21 @@ void DeviceExecutor::Step::runOp(unsigned i) {
       throw RuntimeError(
           fmt::format("worker {}: injected failure at op '{}'", w, op.name));
     const OpShare &share = op.workers[w];
-    // A next value written over what it replaces is computed aside: the
-    // kernel may read the old value (InPlaceUpdates.h).
-    direct[w] = writesInPlace(plan, i, w) && !workers[w]->inPlace[o];
-    if (direct[w]) {
+    // A next value written over what it replaces is computed aside (the
+    // kernel may read the old value), unless the kernel reads that only at
+    // the element it writes: then straight into its buffer, which the
+    // value takes at delivery (InPlaceUpdates.h).
+    Worker &worker = *workers[w];
+    bool over =
+        worker.inPlace[o] && writesOverReplaced(plan, i, w, worker.inPlace);
+    direct[w] = writesInPlace(plan, i, w) && (!worker.inPlace[o] || over);
+    if (over) {
+      DeviceBuffer &replaced = worker.stored[o]
+                                   ? worker.stored[o]
+                                   : worker.stored[plan.tensors[o].updates];
+      outData[w] = replaced.data();
+      ++worker.overwritten;
+    } else if (direct[w]) {
       outData[w] = ensureStored(w, o).data();
     } else if (!share.output.isEmpty()) {
       outTemp[w] = workers[w]->pool.allocate(share.output.getVolume() * outSize);
@@ -393,6 +404,7 @@ StepResult DeviceExecutor::runStep() {
         if (!isHeldAcrossSteps(plan.tensors[t]))
           worker->stored[t].reset();
       worker->pool.beginStep();
+      worker->overwritten = 0;
       uploadInputs(*worker);
       worker->pool.resetPeak();
       local.push_back(worker->id);
@@ -418,6 +430,14 @@ StepResult DeviceExecutor::runStep() {
     peaks.emplace_back(w, workers[w]->pool.getPeakBytes());
   return sumStepResult(*transport, plan.workers, communicator.getMovedBytes(),
                        peaks);
+}
+
+unsigned DeviceExecutor::getNumDirectUpdates() const {
+  unsigned n = 0;
+  for (auto &worker : workers)
+    if (worker)
+      n += worker->overwritten;
+  return n;
 }
 
 HostTensor DeviceExecutor::gather(unsigned t) {

@@ -76,6 +76,9 @@ struct Executor::Worker {
   std::vector<bool> fusable;
   /// The pairs fused in the last step.
   unsigned fused = 0;
+  /// The next values computed straight into what they replace in the last
+  /// step (writesOverReplaced).
+  unsigned overwritten = 0;
   /// Where the last step's time went.
   WorkerTimes times;
   /// The last step's spans, when tracing (Executor::setTrace).
@@ -368,13 +371,21 @@ void WorkerStep::runOp(unsigned i) {
   unsigned o = op.output;
   unsigned outSize = elementSize(o);
   auto outputSize = [&](const Piece &) { return outSize; };
-  // A next value written over what it replaces is computed aside: the
-  // kernel may read the old value (InPlaceUpdates.h).
-  bool direct = writesInPlace(plan, i, w) && !worker.inPlace[o];
+  // A next value written over what it replaces is computed aside (the
+  // kernel may read the old value), unless the kernel reads that only at
+  // the element it writes: then straight into its buffer, which the value
+  // takes at delivery (InPlaceUpdates.h).
+  bool over = worker.inPlace[o] && writesOverReplaced(plan, i, w, worker.inPlace);
+  bool direct = writesInPlace(plan, i, w) && (!worker.inPlace[o] || over);
   Buffer outTemp;
   unsigned char *outData = nullptr;
   bool defer = false;
-  if (direct) {
+  if (over) {
+    Buffer &replaced = worker.stored[o] ? worker.stored[o]
+                                        : worker.stored[plan.tensors[o].updates];
+    outData = replaced.data();
+    ++worker.overwritten;
+  } else if (direct) {
     outData = ensureStored(o).data();
     defer = deferKernel(i);
   } else if (!share.output.isEmpty()) {
@@ -559,6 +570,7 @@ void WorkerStep::runKernel(unsigned i, const KernelCall &call) {
 
 void WorkerStep::run() {
   worker.fused = 0;
+  worker.overwritten = 0;
   held.reset();
   worker.times = WorkerTimes();
   worker.trace.clear();
@@ -733,6 +745,13 @@ unsigned Executor::getNumFused() const {
   unsigned n = 0;
   for (auto &worker : workers)
     n += worker->fused;
+  return n;
+}
+
+unsigned Executor::getNumDirectUpdates() const {
+  unsigned n = 0;
+  for (auto &worker : workers)
+    n += worker->overwritten;
   return n;
 }
 

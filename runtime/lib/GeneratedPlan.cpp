@@ -58,6 +58,8 @@ ExecutablePlan runtime::buildExecutablePlan(const GeneratedPlan &generated) {
     op.kernel = row.kernel;
     op.partial = row.partial;
     op.reducer = row.reducer;
+    if (row.pointwise)
+      op.pointwise.assign(row.pointwise, row.pointwise + row.numInputs);
     for (unsigned w = 0; w != generated.workers; ++w) {
       const GeneratedShare &share = row.workers[w];
       OpShare result;

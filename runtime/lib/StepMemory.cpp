@@ -642,6 +642,10 @@ struct ShareMemory {
   bool intoStored = false;
   /// The output's stored box's bytes (0: none).
   std::size_t stored = 0;
+  /// Computed into its stored box, reading what the output replaces (a
+  /// next value) only pointwise: written in place, it goes straight into
+  /// that buffer (InPlaceUpdates.h, writesOverReplaced).
+  bool overReplaced = false;
 
 };
 
@@ -1380,11 +1384,12 @@ void WorkerReplay::runOp(unsigned i, const ShareMemory &share,
   stage(fetch);
   unsigned o = op.output;
   std::size_t outTemp = 0;
-  // A next value written in place is computed aside, then takes the
-  // buffer of what it replaces (InPlaceUpdates.h).
+  // A next value written in place is computed aside, or straight into
+  // the buffer of what it replaces, then takes that buffer
+  // (InPlaceUpdates.h).
   if (share.intoStored && !inPlace[o])
     ensureStored(o, share.stored);
-  else if (share.output)
+  else if (share.output && !(inPlace[o] && share.overReplaced))
     outTemp = take(share.output, MemoryUse::Workspace);
   for (std::size_t &b : inputs)
     put(b, MemoryUse::Workspace);
@@ -1448,9 +1453,11 @@ namespace {
 /// A worker's share as its pool sees it: `stored(t)` is its stored box of
 /// tensor t (null: none).
 template <typename StoredFn>
-void getShareMemory(const OpInfo &op, const OpShare &share,
+void getShareMemory(const ExecutablePlan &plan, unsigned i,
+                    const OpShare &share,
                     const std::vector<TensorMemory> &tensors, StoredFn stored,
                     ShareMemory &out) {
+  const OpInfo &op = plan.ops[i];
   out.inputs.clear();
   for (unsigned p = 0, e = op.inputs.size(); p != e; ++p) {
     unsigned t = op.inputs[p];
@@ -1469,6 +1476,12 @@ void getShareMemory(const OpInfo &op, const OpShare &share,
                     : 0;
   out.output = std::size_t(share.output.getVolume()) *
                tensors[op.output].elementSize;
+  out.overReplaced =
+      out.intoStored && plan.tensors[op.output].updates >= 0 &&
+      readsReplacedPointwise(plan, i, [&](unsigned p) {
+        const Box *input = stored(op.inputs[p]);
+        return input && !isEmptyBox(*input) && *input == share.inputs[p];
+      });
 }
 
 void getPointers(const std::vector<std::optional<Box>> &boxes,
@@ -1523,7 +1536,7 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan,
       for (unsigned i = 0, e = plan.ops.size(); i != e; ++i) {
         const OpInfo &op = plan.ops[i];
         const OpSchedule &sched = schedule.ops[i];
-        getShareMemory(op, op.workers[w], tensors,
+        getShareMemory(plan, i, op.workers[w], tensors,
                        [&](unsigned t) { return storedOf(t, w); }, share);
         auto inputSize = [&](const Piece &piece) {
           return tensors[op.inputs[piece.slot]].elementSize;
@@ -1720,7 +1733,7 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
       deliver.addFound(deliverBytes, byDst, start);
       for (unsigned w = 0; w != workers; ++w) {
         getShareMemory(
-            op, shares[w], tensors,
+            plan, i, shares[w], tensors,
             [&](unsigned t) -> const Box * {
               if (t == op.output)
                 return storedOutput[w];

@@ -191,6 +191,14 @@ cl::opt<bool> inPlaceUpdates(
              "gives every next value its own buffer and a new one for the "
              "next step, which the plan's peak does not predict)"),
     cl::init(true), cl::cat(category));
+cl::opt<bool> directUpdates(
+    "direct-updates",
+    cl::desc("Compute a next value written in place straight into the "
+             "buffer of what it replaces where its op reads that only "
+             "element for element (docs/Runtime.md, \"Memory\"; default "
+             "true; false computes it aside and copies it, which the "
+             "plan's peak does not predict)"),
+    cl::init(true), cl::cat(category));
 cl::opt<cli::Flag<cli::UnsignedInRange<1, UINT_MAX>>>
     numSteps("steps", cl::desc("Training steps to run (at least 1)"),
              cl::value_desc("N"), cl::init(1u), cl::cat(category));
@@ -417,6 +425,9 @@ struct Run {
   std::vector<runtime::WorkerTimes> times;
   /// That step's spans of this process's workers, with --trace.
   std::vector<runtime::TraceEvent> trace;
+  /// The next values this process's workers computed straight into what
+  /// they replace in the last step (StepExecutor::getNumDirectUpdates).
+  unsigned directUpdates = 0;
   /// The element-wise pairs this process's workers fused in the last step.
   unsigned fused = 0;
   /// Per worker, how many workers' pieces its process's schedule holds
@@ -448,6 +459,7 @@ bool startRun(Loaded &loaded, const plan::Plan &p, Backend where,
   }
   run.plan = std::move(*lowered);
   run.plan.inPlaceUpdates = inPlaceUpdates;
+  run.plan.directUpdates = directUpdates;
   std::chrono::milliseconds timeout(
       int64_t(std::min(timeoutSeconds.value, 1e9) * 1000));
   run.engine = createEngine(
@@ -558,6 +570,7 @@ void runSteps(Run &run, int loss, bool print) {
     }
     run.movedBytes = result.movedBytes;
     run.fused = run.executor->getNumFused();
+    run.directUpdates = run.executor->getNumDirectUpdates();
     for (unsigned w = 0; w != run.plan.workers; ++w)
       run.peaks[w] = std::max(run.peaks[w], result.peakBytesPerWorker[w]);
     if (loss >= 0) {
@@ -726,6 +739,7 @@ bool writeReport(const Run &run, const Errors &errors) {
       {"plan_peak_bytes_per_worker", std::move(planPeaks)},
       {"max_abs_error", finiteOrNull(errors.maxAbs)},
       {"max_rel_error", finiteOrNull(errors.maxRel)},
+      {"direct_updates", int64_t(run.directUpdates)},
       {"step_seconds", run.stepSeconds},
       {"fused_pairs", int64_t(run.fused)},
       {"scheduled_workers_per_worker", std::move(scheduledWorkers)},

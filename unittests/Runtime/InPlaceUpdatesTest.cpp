@@ -3,9 +3,12 @@
 // Tests the in-place rule (InPlaceUpdates.h) on a two-worker optimizer
 // step: m2 = scale(m) and w2 = scale(w), each the next value of what it
 // reads. Both executors and predictPeaks, with the rule and without it
-// (ExecutablePlan::inPlaceUpdates), give the peaks worked out by hand
-// below, so the saving is what the rule promises; and over three steps
-// the parameters and their next values hold the right values either way.
+// (ExecutablePlan::inPlaceUpdates), and with the ops' reads marked
+// pointwise or not (OpInfo::pointwise: computed straight into the
+// replaced buffer or aside), give the peaks worked out by hand below, so
+// the saving is what the rule promises; both executors count the values
+// computed straight into what they replace; and over three steps the
+// parameters and their next values hold the right values either way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +16,7 @@
 #include "tofu/Runtime/InPlaceUpdates.h"
 #include "tofu/Runtime/Schedule.h"
 #include "tofu/Runtime/StepMemory.h"
+#include "BuiltBoxes.h"
 #include "TestKernels.h"
 
 #include "gtest/gtest.h"
@@ -28,7 +32,8 @@ namespace {
 /// workers (64 bytes each per worker); op 0 computes m2 = scale(m), op 1
 /// w2 = scale(w), both by rows. m2 is stored by rows; w2 by rows too, or
 /// by columns when `w2ByColumns` (then w's next value changes layout).
-ExecutablePlan makeUpdatePlan(bool w2ByColumns, bool inPlace) {
+ExecutablePlan makeUpdatePlan(bool w2ByColumns, bool inPlace,
+                              bool pointwise = false) {
   ExecutablePlan plan;
   plan.workers = 2;
   plan.inPlaceUpdates = inPlace;
@@ -56,6 +61,8 @@ ExecutablePlan makeUpdatePlan(bool w2ByColumns, bool inPlace) {
     op.kernel = 1;
     op.inputs = {i};
     op.output = 2 + i;
+    if (pointwise)
+      op.pointwise = {true};
     for (unsigned c = 0; c != 2; ++c)
       op.workers.push_back(OpShare{rows(c), {rows(c)}, rows(c)});
     plan.ops.push_back(op);
@@ -64,9 +71,10 @@ ExecutablePlan makeUpdatePlan(bool w2ByColumns, bool inPlace) {
 }
 
 /// The peaks of both executors over three steps, each equal to
-/// predictPeaks' (worker by worker) and the same on both workers; and m
-/// and w after the steps: three scalings of their first values.
-std::int64_t runThreeSteps(const ExecutablePlan &plan) {
+/// predictPeaks' (worker by worker) and the same on both workers, each
+/// step computing `direct` next values straight into what they replace;
+/// and m and w after the steps: three scalings of their first values.
+std::int64_t runThreeSteps(const ExecutablePlan &plan, unsigned direct = 0) {
   KernelTable kernels = makeChainKernels();
   auto transport = createThreadTransport(2, std::chrono::seconds(10));
   Executor cpu(plan, kernels, *transport);
@@ -81,6 +89,7 @@ std::int64_t runThreeSteps(const ExecutablePlan &plan) {
     e->setInput(1, w);
     for (unsigned s = 0; s != 3; ++s) {
       StepResult r = e->runStep();
+      EXPECT_EQ(e->getNumDirectUpdates(), direct) << "step " << s;
       for (unsigned k = 0; k != 2; ++k)
         peaks[k] = std::max(peaks[k], r.peakBytesPerWorker[k]);
     }
@@ -103,8 +112,11 @@ std::int64_t runThreeSteps(const ExecutablePlan &plan) {
   tensors[1].use = tensors[3].use = MemoryUse::Parameter;
   std::vector<WorkerPeak> predicted =
       predictPeaks(plan, buildSchedule(plan), tensors, 3);
+  BuiltBoxes boxes(plan);
+  std::vector<WorkerPeak> fromBoxes = predictPeaks(plan, 2, boxes, tensors, 3);
   for (unsigned k = 0; k != 2; ++k) {
     EXPECT_EQ(predicted[k].bytes, peaks[k]) << "worker " << k;
+    EXPECT_EQ(fromBoxes[k].bytes, peaks[k]) << "worker " << k;
     // Worker 1 mirrors worker 0.
     EXPECT_EQ(peaks[k], peaks[0]) << "worker " << k;
   }
@@ -149,6 +161,44 @@ TEST(InPlaceUpdatesTest, SameLayoutSavesThreeCopies) {
   EXPECT_EQ(with, 192);
 }
 
+// The ops read m and w only at the element they write (pointwise): each
+// next value is computed straight into the buffer of what it replaces, so
+// not even a workspace is allocated. The peak is m and w, 128 bytes, and
+// each step computes four values so (two per worker); without the rule
+// nothing changes (384).
+TEST(InPlaceUpdatesTest, PointwiseUpdatesNeedNoWorkspace) {
+  EXPECT_EQ(runThreeSteps(makeUpdatePlan(false, true, true), 4), 128);
+  EXPECT_EQ(runThreeSteps(makeUpdatePlan(false, false, true)), 384);
+  ExecutablePlan aside = makeUpdatePlan(false, true, true);
+  aside.directUpdates = false;
+  EXPECT_EQ(runThreeSteps(aside), 192);
+}
+
+// Where the kernel may write over what it reads elsewhere, it does not.
+TEST(InPlaceUpdatesTest, OnlyPointwiseReadsOfTheReplacedValue) {
+  ExecutablePlan plan = makeUpdatePlan(false, true, true);
+  std::vector<int> lastUse = computeLastUse(plan);
+  std::vector<bool> inPlace = getInPlaceUpdates(plan, lastUse, 0);
+  EXPECT_TRUE(writesOverReplaced(plan, 0, 0, inPlace));
+  EXPECT_TRUE(writesOverReplaced(plan, 1, 0, inPlace));
+  // Op 1 reads w at other elements: w2 is computed aside.
+  plan.ops[1].pointwise = {false};
+  EXPECT_FALSE(writesOverReplaced(plan, 1, 0, inPlace));
+  // ... unless it reads a copy of w (a box other than the stored one).
+  plan.ops[1].workers[0].inputs[0] = box({0, 0}, {4, 8});
+  EXPECT_TRUE(writesOverReplaced(plan, 1, 0, inPlace));
+  // Op 0, which fusion may run inside op 1, reads w at other elements.
+  plan = makeUpdatePlan(false, true, true);
+  plan.ops[0].inputs = {1};
+  plan.ops[0].pointwise = {false};
+  EXPECT_FALSE(writesOverReplaced(plan, 1, 0, inPlace));
+  // A next value not written in place, or the switch off.
+  plan = makeUpdatePlan(false, true, true);
+  EXPECT_FALSE(writesOverReplaced(plan, 1, 0, {false, false, true, false}));
+  plan.directUpdates = false;
+  EXPECT_FALSE(writesOverReplaced(plan, 0, 0, inPlace));
+}
+
 // w2 stored by columns: only m2 is written in place. Without the rule:
 // m, w (128); m2 new (192); w2's rows computed into a workspace (256), w2
 // allocated (320), its delivery staged one 32-byte message at a time
@@ -163,6 +213,9 @@ TEST(InPlaceUpdatesTest, ChangedLayoutStillGetsItsBuffers) {
   std::int64_t with = runThreeSteps(makeUpdatePlan(true, true));
   EXPECT_EQ(without, 416);
   EXPECT_EQ(with, 288);
+  // Pointwise, m2 goes straight over m on both workers; w2 still needs its
+  // workspace at the peak, which stays 288.
+  EXPECT_EQ(runThreeSteps(makeUpdatePlan(true, true, true), 2), 288);
 }
 
 } // namespace

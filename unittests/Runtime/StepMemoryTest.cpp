@@ -16,6 +16,7 @@
 #include "tofu/Runtime/Error.h"
 #include "tofu/Runtime/FreeList.h"
 #include "tofu/Runtime/StepMemory.h"
+#include "BuiltBoxes.h"
 #include "ChainExecutors.h"
 
 #include "gtest/gtest.h"
@@ -196,25 +197,6 @@ TEST_P(PredictPeaksTest, EqualsWhatBothExecutorsMeasure) {
 
 INSTANTIATE_TEST_SUITE_P(Workers, PredictPeaksTest,
                          testing::Values(1u, 2u, 4u));
-
-/// PlanBoxes over a built plan.
-class BuiltBoxes : public PlanBoxes {
-public:
-  explicit BuiltBoxes(const ExecutablePlan &plan) : plan(plan) {}
-  void getStored(unsigned t, std::vector<std::optional<Box>> &out) override {
-    out = plan.tensors[t].stored;
-  }
-  std::int64_t getStoredVolume(unsigned t, unsigned w) override {
-    const auto &box = plan.tensors[t].stored[w];
-    return box ? box->getVolume() : 0;
-  }
-  const std::vector<OpShare> &getShares(unsigned i) override {
-    return plan.ops[i].workers;
-  }
-
-private:
-  const ExecutablePlan &plan;
-};
 
 /// A random box within `shape` (often empty or whole).
 Box randomBox(const std::vector<std::int64_t> &shape, std::mt19937 &rng) {

@@ -43,6 +43,7 @@ public:
   const Schedule &getSchedule() const override { return schedule; }
   void injectFailure(unsigned worker, unsigned op) override;
   bool isRoot() const override { return workers[0] != nullptr; }
+  unsigned getNumDirectUpdates() const override;
 
   /// One worker's pool and stored tensors.
   struct Worker {
@@ -57,6 +58,9 @@ public:
     /// Per tensor: a next value this worker writes over what it replaces
     /// (InPlaceUpdates.h).
     std::vector<bool> inPlace;
+    /// The next values the last step computed straight into what they
+    /// replace (writesOverReplaced).
+    unsigned overwritten = 0;
   };
 
 private:

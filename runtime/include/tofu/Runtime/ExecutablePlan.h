@@ -59,8 +59,20 @@ struct OpInfo {
   /// The workers' outputs are partial values combined with `reducer`.
   bool partial = false;
   Reducer reducer = Reducer::Sum;
+  /// Per input position: the operator reads that input only at the output
+  /// element's own index, its shape the output's (analysis::
+  /// getPointwiseInputs, from the operator's TDL body). Empty, or false at
+  /// a position: not known to (the in-place rule then computes a next value
+  /// aside: InPlaceUpdates.h).
+  std::vector<bool> pointwise;
   std::vector<OpShare> workers;
 };
+
+/// Whether op `op` reads input position `slot` only at the output
+/// element's own index (OpInfo::pointwise).
+inline bool readsPointwise(const OpInfo &op, unsigned slot) {
+  return slot < op.pointwise.size() && op.pointwise[slot];
+}
 
 /// A plan lowered for K workers.
 struct ExecutablePlan {
@@ -75,6 +87,11 @@ struct ExecutablePlan {
   /// value gets its own buffer and, after the last op, a new one for the
   /// next step (tofu-run --in-place-updates=false).
   bool inPlaceUpdates = true;
+  /// A next value written in place is computed straight into the buffer of
+  /// what it replaces where its producer reads that only element for
+  /// element (InPlaceUpdates.h); false: always computed aside and copied
+  /// (tofu-run --direct-updates=false).
+  bool directUpdates = true;
 };
 
 /// Whether worker `w` stores a non-empty box of tensor `t`.

@@ -142,6 +142,10 @@ public:
   virtual void setFusion(const FusionHints &) {}
   /// The fused pairs the last step ran, over this process's workers.
   virtual unsigned getNumFused() const { return 0; }
+  /// The next values the last step's kernels computed straight into the
+  /// buffers of what they replace, with no workspace and no copy
+  /// (InPlaceUpdates.h: writesOverReplaced), over this process's workers.
+  virtual unsigned getNumDirectUpdates() const { return 0; }
 };
 
 /// Checks `value` against graph input `tensor` of `plan`; throws
@@ -226,6 +230,7 @@ public:
   std::vector<TraceEvent> getTrace() const override;
   void setFusion(const FusionHints &hints) override;
   unsigned getNumFused() const override;
+  unsigned getNumDirectUpdates() const override;
 
   struct Worker;
 

@@ -69,6 +69,8 @@ struct GeneratedOp {
   Reducer reducer;
   /// One share per worker.
   const GeneratedShare *workers;
+  /// Per input, OpInfo::pointwise (null: none known).
+  const bool *pointwise = nullptr;
 };
 
 /// Everything `tofu-plan --emit=cpp` generates for one plan.

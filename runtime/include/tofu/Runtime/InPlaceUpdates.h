@@ -11,9 +11,14 @@
 //    have the same element size;
 //  - and, worker by worker, the worker stores both U and P with the same
 //    box.
-// On such a worker U's producer computes into a workspace buffer (never
-// into P's buffer while it may read P), then, where it would allocate U's
-// stored box, takes P's buffer as U's and delivers into it; after the next
+// On such a worker U's producer computes into a workspace buffer, then,
+// where it would allocate U's stored box, takes P's buffer as U's and
+// delivers into it (a copy). Where instead the producer computes U's stored
+// box and reads P, where it reads P's buffer, only at the element it
+// writes (its operator reads P at the output's own index:
+// OpInfo::pointwise; and so does the op before it, which fusion may run
+// block by block inside it), it computes straight into P's buffer: no
+// workspace, no copy (writesOverReplaced). After the next
 // step's messages (in which it still sends U's pieces to the workers that
 // need them) the buffer is P's again, with no new buffer and no copy. Other
 // workers allocate U and, after the last op, a new buffer for P's next
@@ -76,6 +81,44 @@ inline std::vector<bool> getInPlaceUpdates(const ExecutablePlan &plan,
           plan.tensors[plan.tensors[t].updates].stored[w],
           plan.tensors[t].stored[w]);
   return inPlace;
+}
+
+/// Whether op `i`, whose output U is a next value, reads what U replaces,
+/// P, only at the element it writes where it reads P's buffer:
+/// `readsStored(p)` says whether the worker reads input position p (which
+/// holds P) where P is stored, as is (readsInPlace); a position read from
+/// a copy does not count. Op i - 1, which fusion may run block by block
+/// inside op i (Fusion.h), must read P only pointwise wherever it reads it.
+template <typename ReadsStoredFn>
+bool readsReplacedPointwise(const ExecutablePlan &plan, unsigned i,
+                            ReadsStoredFn readsStored) {
+  if (!plan.directUpdates)
+    return false;
+  const OpInfo &op = plan.ops[i];
+  int param = plan.tensors[op.output].updates;
+  for (unsigned p = 0, e = op.inputs.size(); p != e; ++p)
+    if (int(op.inputs[p]) == param && !readsPointwise(op, p) && readsStored(p))
+      return false;
+  if (i == 0)
+    return true;
+  const OpInfo &before = plan.ops[i - 1];
+  for (unsigned p = 0, e = before.inputs.size(); p != e; ++p)
+    if (int(before.inputs[p]) == param && !readsPointwise(before, p))
+      return false;
+  return true;
+}
+
+/// Whether worker `w` computes op `i`'s output, a next value it writes in
+/// place (`inPlace`: getInPlaceUpdates'), straight into the buffer of what
+/// it replaces: it computes its stored box (writesInPlace) and reads the
+/// replaced value only pointwise (readsReplacedPointwise). Otherwise such
+/// a value is computed aside and copied.
+inline bool writesOverReplaced(const ExecutablePlan &plan, unsigned i,
+                               unsigned w, const std::vector<bool> &inPlace) {
+  return inPlace[plan.ops[i].output] && writesInPlace(plan, i, w) &&
+         readsReplacedPointwise(plan, i, [&](unsigned p) {
+           return readsInPlace(plan, i, p, w);
+         });
 }
 
 } // namespace runtime

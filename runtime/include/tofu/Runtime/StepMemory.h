@@ -11,8 +11,10 @@
 //     unpacked), so staging holds at most one message's buffer;
 //  3. the output: into its stored box when it stores exactly the computed
 //     box of a non-partial op and the output is not a next value written
-//     in place (InPlaceUpdates.h), else a workspace buffer of the computed
-//     box; then the input buffers are released;
+//     in place (InPlaceUpdates.h); a next value written in place whose
+//     producer reads what it replaces only pointwise, into that buffer
+//     (writesOverReplaced: nothing allocated); else a workspace buffer of
+//     the computed box; then the input buffers are released;
 //  4. partial ops: the reduce messages' staging;
 //  5. the stored box of the output (if not yet held; a next value written
 //     in place takes the buffer of what it replaces), then the deliver
