@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Planner/PlannerTestUtils.h"
+#include "Runtime/BuiltBoxes.h"
 #include "tofu/Planner/CostModel.h"
 #include "tofu/Planner/Executable.h"
 #include "tofu/Planner/Planner.h"
@@ -26,26 +27,6 @@ using namespace tofu::planner;
 namespace {
 
 class PlannedPeaksTest : public testing::TestWithParam<ModelCase> {};
-
-/// runtime::PlanBoxes over a built plan, which holds every box.
-class BuiltBoxes : public runtime::PlanBoxes {
-public:
-  explicit BuiltBoxes(const runtime::ExecutablePlan &plan) : plan(plan) {}
-  void getStored(unsigned t,
-                 std::vector<std::optional<runtime::Box>> &out) override {
-    out = plan.tensors[t].stored;
-  }
-  int64_t getStoredVolume(unsigned t, unsigned w) override {
-    const auto &box = plan.tensors[t].stored[w];
-    return box ? box->getVolume() : 0;
-  }
-  const std::vector<runtime::OpShare> &getShares(unsigned i) override {
-    return plan.ops[i].workers;
-  }
-
-private:
-  const runtime::ExecutablePlan &plan;
-};
 
 TEST_P(PlannedPeaksTest, EqualTheReference) {
   const ModelCase &c = GetParam();
@@ -76,7 +57,7 @@ TEST_P(PlannedPeaksTest, EqualTheReference) {
   // every destination whose box covers 1 or 4 cells grouped, so that the
   // grouped path runs on these small plans too (the planner groups from
   // kMinRowCells cells, an all-gather's at large K).
-  BuiltBoxes built(*exec);
+  runtime::test::BuiltBoxes built(*exec);
   for (std::size_t minRowCells : {std::size_t(1), std::size_t(4)}) {
     std::vector<runtime::WorkerPeak> grouped = runtime::predictPeaks(
         *exec, c.workers, built, getTensorMemory(*problem), 1, minRowCells);
