@@ -34,6 +34,7 @@ static constexpr unsigned EmulatedBlockSize = 32;
 
 std::string KernelBuilder::buildCuda(StringRef name) {
   std::string value;
+  cudaTarget = true;
   if (!lowerBody(value))
     return "";
   unsigned rank = op.getOutputRank();

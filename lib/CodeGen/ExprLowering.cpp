@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelBuilder.h"
+#include "MathHelpers.h"
 
 #include "tofu/Analysis/IndexProgram.h"
 #include "tofu/TDL/ExprWalk.h"
@@ -582,16 +583,39 @@ std::string KernelBuilder::lowerReduce(const ReduceExpr &e) {
   lines.push_back("double " + acc + " = " + identityOf(e.getReducer()) + ";");
   if (!guard.empty())
     lines.push_back("if (" + guard + ") {");
-  for (const auto &var : e.getVars()) {
-    std::string v = varName(var->getId());
-    lines.push_back("for (std::int64_t " + v + " = " + v + "lo; " + v + " < " +
-                    v + "hi; ++" + v + ") {");
-  }
-  for (std::string &line : body.lines)
-    lines.push_back(std::move(line));
-  lines.push_back(accumulate(e.getReducer(), acc, value));
-  for (unsigned i = 0, n = e.getVars().size(); i != n; ++i)
+  if (!cudaTarget && e.getVars().size() == 1 && body.lines.empty() &&
+      callsVectorForms(value)) {
+    // A body calling exp or erf (a softmax's sum): its values computed
+    // into a block with a loop that vectorizes, then added in order, the
+    // same values in the same order as one loop (MathHelpers.h).
+    std::string v = varName(e.getVars()[0]->getId()), blk = fresh("blk");
+    lines.push_back("for (std::int64_t " + blk + " = " + v + "lo; " + blk +
+                    " < " + v + "hi; " + blk + " += 256) {");
+    lines.push_back("const std::int64_t " + blk + "end = std::min<std::int64_t>(" +
+                    blk + " + 256, " + v + "hi);");
+    lines.push_back("double " + blk + "v[256];");
+    std::string loop = "for (std::int64_t " + v + " = " + blk + "; " + v +
+                       " < " + blk + "end; ++" + v + ") {";
+    lines.push_back(loop);
+    lines.push_back(blk + "v[" + v + " - " + blk + "] = " + value + ";");
     lines.push_back("}");
+    lines.push_back(loop);
+    lines.push_back(accumulate(e.getReducer(), acc,
+                               blk + "v[" + v + " - " + blk + "]"));
+    lines.push_back("}");
+    lines.push_back("}");
+  } else {
+    for (const auto &var : e.getVars()) {
+      std::string v = varName(var->getId());
+      lines.push_back("for (std::int64_t " + v + " = " + v + "lo; " + v +
+                      " < " + v + "hi; ++" + v + ") {");
+    }
+    for (std::string &line : body.lines)
+      lines.push_back(std::move(line));
+    lines.push_back(accumulate(e.getReducer(), acc, value));
+    for (unsigned i = 0, n = e.getVars().size(); i != n; ++i)
+      lines.push_back("}");
+  }
   if (!guard.empty())
     lines.push_back("}");
   for (Scope &s : inner)

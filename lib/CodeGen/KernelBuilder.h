@@ -272,6 +272,9 @@ public:
   llvm::Optional<Contraction> contraction;
   /// CUDA target: the body is a contraction cuBLAS computes on the device.
   bool deviceGemm = false;
+  /// Building the CUDA kernel (buildCuda): no blocked sums over exp
+  /// (lowerReduce), which would put a 2 KB array in every thread.
+  bool cudaTarget = false;
   /// The whole body is a contraction: how library GEMMs compute it.
   llvm::Optional<runtime::DeviceGemm> gemm;
   /// The body is a forward convolution: how cuDNN computes it.

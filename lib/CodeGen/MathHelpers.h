@@ -20,7 +20,8 @@ namespace codegen {
 std::string getMathHelpers();
 
 /// Whether a kernel's body text calls a helper with a vector form (exp,
-/// erf, sigmoid): such a kernel is marked TOFU_KG_WIDE.
+/// erf, sigmoid): such a kernel is marked TOFU_KG_WIDE, and a C++ sum over
+/// such a body is computed in blocks (KernelBuilder::lowerReduce).
 bool callsVectorForms(const std::string &body);
 
 } // namespace codegen
