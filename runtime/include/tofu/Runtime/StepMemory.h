@@ -179,7 +179,7 @@ public:
 /// one box, and the fetch staging of destinations whose box of an input
 /// covers at least `minRowCells` cells of its grid (an all-gather's) per
 /// group of destinations reading that box, so that neither lists K x K
-/// messages (StepMemory.cpp, addGroupedReduce and FetchStaging); the peaks
+/// messages (runtime/lib/PhaseStaging.h: addGroupedReduce, FetchStaging); the peaks
 /// are the same for any `minRowCells` (tests lower it to cover that path).
 constexpr std::size_t kMinRowCells = 64;
 std::vector<WorkerPeak> predictPeaks(const ExecutablePlan &plan,
