@@ -115,7 +115,8 @@ void DeviceExecutor::Step::movePieces(const std::vector<Piece> &pieces,
       group.push_back(
           Transfer{m.src, m.dst, send.data(), receive.data(), m.bytes});
     }
-    // Every process calls the communicator for every message.
+    // Every process calls the communicator for every message of its
+    // schedule (the whole schedule's, or its one worker's).
     communicator.exchange(group);
     if (!here(m.dst))
       continue;
@@ -341,7 +342,15 @@ DeviceExecutor::DeviceExecutor(const ExecutablePlan &plan, Device &device,
                                Transport *processes)
     : plan(plan), device(device), communicator(communicator),
       transport(processes) {
-  schedule = checkAndSchedule(plan, "device", device.getNumWorkers());
+  // A process running one worker (one MPI rank) schedules only its pieces
+  // where the communicator pairs transfers per pair of workers.
+  int only = -1;
+  if (processes && communicator.pairsPerWorkerPair()) {
+    std::vector<unsigned> here = processes->getLocalWorkers();
+    if (here.size() == 1)
+      only = int(here[0]);
+  }
+  schedule = checkAndSchedule(plan, "device", device.getNumWorkers(), only);
   if (!transport) {
     // One process: nothing to exchange but the counts it keeps.
     ownTransport =

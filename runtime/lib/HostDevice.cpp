@@ -139,15 +139,22 @@ private:
 };
 
 /// The tags of the groups' messages: bit 62 set (gathers use bit 63,
-/// the CPU executor's tags stay below), the group's number below.
+/// the CPU executor's tags stay below), below it the number of transfers
+/// from the same source to the same destination before this one.
 constexpr std::uint64_t ExchangeTag = std::uint64_t(1) << 62;
 
 class HostCommunicator : public Communicator {
 public:
   HostCommunicator(HostDevice &device, Transport *processes)
       : device(device), processes(processes) {}
+  bool pairsPerWorkerPair() const override { return true; }
   void exchange(const std::vector<Transfer> &group) override {
-    std::uint64_t tag = ExchangeTag | groups++;
+    // Both sides of a transfer number it alike: each process passes the
+    // transfers between two workers in the schedule's order (whether it
+    // runs every worker's groups or only its own worker's).
+    std::vector<std::uint64_t> tags;
+    for (const Transfer &t : group)
+      tags.push_back(ExchangeTag | transfers[{t.src, t.dst}]++);
     for (const Transfer &t : group) {
       if (t.src == t.dst)
         throw RuntimeError(
@@ -167,14 +174,16 @@ public:
         std::memcpy(t.to, t.from, t.bytes);
       } else if (fromHere) {
         auto *from = static_cast<const unsigned char *>(t.from);
-        processes->send(t.src, t.dst, tag, Bytes(from, from + t.bytes));
+        processes->send(t.src, t.dst, tags[&t - group.data()],
+                        Bytes(from, from + t.bytes));
       }
     }
     // Sends never wait, so every process sends before it receives.
     for (const Transfer &t : group) {
       if (device.isLocal(t.src) || !device.isLocal(t.dst))
         continue;
-      Bytes message = processes->receive(t.dst, t.src, tag);
+      Bytes message =
+          processes->receive(t.dst, t.src, tags[&t - group.data()]);
       if (message.size() != t.bytes)
         throw RuntimeError(fmt::format(
             "worker {} received {} bytes from worker {} but expected {}",
@@ -187,8 +196,8 @@ public:
 private:
   HostDevice &device;
   Transport *processes;
-  /// The groups exchanged so far: every process numbers them alike.
-  std::uint64_t groups = 0;
+  /// Per (source, destination), the transfers passed so far.
+  std::map<std::pair<unsigned, unsigned>, std::uint64_t> transfers;
 };
 } // namespace
 

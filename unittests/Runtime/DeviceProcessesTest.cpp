@@ -35,7 +35,18 @@ struct Seen {
   std::vector<StepResult> results;
   std::vector<HostTensor> gathered;
   std::string error;
+  /// The worker whose pieces the process's schedule holds (-1: all), and
+  /// how many pieces.
+  int scheduled = -2;
+  size_t pieces = 0;
 };
+
+size_t countPieces(const Schedule &schedule) {
+  size_t pieces = schedule.nextStep.size();
+  for (const OpSchedule &ops : schedule.ops)
+    pieces += ops.fetch.size() + ops.reduce.size() + ops.deliver.size();
+  return pieces;
+}
 
 /// Runs `steps` steps of `plan` on K simulated processes (worker `fail`
 /// failing at op 0 if set); returns each process's view.
@@ -55,6 +66,8 @@ std::vector<Seen> runProcesses(const ExecutablePlan &plan, unsigned steps,
         auto communicator = createHostCommunicator(*device, &processes);
         DeviceExecutor executor(plan, *device, *communicator, &processes);
         EXPECT_EQ(executor.isRoot(), r == 0);
+        seen[r].scheduled = executor.getSchedule().worker;
+        seen[r].pieces = countPieces(executor.getSchedule());
         setChainInputs(executor);
         if (fail >= 0)
           executor.injectFailure(unsigned(fail), 0);
@@ -83,6 +96,14 @@ TEST_P(DeviceProcessesTest, AgreesWithOneProcess) {
   DeviceExecutor one(plan, *device, *communicator);
   setChainInputs(one);
   std::vector<Seen> seen = runProcesses(plan, 2);
+  // Each process (one worker, the host communicator pairing transfers per
+  // pair of workers) runs its own worker's schedule only.
+  EXPECT_EQ(one.getSchedule().worker, -1);
+  for (unsigned r = 0; r != k; ++r) {
+    EXPECT_EQ(seen[r].scheduled, int(r));
+    EXPECT_EQ(seen[r].pieces, countPieces(buildWorkerSchedule(plan, r)));
+    EXPECT_LT(seen[r].pieces, countPieces(one.getSchedule()));
+  }
   for (unsigned s = 0; s != 2; ++s) {
     StepResult want = one.runStep();
     EXPECT_GT(want.movedBytes, 0);

@@ -87,10 +87,18 @@ public:
   /// Moves every transfer of `group` as one group (each buffer pair is
   /// disjoint), ordered after the work enqueued on the workers' streams so
   /// far and before the work enqueued afterwards. Where the workers span
-  /// processes, every process calls it for every group, in the same order,
-  /// with the transfers that involve its workers (possibly none); each
-  /// process counts the bytes its workers send.
+  /// processes, every process calls it for every group of the schedule it
+  /// runs, in the schedule's order, with the transfers that involve its
+  /// workers (possibly none; pairsPerWorkerPair below); each process
+  /// counts the bytes its workers send.
   virtual void exchange(const std::vector<Transfer> &group) = 0;
+  /// Whether a process may skip the groups without a transfer of its
+  /// workers: the transfers between two workers are paired up in the order
+  /// their processes pass them, whatever other groups either process saw.
+  /// Then a process running one worker may run that worker's schedule
+  /// alone (buildWorkerSchedule); otherwise every process runs the whole
+  /// schedule's groups.
+  virtual bool pairsPerWorkerPair() const { return false; }
   /// Payload bytes moved between distinct workers since the last reset.
   std::int64_t getMovedBytes() const { return moved; }
   void resetMovedBytes() { moved = 0; }
