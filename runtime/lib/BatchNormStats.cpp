@@ -1,9 +1,9 @@
 //===- BatchNormStats.cpp - A batch norm's inverse deviation in one pass --===//
 //
-// This file implements runBatchNormInvStd and runBatchNormBackwardInput
-// (BatchNormStats.h) with the generated kernels' arithmetic: double sums in
-// (n, h, w) order, the same operations in the same order, rounded to f32
-// once.
+// This file implements runBatchNormInvStd, runBatchNormBackwardInput and
+// runBatchNormParamGradFromSums (BatchNormStats.h) with the generated
+// kernels' arithmetic: double sums in (n, h, w) order, the same operations
+// in the same order, rounded to f32 once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,15 +86,20 @@ bool tofu::runtime::runBatchNormInvStd(const BatchNormInvStd &b,
   return true;
 }
 
-bool tofu::runtime::runBatchNormBackwardInput(const BatchNormBackwardInput &b,
-                                              const KernelCall &call) {
+namespace {
+/// runBatchNormBackwardInput; records the sums in `sums` if not null.
+bool backwardInput(const BatchNormBackwardInput &b, const KernelCall &call,
+                   BatchNormSums *sums) {
   if (call.numInputs != 5 || call.output.type != ElementType::F32 ||
       call.output.rank != 4 || !wholeSums(call, 4, b.varExtents))
     return false;
   const std::int64_t *lo = call.varLo, *hi = call.varHi;
   for (unsigned d = 0; d != 4; ++d)
-    if (lo[d] >= hi[d])
+    if (lo[d] >= hi[d]) {
+      if (sums)
+        *sums = BatchNormSums();
       return true;
+    }
   const BoxView &dy = call.inputs[0], &x = call.inputs[1],
                 &weight = call.inputs[2], &mean = call.inputs[3],
                 &invstd = call.inputs[4], &out = call.output;
@@ -115,6 +120,15 @@ bool tofu::runtime::runBatchNormBackwardInput(const BatchNormBackwardInput &b,
   const float *w = static_cast<const float *>(weight.data) - weight.lo[0];
   const float *m = static_cast<const float *>(mean.data) - mean.lo[0];
   const float *is = static_cast<const float *>(invstd.data) - invstd.lo[0];
+  if (sums) {
+    sums->c0 = c0;
+    sums->c1 = c1;
+    sums->s1.assign(std::size_t(c1 - c0), 0.0);
+    sums->s2.assign(std::size_t(c1 - c0), 0.0);
+    sums->gradOut = BoxKey(dy);
+    sums->input = BoxKey(x);
+    sums->mean = BoxKey(mean);
+  }
   for (std::int64_t c = c0; c < c1; ++c) {
     const double mc = double(m[c]), ic = double(is[c]), wc = double(w[c]);
     double s1 = 0.0, s2 = 0.0;
@@ -126,6 +140,10 @@ bool tofu::runtime::runBatchNormBackwardInput(const BatchNormBackwardInput &b,
           s2 += (double(v[col]) - mc) * double(g[col]);
         }
       }
+    if (sums) {
+      sums->s1[std::size_t(c - c0)] = s1;
+      sums->s2[std::size_t(c - c0)] = s2;
+    }
     for (std::int64_t n = lo[0]; n < hi[0]; ++n)
       for (std::int64_t h = lo[2]; h < hi[2]; ++h) {
         const float *g = at(dy, sd, n, c, h), *v = at(x, sx, n, c, h);
@@ -136,6 +154,60 @@ bool tofu::runtime::runBatchNormBackwardInput(const BatchNormBackwardInput &b,
                            ic) *
                           wc));
       }
+  }
+  return true;
+}
+} // namespace
+
+bool tofu::runtime::runBatchNormBackwardInput(const BatchNormBackwardInput &b,
+                                              const KernelCall &call) {
+  return backwardInput(b, call, nullptr);
+}
+
+bool tofu::runtime::runBatchNormBackwardInput(const BatchNormBackwardInput &b,
+                                              const KernelCall &call,
+                                              BatchNormSums &sums) {
+  return backwardInput(b, call, &sums);
+}
+
+BoxKey::BoxKey(const BoxView &v) : data(v.data), rank(v.rank) {
+  for (unsigned d = 0; d != rank && d != 4; ++d) {
+    lo[d] = v.lo[d];
+    extent[d] = v.extent[d];
+  }
+}
+
+bool BoxKey::matches(const BoxView &v) const {
+  if (v.data != data || v.rank != rank || rank > 4)
+    return false;
+  for (unsigned d = 0; d != rank; ++d)
+    if (v.lo[d] != lo[d] || v.extent[d] != extent[d])
+      return false;
+  return true;
+}
+
+bool tofu::runtime::runBatchNormParamGradFromSums(const BatchNormParamGrad &g,
+                                                  const BatchNormSums &sums,
+                                                  const KernelCall &call) {
+  if (call.numInputs != (g.weight ? 4u : 1u) ||
+      call.output.type != ElementType::F32 || call.output.rank != 1 ||
+      !wholeSums(call, 1, g.varExtents))
+    return false;
+  const std::int64_t c0 = call.varLo[0], c1 = call.varHi[0];
+  if (c0 < sums.c0 || c1 > sums.c1 || !sums.gradOut.matches(call.inputs[0]))
+    return false;
+  if (g.weight && (!sums.input.matches(call.inputs[1]) ||
+                   !sums.mean.matches(call.inputs[2]) ||
+                   !holdsRange(call.inputs[3], c0, c1)))
+    return false;
+  float *out = static_cast<float *>(call.output.data) - call.output.lo[0];
+  const float *is =
+      g.weight ? static_cast<const float *>(call.inputs[3].data) -
+                     call.inputs[3].lo[0]
+               : nullptr;
+  for (std::int64_t c = c0; c < c1; ++c) {
+    std::size_t k = std::size_t(c - sums.c0);
+    out[c] = g.weight ? float(sums.s2[k] * double(is[c])) : float(sums.s1[k]);
   }
   return true;
 }

@@ -169,6 +169,50 @@ describeBatchNormBackward(const graph::Graph &g, unsigned op,
     return std::nullopt;
   return b;
 }
+
+/// Op `op`'s weight or bias gradient of a training batch norm
+/// (native_batch_norm_backward__1 or __2, train = 1, rank 4) computed from
+/// the sums of the input gradient op `source` (BatchNormSums), where `op`
+/// reads the tensors `source` sums over; none otherwise.
+std::optional<runtime::BatchNormParamGrad>
+describeBatchNormParamGrad(const graph::Graph &g, unsigned op, unsigned source,
+                           const runtime::KernelInfo &kernel) {
+  const graph::Op &o = g.getOp(op), &s = g.getOp(source);
+  runtime::BatchNormParamGrad p;
+  p.weight = o.type == "native_batch_norm_backward__1";
+  if ((!p.weight && o.type != "native_batch_norm_backward__2") ||
+      s.inputs.size() != 5 || o.inputs.size() != (p.weight ? 4u : 1u) ||
+      kernel.numVars < 1)
+    return std::nullopt;
+  // grad_out, input, save_mean, save_invstd: the source's inputs 0, 1, 3, 4.
+  const unsigned sourceSlot[4] = {0, 1, 3, 4};
+  for (unsigned i = 0; i != o.inputs.size(); ++i)
+    if (o.inputs[i].index < 0 ||
+        o.inputs[i].index != s.inputs[sourceSlot[i]].index)
+      return std::nullopt;
+  auto inputs = g.getInputShapes(s);
+  const graph::ParamValue *train = o.lookupParam("train");
+  if (inputs[1].size() != 4 || !train || train->getAsInteger() != int64_t(1))
+    return std::nullopt;
+  std::int64_t shape[4];
+  for (unsigned d = 0; d != 4; ++d)
+    shape[d] = inputs[1][d];
+  if (!reductionExtents(kernel, 1, shape, p.varExtents))
+    return std::nullopt;
+  return p;
+}
+
+/// The sums of the last input gradient call on this thread, if no other
+/// call ran since (GeneratedKernels::run).
+struct LastSums {
+  /// The GeneratedKernels instance (its serial number) and the op.
+  std::uint64_t owner = 0;
+  unsigned op = 0;
+  bool valid = false;
+  runtime::BatchNormSums sums;
+};
+thread_local LastSums lastSums;
+std::atomic<std::uint64_t> nextSerial{1};
 } // namespace
 
 void GeneratedKernels::setLibraryThreads(
@@ -220,7 +264,8 @@ GeneratedKernels::getBatchNormStatsCounts() const {
   if (!batchNormStatsOn)
     return std::nullopt;
   return BatchNormStatsCounts{batchNormCounts[0], batchNormCounts[1],
-                              batchNormCounts[2]};
+                              batchNormCounts[2], batchNormCounts[3],
+                              batchNormCounts[4]};
 }
 
 std::optional<runtime::OneDnnCounts> GeneratedKernels::getOneDnnCounts() const {
@@ -297,6 +342,26 @@ GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
       kernels->batchNormBackward[i] =
           describeBatchNormBackward(g, i, table[i]);
     }
+  // Each weight and bias gradient takes the sums of the input gradient op
+  // reading the same tensors, the nearest one before it.
+  kernels->batchNormParamGrad.resize(g.getNumOps());
+  kernels->sumsSource.assign(g.getNumOps(), -1);
+  for (unsigned i = 0, e = table.size(); i != e; ++i) {
+    if (!libraries.batchNormStats || !libraries.batchNormSums || forced[i] ||
+        !table[i].fn)
+      continue;
+    for (unsigned j = i; j-- > 0;) {
+      if (!kernels->batchNormBackward[j])
+        continue;
+      kernels->batchNormParamGrad[i] =
+          describeBatchNormParamGrad(g, i, j, table[i]);
+      if (kernels->batchNormParamGrad[i]) {
+        kernels->sumsSource[i] = int(j);
+        break;
+      }
+    }
+  }
+  kernels->serial = nextSerial++;
   std::string firstNote;
   unsigned numMissing = 0;
   for (unsigned i = 0, e = table.size(); i != e; ++i) {
@@ -331,6 +396,15 @@ GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
 void GeneratedKernels::run(unsigned kernel, const runtime::KernelCall &call) {
   if (kernel >= fns.size())
     throw runtime::RuntimeError(fmt::format("no kernel {}", kernel));
+  // The sums of the last call serve only the call right after it (the
+  // same batch norm's weight and bias gradients run next, reading the
+  // boxes the sums were taken over: runBatchNormParamGradFromSums checks).
+  LastSums &last = lastSums;
+  bool takesSums = last.valid && last.owner == serial &&
+                   kernel < sumsSource.size() &&
+                   sumsSource[kernel] == int(last.op);
+  if (!takesSums)
+    last.valid = false;
 #ifdef TOFU_HAVE_DNNL
   if (fns[kernel] && oneDnn && oneDnn->run(kernel, call))
     return;
@@ -351,11 +425,23 @@ void GeneratedKernels::run(unsigned kernel, const runtime::KernelCall &call) {
     ++batchNormCounts[2];
   }
   if (kernel < batchNormBackward.size() && batchNormBackward[kernel]) {
-    if (runtime::runBatchNormBackwardInput(*batchNormBackward[kernel], call)) {
+    if (runtime::runBatchNormBackwardInput(*batchNormBackward[kernel], call,
+                                           last.sums)) {
+      last.owner = serial;
+      last.op = kernel;
+      last.valid = true;
       ++batchNormCounts[1];
       return;
     }
     ++batchNormCounts[2];
+  }
+  if (kernel < batchNormParamGrad.size() && batchNormParamGrad[kernel]) {
+    if (takesSums && runtime::runBatchNormParamGradFromSums(
+                         *batchNormParamGrad[kernel], last.sums, call)) {
+      ++batchNormCounts[3];
+      return;
+    }
+    ++batchNormCounts[4];
   }
   if (fns[kernel])
     fns[kernel](call);

@@ -43,6 +43,10 @@ struct LibraryOptions {
   /// (rank 4, f32) with one-pass sums (runtime/BatchNormStats.h) instead of
   /// the generated kernels.
   bool batchNormStats = true;
+  /// With batchNormStats: compute the weight and bias gradients of a
+  /// training batch norm from its input gradient's sums
+  /// (runtime/BatchNormStats.h, BatchNormSums).
+  bool batchNormSums = true;
 };
 
 /// How many calls the runtime's max pooling loops computed, by op, and how
@@ -52,9 +56,12 @@ struct IndexedPoolingCounts {
 };
 
 /// How many calls the batch norm's one-pass loops computed, by op, and how
-/// many calls of those ops they declined.
+/// many calls of those ops they declined; how many weight and bias gradient
+/// calls took the input gradient's sums (`gradsFromSums`), and how many
+/// summed again (`gradsSummed`: the generated kernel ran).
 struct BatchNormStatsCounts {
   std::uint64_t invStd = 0, backwardInput = 0, declined = 0;
+  std::uint64_t gradsFromSums = 0, gradsSummed = 0;
 };
 
 /// One generated kernel per op, or the evaluator's for the ops without one.
@@ -109,8 +116,14 @@ private:
   std::vector<std::optional<runtime::BatchNormInvStd>> batchNormInvStd;
   std::vector<std::optional<runtime::BatchNormBackwardInput>>
       batchNormBackward;
+  /// Per op: its weight or bias gradient from an input gradient's sums,
+  /// and that input gradient op (-1: none).
+  std::vector<std::optional<runtime::BatchNormParamGrad>> batchNormParamGrad;
+  std::vector<int> sumsSource;
+  /// Tells this instance's sums (on each thread) from another's.
+  std::uint64_t serial = 0;
   bool batchNormStatsOn = false;
-  std::atomic<std::uint64_t> batchNormCounts[3] = {};
+  std::atomic<std::uint64_t> batchNormCounts[5] = {};
   std::unique_ptr<codegen::KernelLibrary> library;
   /// Per op: its generated kernel, or null for a fallback.
   std::vector<runtime::KernelFn> fns;

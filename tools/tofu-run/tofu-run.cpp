@@ -177,6 +177,13 @@ cl::opt<bool> batchNormStats(
              "runtime's loops) instead of the generated kernels "
              "(docs/Runtime.md, \"Kernels\"; default true)"),
     cl::init(true), cl::cat(category));
+cl::opt<bool> batchNormSums(
+    "batch-norm-sums",
+    cl::desc("With --batch-norm-stats, compute a training batch norm's "
+             "weight and bias gradients from the input gradient's per-channel "
+             "sums instead of summing again (docs/Runtime.md, \"Kernels\"; "
+             "default true)"),
+    cl::init(true), cl::cat(category));
 cl::opt<bool> fuse(
     "fuse",
     cl::desc("With --kernels=generated, run pairs of element-wise ops "
@@ -764,7 +771,9 @@ bool writeReport(const Run &run, const Errors &errors) {
     report["batch_norm_stats_calls"] = llvm::json::Object{
         {"inv_std", int64_t(run.batchNormStats->invStd)},
         {"backward_input", int64_t(run.batchNormStats->backwardInput)},
-        {"declined", int64_t(run.batchNormStats->declined)}};
+        {"declined", int64_t(run.batchNormStats->declined)},
+        {"grads_from_sums", int64_t(run.batchNormStats->gradsFromSums)},
+        {"grads_summed", int64_t(run.batchNormStats->gradsSummed)}};
   std::error_code ec;
   llvm::raw_fd_ostream os(reportFile, ec);
   if (ec) {
@@ -788,6 +797,7 @@ makeKernels(const graph::Graph &g, graph::SpecLibrary &specs) {
   libraries.oneDnn = useOneDnn;
   libraries.indexedPooling = indexedPooling;
   libraries.batchNormStats = batchNormStats;
+  libraries.batchNormSums = batchNormSums;
   libraries.threadsPerWorker =
       threadsPerWorker.getNumOccurrences() ? threadsPerWorker.value : 0;
   auto kernels = GeneratedKernels::create(g, specs, kernelCache, evaluatorOps,

@@ -243,4 +243,87 @@ TEST(BatchNormStatsTest, InputGradientEqualsTheDefinition) {
   }
 }
 
+TEST(BatchNormStatsTest, WeightAndBiasGradientsFromTheInputGradientsSums) {
+  std::mt19937 rng(7);
+  std::vector<float> x = data(), dy(x.size()), weight(C), mean(C), invstd(C);
+  for (float &v : dy)
+    v = float(int(rng() % 20001) - 10000) / 4999.0f;
+  for (std::int64_t c = 0; c < C; ++c) {
+    weight[c] = float(rng() % 100) / 37.0f;
+    mean[c] = float(rng() % 1000) / 3.0f;
+    invstd[c] = float(rng() % 1000 + 1) / 701.0f;
+  }
+  BatchNormBackwardInput b;
+  std::int64_t shape[4] = {N, C, H, W};
+  std::memcpy(b.shape, shape, sizeof(shape));
+  for (int i = 0; i != 2; ++i)
+    b.varExtents.insert(b.varExtents.end(), {N, H, W});
+  // The input gradient of channels [1, 4) from boxes of those channels.
+  const std::int64_t c0 = 1, c1 = 4;
+  ChannelBox g(dy, c0, c1), in(x, c0, c1);
+  std::int64_t chLo[1] = {c0}, chExtent[1] = {c1 - c0};
+  BoxView inputs[5] = {
+      g.view(), in.view(),
+      {ElementType::F32, 1, weight.data() + c0, chLo, chExtent},
+      {ElementType::F32, 1, mean.data() + c0, chLo, chExtent},
+      {ElementType::F32, 1, invstd.data() + c0, chLo, chExtent}};
+  std::int64_t outLo[4] = {0, c0, 0, 0}, outExtent[4] = {N, c1 - c0, H, W};
+  std::vector<float> dx(N * (c1 - c0) * H * W);
+  std::vector<std::int64_t> varLo = {0, c0, 0, 0, 0, 0, 0, 0, 0, 0},
+                            varHi = {N, c1, H, W, N, H, W, N, H, W};
+  KernelCall call{inputs, 5,
+                  {ElementType::F32, 4, dx.data(), outLo, outExtent},
+                  varLo.data(), varHi.data()};
+  BatchNormSums sums;
+  ASSERT_TRUE(runBatchNormBackwardInput(b, call, sums));
+  EXPECT_EQ(sums.c0, c0);
+  EXPECT_EQ(sums.c1, c1);
+
+  // The generated kernels' definitions: Sum((x - mean) dy) * invstd and
+  // Sum(dy), each summed in its own pass in (n, h, w) order.
+  auto definition = [&](bool weightGrad, std::int64_t c) {
+    double s = 0;
+    for (std::int64_t n = 0; n < N; ++n)
+      for (std::int64_t h = 0; h < H; ++h)
+        for (std::int64_t w = 0; w < W; ++w) {
+          std::int64_t i = ((n * C + c) * H + h) * W + w;
+          s += weightGrad ? (double(x[i]) - double(mean[c])) * double(dy[i])
+                          : double(dy[i]);
+        }
+    return float(weightGrad ? s * double(invstd[c]) : s);
+  };
+  for (bool weightGrad : {true, false}) {
+    BatchNormParamGrad p;
+    p.weight = weightGrad;
+    p.varExtents = {N, H, W};
+    // Channels [2, 4) of the sums' [1, 4).
+    std::int64_t oLo[1] = {2}, oExtent[1] = {2};
+    std::vector<float> out(2, -7.0f);
+    std::vector<std::int64_t> pLo = {2, 0, 0, 0}, pHi = {4, N, H, W};
+    BoxView pIn[4] = {inputs[0], inputs[1], inputs[3], inputs[4]};
+    KernelCall pc{pIn, weightGrad ? 4u : 1u,
+                  {ElementType::F32, 1, out.data(), oLo, oExtent},
+                  pLo.data(), pHi.data()};
+    ASSERT_TRUE(runBatchNormParamGradFromSums(p, sums, pc));
+    for (std::int64_t c = 2; c < 4; ++c) {
+      float want = definition(weightGrad, c);
+      EXPECT_EQ(std::memcmp(&out[c - 2], &want, sizeof(float)), 0)
+          << weightGrad << " " << c << ": " << out[c - 2] << " vs " << want;
+    }
+    // Declined without writing: a channel outside the sums, a split sum,
+    // another grad_out box (a copy of the same values elsewhere).
+    std::vector<float> before = out;
+    pLo[0] = 0;
+    EXPECT_FALSE(runBatchNormParamGradFromSums(p, sums, pc));
+    pLo[0] = 2;
+    pHi[1] = N - 1;
+    EXPECT_FALSE(runBatchNormParamGradFromSums(p, sums, pc));
+    pHi[1] = N;
+    ChannelBox copy(dy, c0, c1);
+    pIn[0] = copy.view();
+    EXPECT_FALSE(runBatchNormParamGradFromSums(p, sums, pc));
+    EXPECT_EQ(out, before);
+  }
+}
+
 } // namespace

@@ -60,6 +60,54 @@ struct BatchNormBackwardInput {
 bool runBatchNormBackwardInput(const BatchNormBackwardInput &b,
                                const KernelCall &call);
 
+/// Where a box was and what it covered: its data, rank, lo and extent.
+struct BoxKey {
+  const void *data = nullptr;
+  unsigned rank = 0;
+  std::int64_t lo[4] = {}, extent[4] = {};
+  BoxKey() = default;
+  explicit BoxKey(const BoxView &v);
+  /// The same data pointer, rank, lo and extent as `v`.
+  bool matches(const BoxView &v) const;
+};
+
+/// The per-channel sums S1 = Sum(grad_out) and S2 = Sum((x - mean)
+/// grad_out) of channels [c0, c1) one input gradient call computed, and
+/// the grad_out, input and save_mean boxes it read. The same batch norm's
+/// weight and bias gradients (native_batch_norm_backward__1 =
+/// Sum((x - mean) grad_out) invstd = S2 invstd, native_batch_norm_backward__2
+/// = Sum(grad_out) = S1, each summed in the same order) take them instead
+/// of summing again.
+struct BatchNormSums {
+  std::int64_t c0 = 0, c1 = 0;
+  std::vector<double> s1, s2;
+  BoxKey gradOut, input, mean;
+};
+
+/// Like runBatchNormBackwardInput, and on success records the sums and
+/// boxes in `sums`.
+bool runBatchNormBackwardInput(const BatchNormBackwardInput &b,
+                               const KernelCall &call, BatchNormSums &sums);
+
+/// native_batch_norm_backward__1 (train = 1, inputs grad_out, input,
+/// save_mean, save_invstd) or __2 (input grad_out) of a rank-4 input:
+/// `weight` tells which; `varExtents`: the extents of the kernel's
+/// variables after the channel's.
+struct BatchNormParamGrad {
+  bool weight = true;
+  std::vector<std::int64_t> varExtents;
+};
+
+/// Computes `call` of `g` from `sums` and returns true: the weight gradient
+/// float(S2 * invstd[c]), the bias gradient float(S1), per channel, bit
+/// for bit the generated kernel's values. Returns false without writing
+/// anything when `sums` do not cover the call: another grad_out, input or
+/// save_mean box (data, lo or extent), channels outside [c0, c1), a
+/// reduction variable not whole, types other than f32.
+bool runBatchNormParamGradFromSums(const BatchNormParamGrad &g,
+                                   const BatchNormSums &sums,
+                                   const KernelCall &call);
+
 } // namespace runtime
 } // namespace tofu
 
