@@ -60,6 +60,51 @@ bool plan::getStoredRegion(const Plan &p, const TensorPlan &tensor, unsigned w,
   return getStoredRegion(tensor, p.levels, digits, region);
 }
 
+void plan::forEachStoredRegion(
+    const TensorPlan &tensor, ArrayRef<unsigned> levels,
+    llvm::function_ref<void(unsigned, const Region *)> fn) {
+  unsigned workers = 1;
+  for (unsigned n : levels)
+    workers *= n;
+  if (!tensor.regions.empty()) {
+    for (unsigned w = 0; w != workers; ++w)
+      fn(w, tensor.regions[w] ? &*tensor.regions[w] : nullptr);
+    return;
+  }
+  assert(tensor.layout && "a tensor with neither regions nor a layout");
+  ArrayRef<uint8_t> dims = *tensor.layout;
+  ArrayRef<int64_t> shape = tensor.shape;
+  unsigned numLevels = levels.size();
+  assert(dims.size() <= numLevels && "a layout step beyond the levels");
+  // prefix[l]: the region after levels 0..l-1 (analysis::getLayoutRegion's
+  // loop stopped before level l) for the current digits.
+  SmallVector<Region, 8> prefix(numLevels + 1);
+  prefix[0].resize(shape.size());
+  for (unsigned d = 0, e = shape.size(); d != e; ++d)
+    prefix[0][d] = analysis::Range{0, shape[d]};
+  SmallVector<unsigned, 8> digits(numLevels, 0);
+  auto derive = [&](unsigned from) {
+    for (unsigned l = from; l != numLevels; ++l) {
+      prefix[l + 1] = prefix[l];
+      if (l < dims.size() && dims[l] < shape.size())
+        prefix[l + 1][dims[l]] =
+            analysis::getEvenPart(prefix[l][dims[l]], levels[l], digits[l]);
+    }
+  };
+  derive(0);
+  for (unsigned w = 0; w != workers; ++w) {
+    if (w) {
+      // The next worker's digits: the innermost level counts fastest; the
+      // carry stops at the highest level that changed.
+      unsigned l = numLevels;
+      while (l-- != 0 && ++digits[l] == levels[l])
+        digits[l] = 0;
+      derive(l);
+    }
+    fn(w, &prefix[numLevels]);
+  }
+}
+
 int64_t plan::getStoredVolume(const TensorPlan &tensor,
                               ArrayRef<unsigned> levels,
                               ArrayRef<unsigned> digits) {

@@ -196,15 +196,17 @@ public:
   }
   void getStored(unsigned t, std::vector<std::optional<Box>> &out) override {
     out.resize(p.workers);
-    for (unsigned w = 0; w != p.workers; ++w) {
-      if (!plan::getStoredRegion(p.tensors[t], p.levels, digits[w], region)) {
-        out[w].reset();
-        continue;
-      }
-      if (!out[w])
-        out[w].emplace();
-      assignRuntimeBox(region, *out[w]);
-    }
+    plan::forEachStoredRegion(
+        p.tensors[t], p.levels,
+        [&](unsigned w, const analysis::Region *region) {
+          if (!region) {
+            out[w].reset();
+            return;
+          }
+          if (!out[w])
+            out[w].emplace();
+          assignRuntimeBox(*region, *out[w]);
+        });
   }
   int64_t getStoredVolume(unsigned t, unsigned w) override {
     return plan::getStoredVolume(p.tensors[t], p.levels, digits[w]);
@@ -223,7 +225,6 @@ private:
   ArrayRef<SmallVector<uint8_t, 4>> steps;
   std::vector<SmallVector<unsigned, 8>> digits;
   std::vector<runtime::OpShare> shares;
-  analysis::Region region;
 };
 
 } // namespace

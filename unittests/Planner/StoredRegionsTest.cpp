@@ -124,6 +124,54 @@ TEST(StoredRegionTest, CheckLayoutsRecordsShapesAndRefusesDisagreement) {
       << message;
 }
 
+/// forEachStoredRegion gives, worker by worker in order, what
+/// getStoredRegion gives each worker alone: on uneven parts (extents the
+/// levels do not divide, some smaller than a level), a dimension split at
+/// two levels, replicated levels, fewer steps than levels, and a list with
+/// nulls.
+TEST(StoredRegionTest, ForEachIsEveryWorkersRegion) {
+  plan::Plan p;
+  p.levels = {3, 2, 5, 2};
+  p.workers = 60;
+  const uint8_t R = plan::kReplicateDim;
+  std::vector<std::vector<uint8_t>> layouts = {
+      {0, 1, 2, 0}, {2, R, 0, 2}, {R, R, R, R}, {1, 1, 1, 1},
+      {0, 2, R, 1}, {R, 0, 0, R}, {2, 1},       {}};
+  for (unsigned i = 0, e = layouts.size(); i != e; ++i) {
+    const std::vector<uint8_t> &layout = layouts[i];
+    plan::TensorPlan t;
+    t.name = "x";
+    t.layout.emplace(layout.begin(), layout.end());
+    t.shape = {7, 13, 4};
+    unsigned next = 0;
+    plan::forEachStoredRegion(t, p.levels, [&](unsigned w, const Region *r) {
+      ASSERT_EQ(w, next++);
+      ASSERT_NE(r, nullptr);
+      Region expected;
+      ASSERT_TRUE(plan::getStoredRegion(p, t, w, expected));
+      EXPECT_EQ(*r, expected) << "worker " << w << " of layout " << i;
+    });
+    EXPECT_EQ(next, 60u);
+  }
+  // Listed regions, nulls included, as listed.
+  plan::Plan q = examplePlan();
+  plan::TensorPlan &t = q.tensors[0];
+  for (unsigned w = 0; w != 8; ++w)
+    t.regions.emplace_back(Region({{w, w + 1}, {0, 16}}));
+  t.regions[3] = llvm::None;
+  unsigned next = 0;
+  plan::forEachStoredRegion(t, q.levels, [&](unsigned w, const Region *r) {
+    ASSERT_EQ(w, next++);
+    if (w == 3) {
+      EXPECT_EQ(r, nullptr);
+      return;
+    }
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(*r, Region({{w, w + 1}, {0, 16}}));
+  });
+  EXPECT_EQ(next, 8u);
+}
+
 class LayoutOnlyPlanTest : public testing::TestWithParam<ModelCase> {};
 
 /// A planned plan holds layouts alone, and costs the same (bytes, resident
