@@ -51,38 +51,107 @@ bool holdsRange(const BoxView &v, std::int64_t c0, std::int64_t c1) {
 }
 } // namespace
 
-bool tofu::runtime::runBatchNormInvStd(const BatchNormInvStd &b,
-                                       const KernelCall &call) {
-  if (call.numInputs != 1 || call.output.type != ElementType::F32 ||
-      call.output.rank != 1 || !wholeSums(call, 1, b.varExtents))
-    return false;
-  const BoxView &x = call.inputs[0];
-  const std::int64_t c0 = call.varLo[0], c1 = call.varHi[0];
-  if (c0 >= c1)
-    return true;
-  if (!holdsChannels(x, b.shape, c0, c1))
-    return false;
+namespace {
+/// Sums Sum(x) and Sum(x x) of channels [c0, c1) of `x` (whole N, H, W) in
+/// the kernels' order into `sum` and `squares`.
+void sumMoments(const BatchNormInvStd &b, const BoxView &x, std::int64_t c0,
+                std::int64_t c1, std::vector<double> &sum,
+                std::vector<double> &squares) {
   const std::int64_t N = b.shape[0], H = b.shape[2], W = b.shape[3];
   const std::int64_t sW = 1, sH = x.extent[3], sC = sH * x.extent[2],
                      sN = sC * x.extent[1];
   const float *data = static_cast<const float *>(x.data) - x.lo[0] * sN -
                       x.lo[2] * sH - x.lo[3] * sW;
-  float *out = static_cast<float *>(call.output.data) - call.output.lo[0];
-  const double M = double(N * H * W), MM = double(N * H * W * (N * H * W));
+  sum.assign(std::size_t(c1 - c0), 0.0);
+  squares.assign(std::size_t(c1 - c0), 0.0);
   for (std::int64_t c = c0; c < c1; ++c) {
     const float *plane = data + (c - x.lo[1]) * sC;
-    double squares = 0.0, sum = 0.0;
+    double sq = 0.0, s = 0.0;
     for (std::int64_t n = 0; n < N; ++n)
       for (std::int64_t h = 0; h < H; ++h) {
         const float *row = plane + n * sN + h * sH;
         for (std::int64_t w = 0; w < W; ++w) {
           double v = double(row[w]);
-          squares += v * v;
-          sum += v;
+          sq += v * v;
+          s += v;
         }
       }
-    out[c] = float(1.0 / std::sqrt(squares / M - sum * sum / MM + b.epsilon));
+    sum[std::size_t(c - c0)] = s;
+    squares[std::size_t(c - c0)] = sq;
   }
+}
+
+/// Whether `call` is a per-channel call of `b`'s kernel on one f32 input
+/// with whole sums, its channels [c0, c1) held by its input box.
+bool coveredChannelCall(const BatchNormInvStd &b, const KernelCall &call) {
+  if (call.numInputs != 1 || call.output.type != ElementType::F32 ||
+      call.output.rank != 1 || !wholeSums(call, 1, b.varExtents))
+    return false;
+  const std::int64_t c0 = call.varLo[0], c1 = call.varHi[0];
+  return c0 >= c1 || holdsChannels(call.inputs[0], b.shape, c0, c1);
+}
+
+/// Writes channels [c0, c1) of the inverse deviation from the sums of
+/// channels from `first` on.
+void writeInvStd(const BatchNormInvStd &b, const std::vector<double> &sum,
+                 const std::vector<double> &squares, std::int64_t first,
+                 const KernelCall &call) {
+  const std::int64_t M0 = b.shape[0] * b.shape[2] * b.shape[3];
+  const double M = double(M0), MM = double(M0 * M0);
+  float *out = static_cast<float *>(call.output.data) - call.output.lo[0];
+  for (std::int64_t c = call.varLo[0]; c < call.varHi[0]; ++c) {
+    std::size_t k = std::size_t(c - first);
+    out[c] = float(
+        1.0 / std::sqrt(squares[k] / M - sum[k] * sum[k] / MM + b.epsilon));
+  }
+}
+} // namespace
+
+bool tofu::runtime::runBatchNormInvStd(const BatchNormInvStd &b,
+                                       const KernelCall &call) {
+  if (!coveredChannelCall(b, call))
+    return false;
+  const std::int64_t c0 = call.varLo[0], c1 = call.varHi[0];
+  if (c0 >= c1)
+    return true;
+  std::vector<double> sum, squares;
+  sumMoments(b, call.inputs[0], c0, c1, sum, squares);
+  writeInvStd(b, sum, squares, c0, call);
+  return true;
+}
+
+bool tofu::runtime::runBatchNormMean(const BatchNormInvStd &b,
+                                     const KernelCall &call,
+                                     BatchNormMoments &moments) {
+  if (!coveredChannelCall(b, call))
+    return false;
+  const std::int64_t c0 = call.varLo[0], c1 = call.varHi[0];
+  moments = BatchNormMoments();
+  if (c0 >= c1)
+    return true;
+  moments.c0 = c0;
+  moments.c1 = c1;
+  moments.input = BoxKey(call.inputs[0]);
+  sumMoments(b, call.inputs[0], c0, c1, moments.sum, moments.squares);
+  const double M = double(b.shape[0] * b.shape[2] * b.shape[3]);
+  float *out = static_cast<float *>(call.output.data) - call.output.lo[0];
+  for (std::int64_t c = c0; c < c1; ++c)
+    out[c] = float(moments.sum[std::size_t(c - c0)] / M);
+  return true;
+}
+
+bool tofu::runtime::runBatchNormInvStdFromMoments(
+    const BatchNormInvStd &b, const BatchNormMoments &moments,
+    const KernelCall &call) {
+  if (!coveredChannelCall(b, call))
+    return false;
+  const std::int64_t c0 = call.varLo[0], c1 = call.varHi[0];
+  if (c0 >= c1)
+    return true;
+  if (c0 < moments.c0 || c1 > moments.c1 ||
+      !moments.input.matches(call.inputs[0]))
+    return false;
+  writeInvStd(b, moments.sum, moments.squares, moments.c0, call);
   return true;
 }
 

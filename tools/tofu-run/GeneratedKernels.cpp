@@ -106,10 +106,11 @@ bool reductionExtents(const runtime::KernelInfo &kernel, unsigned first,
 /// names them); none otherwise.
 std::optional<runtime::BatchNormInvStd>
 describeBatchNormInvStd(const graph::Graph &g, unsigned op,
-                        const runtime::KernelInfo &kernel) {
+                        const runtime::KernelInfo &kernel,
+                        const char *output = "__2") {
   const graph::Op &o = g.getOp(op);
-  if (o.type != "native_batch_norm__2" &&
-      o.type != "native_batch_norm_noweight_nobias__2")
+  if (o.type != std::string("native_batch_norm") + output &&
+      o.type != std::string("native_batch_norm_noweight_nobias") + output)
     return std::nullopt;
   auto inputs = g.getInputShapes(o);
   const graph::ParamValue *training = o.lookupParam("training"),
@@ -210,6 +211,7 @@ struct LastSums {
   unsigned op = 0;
   bool valid = false;
   runtime::BatchNormSums sums;
+  runtime::BatchNormMoments moments;
 };
 thread_local LastSums lastSums;
 std::atomic<std::uint64_t> nextSerial{1};
@@ -265,7 +267,8 @@ GeneratedKernels::getBatchNormStatsCounts() const {
     return std::nullopt;
   return BatchNormStatsCounts{batchNormCounts[0], batchNormCounts[1],
                               batchNormCounts[2], batchNormCounts[3],
-                              batchNormCounts[4]};
+                              batchNormCounts[4], batchNormCounts[5],
+                              batchNormCounts[6]};
 }
 
 std::optional<runtime::OneDnnCounts> GeneratedKernels::getOneDnnCounts() const {
@@ -343,13 +346,30 @@ GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
           describeBatchNormBackward(g, i, table[i]);
     }
   // Each weight and bias gradient takes the sums of the input gradient op
-  // reading the same tensors, the nearest one before it.
+  // reading the same tensors, the nearest one before it; each inverse
+  // deviation those of the mean op reading the same input.
   kernels->batchNormParamGrad.resize(g.getNumOps());
+  kernels->batchNormMean.resize(g.getNumOps());
   kernels->sumsSource.assign(g.getNumOps(), -1);
   for (unsigned i = 0, e = table.size(); i != e; ++i) {
     if (!libraries.batchNormStats || !libraries.batchNormSums || forced[i] ||
         !table[i].fn)
       continue;
+    kernels->batchNormMean[i] =
+        describeBatchNormInvStd(g, i, table[i], "__1");
+    if (kernels->batchNormInvStd[i]) {
+      const graph::Op &o = g.getOp(i);
+      for (unsigned j = i; j-- > 0;) {
+        const graph::Op &m = g.getOp(j);
+        if (kernels->batchNormMean[j] && m.inputs.size() == 1 &&
+            o.inputs.size() == 1 && m.inputs[0].index >= 0 &&
+            m.inputs[0].index == o.inputs[0].index) {
+          kernels->sumsSource[i] = int(j);
+          break;
+        }
+      }
+      continue;
+    }
     for (unsigned j = i; j-- > 0;) {
       if (!kernels->batchNormBackward[j])
         continue;
@@ -417,8 +437,25 @@ void GeneratedKernels::run(unsigned kernel, const runtime::KernelCall &call) {
     }
     ++indexedCounts[2];
   }
+  if (kernel < batchNormMean.size() && batchNormMean[kernel]) {
+    if (runtime::runBatchNormMean(*batchNormMean[kernel], call,
+                                  last.moments)) {
+      last.owner = serial;
+      last.op = kernel;
+      last.valid = true;
+      ++batchNormCounts[5];
+      return;
+    }
+    ++batchNormCounts[2];
+  }
   if (kernel < batchNormInvStd.size() && batchNormInvStd[kernel]) {
-    if (runtime::runBatchNormInvStd(*batchNormInvStd[kernel], call)) {
+    const runtime::BatchNormInvStd &b = *batchNormInvStd[kernel];
+    if (takesSums &&
+        runtime::runBatchNormInvStdFromMoments(b, last.moments, call)) {
+      ++batchNormCounts[6];
+      return;
+    }
+    if (runtime::runBatchNormInvStd(b, call)) {
       ++batchNormCounts[0];
       return;
     }

@@ -58,10 +58,13 @@ struct IndexedPoolingCounts {
 /// How many calls the batch norm's one-pass loops computed, by op, and how
 /// many calls of those ops they declined; how many weight and bias gradient
 /// calls took the input gradient's sums (`gradsFromSums`), and how many
-/// summed again (`gradsSummed`: the generated kernel ran).
+/// summed again (`gradsSummed`: the generated kernel ran); how many mean
+/// calls the loop computed (`mean`) and how many inverse deviation calls
+/// took the mean's sums (`invStdFromSums`, not counted in `invStd`).
 struct BatchNormStatsCounts {
   std::uint64_t invStd = 0, backwardInput = 0, declined = 0;
   std::uint64_t gradsFromSums = 0, gradsSummed = 0;
+  std::uint64_t mean = 0, invStdFromSums = 0;
 };
 
 /// One generated kernel per op, or the evaluator's for the ops without one.
@@ -117,13 +120,15 @@ private:
   std::vector<std::optional<runtime::BatchNormBackwardInput>>
       batchNormBackward;
   /// Per op: its weight or bias gradient from an input gradient's sums,
-  /// and that input gradient op (-1: none).
+  /// or its mean loop (recording the sums for the inverse deviation), and
+  /// the op whose sums it takes (-1: none).
   std::vector<std::optional<runtime::BatchNormParamGrad>> batchNormParamGrad;
+  std::vector<std::optional<runtime::BatchNormInvStd>> batchNormMean;
   std::vector<int> sumsSource;
   /// Tells this instance's sums (on each thread) from another's.
   std::uint64_t serial = 0;
   bool batchNormStatsOn = false;
-  std::atomic<std::uint64_t> batchNormCounts[5] = {};
+  std::atomic<std::uint64_t> batchNormCounts[7] = {};
   std::unique_ptr<codegen::KernelLibrary> library;
   /// Per op: its generated kernel, or null for a fallback.
   std::vector<runtime::KernelFn> fns;

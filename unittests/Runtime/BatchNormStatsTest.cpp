@@ -1,7 +1,8 @@
 //===- BatchNormStatsTest.cpp - A batch norm's inverse deviation loop -----===//
 //
-// Checks runBatchNormInvStd and runBatchNormBackwardInput
-// (runtime/BatchNormStats.h) against the literal definitions of
+// Checks runBatchNormInvStd, runBatchNormMean, runBatchNormBackwardInput and
+// the values taken from their sums (runtime/BatchNormStats.h) against the
+// literal definitions of
 // specs/norm.tdl's native_batch_norm__2 and native_batch_norm_backward__0
 // on rank 4, written as the generated kernels evaluate them (double sums in
 // (n, h, w) order, each in its own pass, then the same operations): equal
@@ -120,6 +121,42 @@ TEST(BatchNormStatsTest, InvStdEqualsTheDefinition) {
     float want = reference(x, c, b.epsilon);
     EXPECT_EQ(std::memcmp(&part.out[c - 2], &want, sizeof(float)), 0) << c;
   }
+}
+
+TEST(BatchNormStatsTest, MeanAndInvStdFromTheMeansSums) {
+  std::vector<float> x = data();
+  BatchNormInvStd inv = description(), mean = description();
+  mean.varExtents = {N, H, W};
+  // The mean of channels [1, 5) from a box holding them.
+  Call m(x, 1, 5, 1, 5);
+  BatchNormMoments moments;
+  ASSERT_TRUE(runBatchNormMean(mean, m.call, moments));
+  for (std::int64_t c = 1; c < 5; ++c) {
+    double sum = 0;
+    for (std::int64_t n = 0; n < N; ++n)
+      for (std::int64_t i = 0; i < H * W; ++i)
+        sum += double(x[(n * C + c) * H * W + i]);
+    float want = float(sum / double(N * H * W));
+    EXPECT_EQ(std::memcmp(&m.out[c - 1], &want, sizeof(float)), 0)
+        << c << ": " << m.out[c - 1] << " vs " << want;
+  }
+  // The inverse deviation of channels [2, 4) reading the mean's box.
+  Call v(x, 2, 4, 1, 5);
+  v.input = m.input;
+  ASSERT_TRUE(runBatchNormInvStdFromMoments(inv, moments, v.call));
+  for (std::int64_t c = 2; c < 4; ++c) {
+    float want = reference(x, c, inv.epsilon);
+    EXPECT_EQ(std::memcmp(&v.out[c - 2], &want, sizeof(float)), 0)
+        << c << ": " << v.out[c - 2] << " vs " << want;
+  }
+  // Declined without writing: another box of the same values, a channel
+  // outside the sums' [1, 5).
+  Call other(x, 2, 4, 1, 5);
+  EXPECT_FALSE(runBatchNormInvStdFromMoments(inv, moments, other.call));
+  Call outside(x, 0, 2, 0, 5);
+  EXPECT_FALSE(runBatchNormInvStdFromMoments(inv, moments, outside.call));
+  EXPECT_EQ(other.out, std::vector<float>(2, -7.0f));
+  EXPECT_EQ(outside.out, std::vector<float>(2, -7.0f));
 }
 
 TEST(BatchNormStatsTest, DeclinesPartialSumsOtherTypesAndPartialBoxes) {

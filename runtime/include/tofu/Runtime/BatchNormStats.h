@@ -41,6 +41,43 @@ struct BatchNormInvStd {
 /// (N, H, W) of its channels).
 bool runBatchNormInvStd(const BatchNormInvStd &b, const KernelCall &call);
 
+/// Where a box was and what it covered: its data, rank, lo and extent.
+struct BoxKey {
+  const void *data = nullptr;
+  unsigned rank = 0;
+  std::int64_t lo[4] = {}, extent[4] = {};
+  BoxKey() = default;
+  explicit BoxKey(const BoxView &v);
+  /// The same data pointer, rank, lo and extent as `v`.
+  bool matches(const BoxView &v) const;
+};
+
+/// Per channel Sum(x) and Sum(x x) of channels [c0, c1) that a mean call
+/// (native_batch_norm__1, training = 1) summed, and the input box it read:
+/// the same batch norm's inverse deviation, the call right after it, takes
+/// them instead of reading the input again.
+struct BatchNormMoments {
+  std::int64_t c0 = 0, c1 = 0;
+  std::vector<double> sum, squares;
+  BoxKey input;
+};
+
+/// Computes the mean call `call` (input x; `b` as for the inverse deviation,
+/// its epsilon unused, `varExtents` the mean kernel's reduction variables')
+/// per channel float(Sum(x) / M), the generated kernel's value bit for bit,
+/// summing Sum(x x) in the same pass, and records both in `moments`; false
+/// without writing anything on a call not covered (as runBatchNormInvStd).
+bool runBatchNormMean(const BatchNormInvStd &b, const KernelCall &call,
+                      BatchNormMoments &moments);
+
+/// Computes the inverse deviation call `call` of `b` from `moments`, bit for
+/// bit runBatchNormInvStd's value; false without writing anything when
+/// `moments` do not cover it (another input box, channels outside [c0, c1),
+/// a reduction variable not whole, types other than f32).
+bool runBatchNormInvStdFromMoments(const BatchNormInvStd &b,
+                                   const BatchNormMoments &moments,
+                                   const KernelCall &call);
+
 /// native_batch_norm_backward__0 (train = 1) on rank 4: the input's
 /// gradient (grad_out - S1 / M - (x - mean) invstd^2 S2 / M) invstd weight,
 /// S1 = Sum(grad_out), S2 = Sum((x - mean) grad_out) per channel. The
@@ -59,17 +96,6 @@ struct BatchNormBackwardInput {
 /// the channels).
 bool runBatchNormBackwardInput(const BatchNormBackwardInput &b,
                                const KernelCall &call);
-
-/// Where a box was and what it covered: its data, rank, lo and extent.
-struct BoxKey {
-  const void *data = nullptr;
-  unsigned rank = 0;
-  std::int64_t lo[4] = {}, extent[4] = {};
-  BoxKey() = default;
-  explicit BoxKey(const BoxView &v);
-  /// The same data pointer, rank, lo and extent as `v`.
-  bool matches(const BoxView &v) const;
-};
 
 /// The per-channel sums S1 = Sum(grad_out) and S2 = Sum((x - mean)
 /// grad_out) of channels [c0, c1) one input gradient call computed, and
