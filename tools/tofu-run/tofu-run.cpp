@@ -441,6 +441,14 @@ struct Run {
   /// (1 under MPI: each rank schedules its own worker only; K with
   /// threads), and that schedule's pieces (countSchedules).
   std::vector<int64_t> scheduledWorkers, scheduledPieces;
+  /// This process's start-up: wall seconds lowering the plan (lowerPlan)
+  /// and starting the executor (validatePlan, the schedule, the workers).
+  double lowerSeconds = 0, startSeconds = 0;
+  /// Per worker, over every process: the boxes its process's lowered plan
+  /// holds (stored boxes, and each op's iteration, input and output boxes
+  /// per worker) and that process's two start-up times in microseconds
+  /// (countSchedules).
+  std::vector<int64_t> loweredBoxes, lowerMicros, startMicros;
   /// This process's oneDNN calls in the run's steps, if oneDNN ran.
   std::optional<runtime::OneDnnCounts> oneDnn;
   /// This process's max pooling loop calls, if they ran.
@@ -458,7 +466,14 @@ bool startRun(Loaded &loaded, const plan::Plan &p, Backend where,
               runtime::KernelProvider &kernels,
               const std::vector<llvm::Optional<runtime::HostTensor>> &inputs,
               bool local, Run &run) {
+  auto since = [](std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+        .count();
+  };
+  auto lowerStart = std::chrono::steady_clock::now();
   auto lowered = lowering::lowerPlan(*loaded.problem, p);
+  run.lowerSeconds = since(lowerStart);
   if (!lowered) {
     error() << planFile << " does not match the graph: "
             << llvm::toString(lowered.takeError()) << "\n";
@@ -469,6 +484,7 @@ bool startRun(Loaded &loaded, const plan::Plan &p, Backend where,
   run.plan.directUpdates = directUpdates;
   std::chrono::milliseconds timeout(
       int64_t(std::min(timeoutSeconds.value, 1e9) * 1000));
+  auto engineStart = std::chrono::steady_clock::now();
   run.engine = createEngine(
       where, run.plan, kernels, *loaded.graph, loaded.specs,
       local ? runtime::createThreadTransport(run.plan.workers, timeout)
@@ -476,6 +492,7 @@ bool startRun(Loaded &loaded, const plan::Plan &p, Backend where,
       local ? 0 : processes->getLocalRank(),
       where == Backend::Cuda && !kernelTimesFile.empty());
   run.executor = run.engine.executor.get();
+  run.startSeconds = since(engineStart);
   run.executor->setPrefetchDepth(prefetchDepth.value);
   run.executor->setSendsFirst(sendsFirst);
   if (fuse && generatedKernels)
@@ -487,22 +504,47 @@ bool startRun(Loaded &loaded, const plan::Plan &p, Backend where,
   return true;
 }
 
-/// Fills run.scheduledWorkers and run.scheduledPieces over every process
-/// (each process calls it once, after its executor started).
+/// The boxes `plan` holds: every stored box, and per op and worker its
+/// iteration box, input boxes and output box.
+int64_t countBoxes(const runtime::ExecutablePlan &plan) {
+  int64_t boxes = 0;
+  for (const runtime::TensorInfo &t : plan.tensors)
+    for (const std::optional<runtime::Box> &box : t.stored)
+      boxes += box.has_value();
+  for (const runtime::OpInfo &op : plan.ops)
+    for (const runtime::OpShare &share : op.workers)
+      boxes += 2 + share.inputs.size();
+  return boxes;
+}
+
+/// Fills run.scheduledWorkers, run.scheduledPieces, run.loweredBoxes and
+/// the start-up times over every process (each process calls it once,
+/// after its executor started).
 void countSchedules(Run &run) {
   const runtime::Schedule &schedule = run.executor->getSchedule();
   unsigned k = run.plan.workers;
   int64_t pieces = schedule.nextStep.size();
   for (const runtime::OpSchedule &ops : schedule.ops)
     pieces += ops.fetch.size() + ops.reduce.size() + ops.deliver.size();
-  std::vector<int64_t> counts(2 * k, 0);
+  int64_t boxes = countBoxes(run.plan);
+  std::vector<int64_t> counts(5 * k, 0);
   for (unsigned w : run.engine.transport->getLocalWorkers()) {
     counts[w] = schedule.worker >= 0 ? 1 : k;
     counts[k + w] = pieces;
+    counts[2 * k + w] = boxes;
+    counts[3 * k + w] = std::llround(run.lowerSeconds * 1e6);
+    counts[4 * k + w] = std::llround(run.startSeconds * 1e6);
   }
   run.engine.transport->sumOverProcesses(counts);
-  run.scheduledWorkers.assign(counts.begin(), counts.begin() + k);
-  run.scheduledPieces.assign(counts.begin() + k, counts.end());
+  auto part = [&](unsigned i) {
+    return std::vector<int64_t>(counts.begin() + i * k,
+                                counts.begin() + (i + 1) * k);
+  };
+  run.scheduledWorkers = part(0);
+  run.scheduledPieces = part(1);
+  run.loweredBoxes = part(2);
+  run.lowerMicros = part(3);
+  run.startMicros = part(4);
 }
 
 /// Names the ops whose scheduled bytes differ from the cost model's.
@@ -737,6 +779,12 @@ bool writeReport(const Run &run, const Errors &errors) {
     scheduledWorkers.push_back(n);
   for (int64_t n : run.scheduledPieces)
     scheduledPieces.push_back(n);
+  llvm::json::Array loweredBoxes, lowerSeconds, startSeconds;
+  for (unsigned w = 0; w != run.loweredBoxes.size(); ++w) {
+    loweredBoxes.push_back(run.loweredBoxes[w]);
+    lowerSeconds.push_back(run.lowerMicros[w] * 1e-6);
+    startSeconds.push_back(run.startMicros[w] * 1e-6);
+  }
   llvm::json::Object report{
       {"workers", int64_t(run.plan.workers)},
       {"steps", int64_t(numSteps.value)},
@@ -751,6 +799,9 @@ bool writeReport(const Run &run, const Errors &errors) {
       {"fused_pairs", int64_t(run.fused)},
       {"scheduled_workers_per_worker", std::move(scheduledWorkers)},
       {"scheduled_pieces_per_worker", std::move(scheduledPieces)},
+      {"lowered_boxes_per_worker", std::move(loweredBoxes)},
+      {"lowering_seconds_per_worker", std::move(lowerSeconds)},
+      {"executor_start_seconds_per_worker", std::move(startSeconds)},
       {"losses", std::move(losses)}};
   addTimes(report, run.times);
   if (run.oneDnn)

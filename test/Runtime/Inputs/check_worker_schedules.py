@@ -9,7 +9,10 @@ measure the plan's peaks, and give the same losses. Under MPI every
 worker's process must hold one worker's pieces and fewer pieces than the
 whole schedule (what the threads run's process holds: every worker's);
 each piece between two workers is in both of their schedules, so the
-ranks' pieces add up to at least the whole schedule's. Prints one line.
+ranks' pieces add up to at least the whole schedule's. Every rank still
+lowers the whole plan: its lowered_boxes must be the threads run's (K
+workers' boxes of every tensor and op), and each process's lowering and
+executor start-up times are reported. Prints one line.
 """
 import json
 import sys
@@ -48,9 +51,21 @@ def main():
     if sum(pieces) < whole:
         fail(f"mpi: the ranks hold {sum(pieces)} pieces, fewer than the "
              f"whole schedule's {whole}")
+    boxes = threads["lowered_boxes_per_worker"]
+    if len(set(boxes)) != 1 or boxes[0] <= 0:
+        fail(f"threads: one process, but lowered boxes {boxes}")
+    if mpi["lowered_boxes_per_worker"] != boxes:
+        fail(f"mpi: lowered boxes {mpi['lowered_boxes_per_worker']}, not "
+             f"the whole plan's {boxes[0]} on every rank")
+    for r in (mpi, threads):
+        for key in ("lowering_seconds_per_worker",
+                    "executor_start_seconds_per_worker"):
+            if len(r[key]) != k or min(r[key]) < 0:
+                fail(f"{key}: {r[key]}")
     print(f"ok: {k} ranks each scheduled 1 worker, {min(pieces)}-"
           f"{max(pieces)} of the whole schedule's {whole} pieces; same "
-          f"bytes, peaks and losses as threads")
+          f"bytes, peaks and losses as threads; each lowered the whole "
+          f"plan's {boxes[0]} boxes")
 
 
 if __name__ == "__main__":
