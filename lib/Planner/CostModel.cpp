@@ -128,6 +128,49 @@ void planner::computeOpShare(const ProblemOp &op, ArrayRef<unsigned> levels,
   analysis::computeWorkerRegions(op.binding, box, regions);
 }
 
+void planner::forEachOpShare(
+    const ProblemOp &op, ArrayRef<unsigned> levels, ArrayRef<uint8_t> steps,
+    llvm::function_ref<void(unsigned, ArrayRef<Range>,
+                            const analysis::WorkerRegions &, bool)>
+        fn) {
+  unsigned numLevels = levels.size(), workers = 1;
+  for (unsigned n : levels)
+    workers *= n;
+  assert(steps.size() <= numLevels && "a step beyond the levels");
+  // prefix[l]: getOpBox's box after levels 0..l-1 for the current digits.
+  SmallVector<SmallVector<Range, 8>, 8> prefix(numLevels + 1);
+  analysis::getFullBox(op.binding, prefix[0]);
+  SmallVector<unsigned, 8> digits(numLevels, 0);
+  auto derive = [&](unsigned from) {
+    for (unsigned l = from; l != numLevels; ++l) {
+      prefix[l + 1] = prefix[l];
+      if (l < steps.size() && steps[l] < op.strategies.size()) {
+        unsigned var = op.strategies[steps[l]].var;
+        prefix[l + 1][var] =
+            analysis::getEvenPart(prefix[l][var], levels[l], digits[l]);
+      }
+    }
+  };
+  derive(0);
+  SmallVector<Range, 8> previous;
+  analysis::WorkerRegions regions;
+  for (unsigned w = 0; w != workers; ++w) {
+    if (w) {
+      unsigned l = numLevels;
+      while (l-- != 0 && ++digits[l] == levels[l])
+        digits[l] = 0;
+      derive(l);
+    }
+    const SmallVector<Range, 8> &box = prefix[numLevels];
+    bool same = w && box == previous;
+    if (!same) {
+      analysis::computeWorkerRegions(op.binding, box, regions);
+      previous = box;
+    }
+    fn(w, box, regions, same);
+  }
+}
+
 llvm::Error planner::checkPlanMatchesGraph(const graph::Graph &g,
                                            const plan::Plan &p) {
   if (plan::getNumWorkers(p.levels) != p.workers)
@@ -221,7 +264,8 @@ planner::resolvePlanSteps(const PlanningProblem &problem, const plan::Plan &p,
 namespace {
 
 /// Evaluates one plan: per op the regions of every worker and the fetch and
-/// produce terms. Stored regions are taken through plan::getStoredRegion,
+/// produce terms. Stored regions are taken through
+/// plan::forEachStoredRegion (getStoredRegion for every worker at once),
 /// one op's tensors at a time.
 class PlanEvaluator {
 public:
@@ -232,11 +276,21 @@ public:
   CostReport run();
 
 private:
-  /// Worker `w`'s stored region of tensor `t`, kept in `buffer`.
-  HeldRegion held(unsigned t, unsigned w, Region &buffer) const {
-    return plan::getStoredRegion(p.tensors[t], p.levels, digits[w], buffer)
-               ? &buffer
-               : nullptr;
+  /// Every worker's stored region of tensor `t`: `held[w]` points into
+  /// `buffers[w]`, or is null where worker w stores nothing.
+  void heldByAll(unsigned t, SmallVectorImpl<Region> &buffers,
+                 SmallVectorImpl<HeldRegion> &held) const {
+    buffers.resize(p.workers);
+    held.resize(p.workers);
+    plan::forEachStoredRegion(p.tensors[t], p.levels,
+                              [&](unsigned w, const Region *region) {
+                                if (!region) {
+                                  held[w] = nullptr;
+                                  return;
+                                }
+                                buffers[w] = *region;
+                                held[w] = &buffers[w];
+                              });
   }
   void evaluateOp(unsigned i);
 
@@ -245,27 +299,36 @@ private:
   ArrayRef<SmallVector<uint8_t, 4>> steps;
   CostReport report;
   std::vector<SmallVector<unsigned, 8>> digits;
+  std::vector<SmallVector<Region, 8>> inputRegions;
+  std::vector<SmallVector<HeldRegion, 8>> inputHeld;
 };
 
 } // namespace
 
 void PlanEvaluator::evaluateOp(unsigned i) {
   const ProblemOp &op = problem.getOp(i);
-  SmallVector<Range, 8> box;
-  analysis::WorkerRegions regions;
   SmallVector<Region, 8> computed(p.workers), outRegions(p.workers);
   SmallVector<HeldRegion, 8> outHeld(p.workers);
-  Region input;
+  // Each input's stored regions, kept from op to op.
+  if (inputRegions.size() < op.inputs.size()) {
+    inputRegions.resize(op.inputs.size());
+    inputHeld.resize(op.inputs.size());
+  }
+  for (unsigned pos = 0, e = op.inputs.size(); pos != e; ++pos)
+    heldByAll(op.inputs[pos], inputRegions[pos], inputHeld[pos]);
+  heldByAll(op.output, outRegions, outHeld);
   plan::OpCost &cost = report.ops[i];
   bool partial = isPartialShare(op, steps[i]);
   const ProblemTensor &out = problem.getTensor(op.output);
-  for (unsigned w = 0; w != p.workers; ++w) {
-    computeOpShare(op, p.levels, steps[i], digits[w], box, regions);
+  forEachOpShare(op, p.levels, steps[i], [&](unsigned w, ArrayRef<Range>,
+                                              const analysis::WorkerRegions
+                                                  &regions,
+                                              bool) {
     int64_t fetchBytes = 0, workspace = 0;
     for (unsigned pos = 0, e = op.inputs.size(); pos != e; ++pos) {
       unsigned t = op.inputs[pos];
       const Region &read = regions.inputs[pos];
-      HeldRegion h = held(t, w, input);
+      HeldRegion h = inputHeld[pos][w];
       int64_t size = problem.getTensor(t).elementSize;
       fetchBytes += countFetched(read, h) * size;
       // The runtime reads an input it does not hold exactly as one
@@ -276,7 +339,6 @@ void PlanEvaluator::evaluateOp(unsigned i) {
     }
     cost.fetchBytes += fetchBytes;
     computed[w] = regions.output;
-    outHeld[w] = held(op.output, w, outRegions[w]);
     // The op's buffers at once: its re-laid-out inputs, the messages it
     // receives, and its output where it is not computed into its stored
     // buffer (partial, or stored otherwise).
@@ -284,7 +346,7 @@ void PlanEvaluator::evaluateOp(unsigned i) {
                       plan::getVolume(regions.output) * out.elementSize;
     report.largestBuffersPerWorker[w] =
         std::max(report.largestBuffersPerWorker[w], buffers);
-  }
+  });
   cost.produceBytes =
       countProduced(computed, outHeld, partial, out.rank) * out.elementSize;
 }
@@ -299,11 +361,14 @@ CostReport PlanEvaluator::run() {
   digits.resize(k);
   for (unsigned w = 0; w != k; ++w)
     plan::getWorkerDigits(p.levels, w, digits[w]);
-  for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t)
-    for (unsigned w = 0; w != k; ++w)
-      report.residentBytesPerWorker[w] +=
-          plan::getStoredVolume(p.tensors[t], p.levels, digits[w]) *
-          problem.getTensor(t).elementSize;
+  for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
+    int64_t size = problem.getTensor(t).elementSize;
+    plan::forEachStoredRegion(
+        p.tensors[t], p.levels, [&](unsigned w, const Region *region) {
+          if (region)
+            report.residentBytesPerWorker[w] += plan::getVolume(*region) * size;
+        });
+  }
   for (unsigned i = 0, e = g.getNumOps(); i != e; ++i) {
     evaluateOp(i);
     report.commBytes += report.ops[i].total();
@@ -314,10 +379,8 @@ CostReport PlanEvaluator::run() {
     int target = problem.getTensor(t).updates;
     if (target < 0)
       continue;
-    for (unsigned w = 0; w != k; ++w) {
-      param[w] = held(target, w, paramRegions[w]);
-      updated[w] = held(t, w, updatedRegions[w]);
-    }
+    heldByAll(target, paramRegions, param);
+    heldByAll(t, updatedRegions, updated);
     report.nextStepBytes[t] =
         countNextStep(param, updated) * problem.getTensor(target).elementSize;
     report.commBytes += report.nextStepBytes[t];

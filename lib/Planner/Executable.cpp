@@ -129,6 +129,11 @@ buildOp(const PlanningProblem &problem, unsigned i, ArrayRef<uint8_t> steps) {
 /// Worker `digits`'s share of `op` as the runtime's boxes, into `share`
 /// (its boxes' memory reused); without `withIteration` the iteration box is
 /// left empty (the peak prediction does not read it).
+static void fillShare(const PlanningProblem &problem, const ProblemOp &op,
+                      ArrayRef<analysis::Range> box,
+                      const analysis::WorkerRegions &regions,
+                      runtime::OpShare &share, bool withIteration);
+
 static void getShare(const PlanningProblem &problem, const ProblemOp &op,
                      ArrayRef<unsigned> levels, ArrayRef<uint8_t> steps,
                      ArrayRef<unsigned> digits, runtime::OpShare &share,
@@ -136,6 +141,14 @@ static void getShare(const PlanningProblem &problem, const ProblemOp &op,
   SmallVector<analysis::Range, 8> box;
   analysis::WorkerRegions regions;
   computeOpShare(op, levels, steps, digits, box, regions);
+  fillShare(problem, op, box, regions, share, withIteration);
+}
+
+/// getShare's boxes from the worker's iteration `box` and `regions`.
+static void fillShare(const PlanningProblem &problem, const ProblemOp &op,
+                      ArrayRef<analysis::Range> box,
+                      const analysis::WorkerRegions &regions,
+                      runtime::OpShare &share, bool withIteration) {
   if (withIteration)
     assignRuntimeBox(box, share.iteration);
   else
@@ -213,9 +226,16 @@ public:
   }
   const std::vector<runtime::OpShare> &getShares(unsigned i) override {
     shares.resize(p.workers);
-    for (unsigned w = 0; w != p.workers; ++w)
-      getShare(problem, problem.getOp(i), p.levels, steps[i], digits[w],
-               shares[w], /*withIteration=*/false);
+    const ProblemOp &op = problem.getOp(i);
+    forEachOpShare(op, p.levels, steps[i],
+                   [&](unsigned w, ArrayRef<analysis::Range> box,
+                       const analysis::WorkerRegions &regions, bool same) {
+                     if (same)
+                       shares[w] = shares[w - 1];
+                     else
+                       fillShare(problem, op, box, regions, shares[w],
+                                 /*withIteration=*/false);
+                   });
     return shares;
   }
 

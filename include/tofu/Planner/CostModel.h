@@ -49,6 +49,16 @@ void computeOpShare(const ProblemOp &op, ArrayRef<unsigned> levels,
                     ArrayRef<uint8_t> steps, ArrayRef<unsigned> digits,
                     SmallVectorImpl<analysis::Range> &box,
                     analysis::WorkerRegions &regions);
+/// computeOpShare for every worker of `levels`, in worker order:
+/// `fn(w, box, regions, same)`, `same` when worker w's box is worker
+/// w - 1's (a level `op` is replicated on: the regions are not computed
+/// again). The box is derived level by level as the workers' digits change
+/// (plan::forEachStoredRegion's way), with the same nested even parts.
+void forEachOpShare(
+    const ProblemOp &op, ArrayRef<unsigned> levels, ArrayRef<uint8_t> steps,
+    llvm::function_ref<void(unsigned, ArrayRef<analysis::Range>,
+                            const analysis::WorkerRegions &, bool)>
+        fn);
 /// True if `steps` reduce a variable of `op`: its outputs are partial.
 bool isPartialShare(const ProblemOp &op, ArrayRef<uint8_t> steps);
 
