@@ -198,6 +198,12 @@ bool backwardInput(const BatchNormBackwardInput &b, const KernelCall &call,
     sums->input = BoxKey(x);
     sums->mean = BoxKey(mean);
   }
+  // Dividing by a power of two M equals multiplying by its exact
+  // reciprocal (both round the same real number): ResNet's M are powers of
+  // two, and the element loop then has no division.
+  const std::int64_t M0 = N * H * W;
+  const bool powerOfTwo = (M0 & (M0 - 1)) == 0;
+  const double invM = 1.0 / M;
   for (std::int64_t c = c0; c < c1; ++c) {
     const double mc = double(m[c]), ic = double(is[c]), wc = double(w[c]);
     double s1 = 0.0, s2 = 0.0;
@@ -213,16 +219,25 @@ bool backwardInput(const BatchNormBackwardInput &b, const KernelCall &call,
       sums->s1[std::size_t(c - c0)] = s1;
       sums->s2[std::size_t(c - c0)] = s2;
     }
-    for (std::int64_t n = lo[0]; n < hi[0]; ++n)
-      for (std::int64_t h = lo[2]; h < hi[2]; ++h) {
-        const float *g = at(dy, sd, n, c, h), *v = at(x, sx, n, c, h);
-        float *o = const_cast<float *>(at(out, so, n, c, h));
-        for (std::int64_t col = lo[3]; col < hi[3]; ++col)
-          o[col] = float(((((double(g[col]) - (s1 / M)) -
-                            ((((double(v[col]) - mc) * ic) * ic) * s2) / M) *
-                           ic) *
-                          wc));
-      }
+    const double mean1 = s1 / M;
+    // The kernel's element: ((dy - S1 / M) - ((x - mean) ic ic S2) / M) ic wc.
+    auto elements = [&](auto overM) {
+      for (std::int64_t n = lo[0]; n < hi[0]; ++n)
+        for (std::int64_t h = lo[2]; h < hi[2]; ++h) {
+          const float *g = at(dy, sd, n, c, h), *v = at(x, sx, n, c, h);
+          float *o = const_cast<float *>(at(out, so, n, c, h));
+          for (std::int64_t col = lo[3]; col < hi[3]; ++col)
+            o[col] = float(
+                (((double(g[col]) - mean1) -
+                  overM((((double(v[col]) - mc) * ic) * ic) * s2)) *
+                 ic) *
+                wc);
+        }
+    };
+    if (powerOfTwo)
+      elements([invM](double t) { return t * invM; });
+    else
+      elements([M](double t) { return t / M; });
   }
   return true;
 }
