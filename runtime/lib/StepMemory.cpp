@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 using namespace tofu::runtime;
 using namespace tofu::runtime::detail;
@@ -100,31 +101,57 @@ public:
 
 private:
   std::size_t storedBytes(unsigned t) const { return (*storedBytesFn)(t, w); }
+  /// The capacity of a request of `bytes`: a kept buffer of up to twice
+  /// the request may serve it (FreeList.h), the excess counted in slack.
   std::size_t take(std::size_t bytes, MemoryUse use, bool exact = false) {
     std::size_t capacity = exact ? pool.takeExact(bytes) : pool.take(bytes);
     live[unsigned(use)] += int64_t(capacity);
+    slack += getSlack(capacity, bytes);
     if (pool.getLiveBytes() > peak.bytes) {
       peak.bytes = pool.getLiveBytes();
       peak.uses = live;
+      peak.op = currentOp;
+      peak.slack = slack;
     }
     return capacity;
   }
-  void put(std::size_t &capacity, MemoryUse use) {
+  /// Releases a buffer taken for a request of `bytes`.
+  void put(std::size_t &capacity, MemoryUse use, std::size_t bytes) {
     if (!capacity)
       return;
     pool.put(capacity);
     live[unsigned(use)] -= int64_t(capacity);
+    slack -= getSlack(capacity, bytes);
     capacity = 0;
   }
-  void releaseStored(unsigned t) { put(stored[t], (*tensors)[t].use); }
+  static int64_t getSlack(std::size_t capacity, std::size_t bytes) {
+    return int64_t(capacity) - int64_t(std::max<std::size_t>(bytes, 1));
+  }
+  void releaseStored(unsigned t) {
+    if (!stored[t])
+      return;
+    // The request it was taken for: its capacity less its slack.
+    std::size_t excess = 0;
+    if (!storedSlack.empty()) {
+      auto it = storedSlack.find(t);
+      if (it != storedSlack.end()) {
+        excess = it->second;
+        storedSlack.erase(it);
+      }
+    }
+    put(stored[t], (*tensors)[t].use, stored[t] - excess);
+  }
   void ensureStored(unsigned t) {
     if (!stored[t])
-      stored[t] = take(storedBytes(t), (*tensors)[t].use);
+      ensureStored(t, storedBytes(t));
   }
   /// ensureStored where the caller has the bytes (`bytes` = storedBytes(t)).
   void ensureStored(unsigned t, std::size_t bytes) {
-    if (!stored[t])
-      stored[t] = take(bytes, (*tensors)[t].use);
+    if (stored[t])
+      return;
+    stored[t] = take(bytes, (*tensors)[t].use);
+    if (int64_t excess = getSlack(stored[t], bytes))
+      storedSlack[t] = std::size_t(excess);
   }
   /// Moves the buffer of tensor `from` to tensor `to` (a next value
   /// written in place and what it replaces), allocating nothing.
@@ -134,13 +161,19 @@ private:
     live[unsigned((*tensors)[to].use)] += int64_t(capacity);
     stored[to] = capacity;
     stored[from] = 0;
+    auto it = storedSlack.find(from);
+    if (it != storedSlack.end()) {
+      std::size_t excess = it->second;
+      storedSlack.erase(it);
+      storedSlack[to] = excess;
+    }
   }
   /// A phase's staging: one message at a time, each buffer released
   /// before the next is allocated.
   void stage(const Staging &staging) {
     for (const Staged &m : staging) {
       std::size_t b = take(m.bytes, m.use);
-      put(b, m.use);
+      put(b, m.use, m.bytes);
     }
   }
 
@@ -152,8 +185,15 @@ private:
   SizeFreeList pool;
   std::array<int64_t, NumMemoryUses> live{};
   WorkerPeak peak;
+  int currentOp = -1;
+  /// The live buffers' capacity beyond their requests (WorkerPeak::slack).
+  int64_t slack = 0;
   /// Per tensor, the capacity of its stored buffer (0: none held).
   std::vector<std::size_t> stored;
+  /// The stored buffers whose capacity exceeds their request, by how much
+  /// (most are taken exactly, so a map rather than one more per-tensor
+  /// array per worker).
+  std::unordered_map<unsigned, std::size_t> storedSlack;
   /// runOp's input buffers.
   std::vector<std::size_t> inputs;
   /// Per tensor, a next value this worker writes in place.
@@ -166,6 +206,7 @@ void WorkerReplay::runOp(unsigned i, const ShareMemory &share,
                          const Staging &fetch, const Staging &reduce,
                          const Staging &deliver) {
   const OpInfo &op = plan->ops[i];
+  currentOp = int(i);
   inputs.clear();
   for (std::size_t bytes : share.inputs)
     inputs.push_back(take(bytes, MemoryUse::Workspace));
@@ -179,8 +220,8 @@ void WorkerReplay::runOp(unsigned i, const ShareMemory &share,
     ensureStored(o, share.stored);
   else if (share.output && !(inPlace[o] && share.overReplaced))
     outTemp = take(share.output, MemoryUse::Workspace);
-  for (std::size_t &b : inputs)
-    put(b, MemoryUse::Workspace);
+  for (unsigned k = 0, e = inputs.size(); k != e; ++k)
+    put(inputs[k], MemoryUse::Workspace, share.inputs[k]);
   if (op.partial)
     stage(reduce);
   if (share.stored) {
@@ -189,7 +230,7 @@ void WorkerReplay::runOp(unsigned i, const ShareMemory &share,
     ensureStored(o, share.stored);
   }
   stage(deliver);
-  put(outTemp, MemoryUse::Workspace);
+  put(outTemp, MemoryUse::Workspace, share.output);
   for (unsigned t : op.inputs)
     if ((*lastUse)[t] == int(i) && !plan->tensors[t].persistent)
       releaseStored(t);
@@ -201,6 +242,7 @@ void WorkerReplay::runNextStep(const Staging &staging) {
   // A fresh buffer per parameter it stores, in the order of the updated
   // tensors (buildSchedule's next-step pieces), but for those updated in
   // place, whose buffers become their parameters' again after the staging.
+  currentOp = -1;
   std::vector<std::pair<unsigned, std::size_t>> fresh;
   for (unsigned t = 0, e = plan->tensors.size(); t != e; ++t) {
     int param = plan->tensors[t].updates;
@@ -224,6 +266,7 @@ void WorkerReplay::runNextStep(const Staging &staging) {
 }
 
 void WorkerReplay::beginStep() {
+  currentOp = -1;
   for (unsigned t = 0, e = plan->tensors.size(); t != e; ++t)
     if (!isHeldAcrossSteps(plan->tensors[t]))
       releaseStored(t);

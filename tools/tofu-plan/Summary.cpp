@@ -165,14 +165,29 @@ void SummaryPrinter::printPeakComposition() {
   for (unsigned w = 1, e = peaks.size(); w != e; ++w)
     if (peaks[w].bytes > peaks[fullest].bytes)
       fullest = w;
-  os << "            worker " << fullest << " at its peak:";
+  const runtime::WorkerPeak &peak = peaks[fullest];
+  os << "            worker " << fullest << " at its peak";
+  if (peak.op >= 0 && unsigned(peak.op) < p.ops.size())
+    os << " (in " << p.ops[peak.op].name << ")";
+  os << ":";
   const char *sep = " ";
   for (unsigned u = 0; u != runtime::NumMemoryUses; ++u) {
     os << sep << runtime::getMemoryUseName(runtime::MemoryUse(u)) << " "
-       << formatBytes(peaks[fullest].uses[u]);
+       << formatBytes(peak.uses[u]);
     sep = u == 3 ? ",\n              " : ", ";
   }
   os << "\n";
+  // What the pool's reuse adds: a kept buffer of up to twice a request
+  // serves it, and the pool counts the buffer's capacity.
+  if (peak.slack > 0) {
+    int64_t total = 0;
+    for (const runtime::WorkerPeak &w : peaks)
+      total += w.slack;
+    os << "              of it " << formatBytes(peak.slack)
+       << " is reused buffers' capacity beyond their requests (mean over "
+          "workers "
+       << formatBytes(total / int64_t(peaks.size())) << ")\n";
+  }
 }
 
 void SummaryPrinter::printBaselines() {

@@ -108,6 +108,13 @@ const char *getMemoryUseName(MemoryUse use);
 struct WorkerPeak {
   std::int64_t bytes = 0;
   std::array<std::int64_t, NumMemoryUses> uses{};
+  /// The op the worker was running (an index into the plan's ops), or -1
+  /// between ops (the next step's exchange, the step's graph inputs).
+  int op = -1;
+  /// Of `bytes`, the capacity of the live buffers beyond their requests:
+  /// the pool serves a request with a kept buffer of up to twice its size
+  /// (FreeList.h), and counts the buffer's capacity.
+  std::int64_t slack = 0;
 };
 
 /// Per tensor of a plan, what predictPeaks needs besides the plan.
