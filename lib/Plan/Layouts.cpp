@@ -93,14 +93,8 @@ void plan::forEachStoredRegion(
   };
   derive(0);
   for (unsigned w = 0; w != workers; ++w) {
-    if (w) {
-      // The next worker's digits: the innermost level counts fastest; the
-      // carry stops at the highest level that changed.
-      unsigned l = numLevels;
-      while (l-- != 0 && ++digits[l] == levels[l])
-        digits[l] = 0;
-      derive(l);
-    }
+    if (w)
+      derive(nextWorkerDigits(levels, digits));
     fn(w, &prefix[numLevels]);
   }
 }

@@ -10,6 +10,7 @@
 #include "tofu/Plan/Plan.h"
 
 #include <algorithm>
+#include <cassert>
 
 using namespace tofu;
 using namespace tofu::plan;
@@ -60,6 +61,17 @@ void plan::getWorkerDigits(ArrayRef<unsigned> levels, unsigned w,
     digits[l] = w % levels[l];
     w /= levels[l];
   }
+}
+
+unsigned plan::nextWorkerDigits(ArrayRef<unsigned> levels,
+                                llvm::MutableArrayRef<unsigned> digits) {
+  // The innermost level counts fastest; the carry stops at the highest
+  // level that changed.
+  unsigned l = levels.size();
+  while (l-- != 0 && ++digits[l] == levels[l])
+    digits[l] = 0;
+  assert(l < levels.size() && "the last worker has no next one");
+  return l;
 }
 
 int64_t plan::getVolume(ArrayRef<Range> region) {

@@ -155,12 +155,8 @@ void planner::forEachOpShare(
   SmallVector<Range, 8> previous;
   analysis::WorkerRegions regions;
   for (unsigned w = 0; w != workers; ++w) {
-    if (w) {
-      unsigned l = numLevels;
-      while (l-- != 0 && ++digits[l] == levels[l])
-        digits[l] = 0;
-      derive(l);
-    }
+    if (w)
+      derive(plan::nextWorkerDigits(levels, digits));
     const SmallVector<Range, 8> &box = prefix[numLevels];
     bool same = w && box == previous;
     if (!same) {

@@ -163,6 +163,11 @@ unsigned getNumWorkers(ArrayRef<unsigned> levels);
 /// Worker `w`'s digit at each level (`w = ((c1 * f2 + c2) * f3 + c3) ...`).
 void getWorkerDigits(ArrayRef<unsigned> levels, unsigned w,
                      SmallVectorImpl<unsigned> &digits);
+/// Turns `digits` (a worker's, getWorkerDigits) into the next worker's and
+/// returns the highest level whose digit changed: the levels inside it
+/// went back to 0. The last worker has no next one.
+unsigned nextWorkerDigits(ArrayRef<unsigned> levels,
+                          llvm::MutableArrayRef<unsigned> digits);
 
 /// Elements of a region (0 if any range is empty; 1 for a scalar).
 int64_t getVolume(ArrayRef<Range> region);
