@@ -10,6 +10,7 @@
 #include "tofu/Runtime/BatchNormStats.h"
 
 #include <cmath>
+#include <type_traits>
 
 using namespace tofu::runtime;
 
@@ -44,6 +45,40 @@ bool wholeSums(const KernelCall &call, unsigned first,
   return true;
 }
 
+/// Element (n, c, h, 0) of a rank-4 box, in global coordinates.
+const float *at4(const BoxView &v, const Strides4 &s, std::int64_t n,
+                 std::int64_t c, std::int64_t h) {
+  return static_cast<const float *>(v.data) + (n - v.lo[0]) * s.n +
+         (c - v.lo[1]) * s.c + (h - v.lo[2]) * s.h - v.lo[3];
+}
+
+/// S1 = Sum(dy) and S2 = Sum((x - mean) dy) of channels [c, c + K), each
+/// channel's sums in (n, h, w) order; K channels side by side so that K
+/// chains of additions overlap (each channel's chain is unchanged).
+template <int K>
+void sumGradients(const BoxView &dy, const Strides4 &sd, const BoxView &x,
+                  const Strides4 &sx, const float *mean, std::int64_t c,
+                  const std::int64_t shape[4], double *s1, double *s2) {
+  double a[K] = {}, b[K] = {}, mc[K];
+  for (int k = 0; k != K; ++k)
+    mc[k] = double(mean[c + k]);
+  const float *g[K], *v[K];
+  for (std::int64_t n = 0; n < shape[0]; ++n)
+    for (std::int64_t h = 0; h < shape[2]; ++h) {
+      for (int k = 0; k != K; ++k) {
+        g[k] = at4(dy, sd, n, c + k, h);
+        v[k] = at4(x, sx, n, c + k, h);
+      }
+      for (std::int64_t col = 0; col < shape[3]; ++col)
+        for (int k = 0; k != K; ++k) {
+          a[k] += double(g[k][col]);
+          b[k] += (double(v[k][col]) - mc[k]) * double(g[k][col]);
+        }
+    }
+  for (int k = 0; k != K; ++k)
+    s1[k] = a[k], s2[k] = b[k];
+}
+
 /// Whether the rank-1 f32 box `v` holds [c0, c1).
 bool holdsRange(const BoxView &v, std::int64_t c0, std::int64_t c1) {
   return v.rank == 1 && v.type == ElementType::F32 && c0 >= v.lo[0] &&
@@ -64,21 +99,31 @@ void sumMoments(const BatchNormInvStd &b, const BoxView &x, std::int64_t c0,
                       x.lo[2] * sH - x.lo[3] * sW;
   sum.assign(std::size_t(c1 - c0), 0.0);
   squares.assign(std::size_t(c1 - c0), 0.0);
-  for (std::int64_t c = c0; c < c1; ++c) {
-    const float *plane = data + (c - x.lo[1]) * sC;
-    double sq = 0.0, s = 0.0;
+  // Channels [c, c + K) side by side: K chains of additions overlap, each
+  // channel's chain unchanged.
+  auto channels = [&](std::int64_t c, auto width) {
+    constexpr int K = decltype(width)::value;
+    double s[K] = {}, sq[K] = {};
     for (std::int64_t n = 0; n < N; ++n)
       for (std::int64_t h = 0; h < H; ++h) {
-        const float *row = plane + n * sN + h * sH;
-        for (std::int64_t w = 0; w < W; ++w) {
-          double v = double(row[w]);
-          sq += v * v;
-          s += v;
-        }
+        const float *row = data + (c - x.lo[1]) * sC + n * sN + h * sH;
+        for (std::int64_t w = 0; w < W; ++w)
+          for (int k = 0; k != K; ++k) {
+            double v = double(row[k * sC + w]);
+            sq[k] += v * v;
+            s[k] += v;
+          }
       }
-    sum[std::size_t(c - c0)] = s;
-    squares[std::size_t(c - c0)] = sq;
-  }
+    for (int k = 0; k != K; ++k) {
+      sum[std::size_t(c - c0 + k)] = s[k];
+      squares[std::size_t(c - c0 + k)] = sq[k];
+    }
+  };
+  std::int64_t c = c0;
+  for (; c + 4 <= c1; c += 4)
+    channels(c, std::integral_constant<int, 4>());
+  for (; c < c1; ++c)
+    channels(c, std::integral_constant<int, 1>());
 }
 
 /// Whether `call` is a per-channel call of `b`'s kernel on one f32 input
@@ -204,17 +249,20 @@ bool backwardInput(const BatchNormBackwardInput &b, const KernelCall &call,
   const std::int64_t M0 = N * H * W;
   const bool powerOfTwo = (M0 & (M0 - 1)) == 0;
   const double invM = 1.0 / M;
+  std::vector<double> S1(std::size_t(c1 - c0)), S2(std::size_t(c1 - c0));
+  for (std::int64_t c = c0; c < c1;) {
+    std::size_t k = std::size_t(c - c0);
+    if (c + 4 <= c1) {
+      sumGradients<4>(dy, sd, x, sx, m, c, b.shape, &S1[k], &S2[k]);
+      c += 4;
+    } else {
+      sumGradients<1>(dy, sd, x, sx, m, c, b.shape, &S1[k], &S2[k]);
+      c += 1;
+    }
+  }
   for (std::int64_t c = c0; c < c1; ++c) {
     const double mc = double(m[c]), ic = double(is[c]), wc = double(w[c]);
-    double s1 = 0.0, s2 = 0.0;
-    for (std::int64_t n = 0; n < N; ++n)
-      for (std::int64_t h = 0; h < H; ++h) {
-        const float *g = at(dy, sd, n, c, h), *v = at(x, sx, n, c, h);
-        for (std::int64_t col = 0; col < W; ++col) {
-          s1 += double(g[col]);
-          s2 += (double(v[col]) - mc) * double(g[col]);
-        }
-      }
+    const double s1 = S1[std::size_t(c - c0)], s2 = S2[std::size_t(c - c0)];
     if (sums) {
       sums->s1[std::size_t(c - c0)] = s1;
       sums->s2[std::size_t(c - c0)] = s2;
