@@ -4,7 +4,8 @@
 // (docs/PlanFormat.md, "Compact layouts"): one step per level, `split:D` or
 // `replicate`, instead of one region per worker. Its regions are derived by
 // analysis::getLayoutRegion, the derivation the planner uses, where they
-// are read: getStoredRegion is every reader's one accessor.
+// are read: getStoredRegion is every reader's one accessor
+// (forEachStoredRegion the same for all workers at once).
 //
 //===----------------------------------------------------------------------===//
 
