@@ -20,12 +20,13 @@ llvm::Expected<runtime::ElementType> lowering::getElementType(DType dtype) {
 
 llvm::Expected<runtime::ExecutablePlan>
 lowering::lowerPlan(const planner::PlanningProblem &problem,
-                    const plan::Plan &p) {
+                    const plan::Plan &p, int worker) {
   std::vector<SmallVector<uint8_t, 4>> steps;
   if (llvm::Error err = planner::resolvePlanSteps(problem, p, steps))
     return std::move(err);
   auto out = planner::buildExecutablePlan(problem, p, steps,
-                                          planner::UnexecutedTypes::Fail);
+                                          planner::UnexecutedTypes::Fail,
+                                          worker);
   if (!out)
     return out.takeError();
   out->commBytes = p.commBytes;

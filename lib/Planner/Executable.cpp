@@ -172,7 +172,7 @@ llvm::Expected<runtime::ExecutablePlan>
 planner::buildExecutablePlan(const PlanningProblem &problem,
                              const plan::Plan &p,
                              ArrayRef<SmallVector<uint8_t, 4>> steps,
-                             UnexecutedTypes unexecuted) {
+                             UnexecutedTypes unexecuted, int worker) {
   runtime::ExecutablePlan out;
   out.workers = p.workers;
   if (llvm::Error err =
@@ -188,7 +188,7 @@ planner::buildExecutablePlan(const PlanningProblem &problem,
     info->workers.resize(p.workers);
     for (unsigned w = 0; w != p.workers; ++w)
       getShare(problem, problem.getOp(i), p.levels, steps[i], digits[w],
-               info->workers[w]);
+               info->workers[w], worker < 0 || unsigned(worker) == w);
     out.ops.push_back(std::move(*info));
   }
   return std::move(out);

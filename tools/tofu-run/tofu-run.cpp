@@ -472,7 +472,11 @@ bool startRun(Loaded &loaded, const plan::Plan &p, Backend where,
         .count();
   };
   auto lowerStart = std::chrono::steady_clock::now();
-  auto lowered = lowering::lowerPlan(*loaded.problem, p);
+  // An MPI rank (one worker per process) lowers the other workers'
+  // iteration boxes empty: only its own worker's kernels read one.
+  bool oneWorker = !local && processes->getSize() > 1;
+  auto lowered = lowering::lowerPlan(
+      *loaded.problem, p, oneWorker ? int(processes->getRank()) : -1);
   run.lowerSeconds = since(lowerStart);
   if (!lowered) {
     error() << planFile << " does not match the graph: "
@@ -505,7 +509,8 @@ bool startRun(Loaded &loaded, const plan::Plan &p, Backend where,
 }
 
 /// The boxes `plan` holds: every stored box, and per op and worker its
-/// iteration box, input boxes and output box.
+/// input boxes, output box and iteration box (where it has one: not an
+/// other worker's under MPI, nor an op's without index variables).
 int64_t countBoxes(const runtime::ExecutablePlan &plan) {
   int64_t boxes = 0;
   for (const runtime::TensorInfo &t : plan.tensors)
@@ -513,7 +518,7 @@ int64_t countBoxes(const runtime::ExecutablePlan &plan) {
       boxes += box.has_value();
   for (const runtime::OpInfo &op : plan.ops)
     for (const runtime::OpShare &share : op.workers)
-      boxes += 2 + share.inputs.size();
+      boxes += 1 + share.inputs.size() + (share.iteration.getRank() > 0);
   return boxes;
 }
 

@@ -5,7 +5,9 @@
 // source or destination is its worker, in the same order, worker by worker,
 // on searched plans of the repository's models at even and uneven K: so
 // two ranks list the pieces between them alike and together move the
-// plan's bytes.
+// plan's bytes. Each worker's schedule is built from the plan as its rank
+// lowers it (buildExecutablePlan with that worker: the whole plan's entries
+// but the other workers' iteration boxes, left empty).
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,9 +78,32 @@ TEST_P(WorkerScheduleTest, HoldsTheWorkersPiecesOfTheWholeSchedule) {
   EXPECT_EQ(whole.worker, -1);
   ASSERT_GT(whole.getTotalBytes(), 0);
 
+  std::vector<SmallVector<uint8_t, 4>> steps;
+  ASSERT_FALSE(bool(resolvePlanSteps(*m.problem, p, steps)));
   int64_t sent = 0;
   for (unsigned w = 0; w != c.workers; ++w) {
-    runtime::Schedule mine = runtime::buildWorkerSchedule(exec, w);
+    auto rank = buildExecutablePlan(*m.problem, p, steps,
+                                    UnexecutedTypes::Placeholder, int(w));
+    ASSERT_TRUE(bool(rank)) << llvm::toString(rank.takeError());
+    // The rank's plan: the whole plan's boxes, but only worker w's
+    // iteration boxes.
+    ASSERT_EQ(rank->tensors.size(), exec.tensors.size());
+    for (unsigned t = 0, e = exec.tensors.size(); t != e; ++t)
+      EXPECT_EQ(rank->tensors[t].stored, exec.tensors[t].stored)
+          << "tensor " << t << " worker " << w;
+    ASSERT_EQ(rank->ops.size(), exec.ops.size());
+    for (unsigned i = 0, e = exec.ops.size(); i != e; ++i)
+      for (unsigned v = 0; v != c.workers; ++v) {
+        const runtime::OpShare &a = exec.ops[i].workers[v],
+                               &b = rank->ops[i].workers[v];
+        EXPECT_EQ(b.inputs, a.inputs) << "op " << i << " worker " << v;
+        EXPECT_EQ(b.output, a.output) << "op " << i << " worker " << v;
+        if (v == w)
+          EXPECT_EQ(b.iteration, a.iteration) << "op " << i;
+        else
+          EXPECT_EQ(b.iteration.getRank(), 0u) << "op " << i << " worker " << v;
+      }
+    runtime::Schedule mine = runtime::buildWorkerSchedule(*rank, w);
     EXPECT_EQ(mine.worker, int(w));
     ASSERT_EQ(mine.ops.size(), whole.ops.size());
     for (unsigned i = 0, e = whole.ops.size(); i != e; ++i) {

@@ -26,9 +26,12 @@ llvm::Expected<runtime::ElementType> getElementType(DType dtype);
 
 /// Lowers `p` for `problem`'s graph. Fails with a message naming the op or
 /// tensor where the plan does not match the graph, or a tensor of a type
-/// the runtime does not execute.
+/// the runtime does not execute. With `worker` one of the plan's workers
+/// (an MPI rank's), the other workers' iteration boxes are left out
+/// (planner::buildExecutablePlan).
 llvm::Expected<runtime::ExecutablePlan>
-lowerPlan(const planner::PlanningProblem &problem, const plan::Plan &p);
+lowerPlan(const planner::PlanningProblem &problem, const plan::Plan &p,
+          int worker = -1);
 
 /// The plan that computes everything on one worker (no levels, every tensor
 /// stored whole): what `tofu-run --check` compares against.

@@ -37,11 +37,14 @@ enum class UnexecutedTypes {
 
 /// `p` for `problem`'s graph as the runtime executes it; `steps` are the
 /// plan's steps resolved by resolvePlanSteps. commBytes and
-/// peakBytesPerWorker are left empty.
+/// peakBytesPerWorker are left empty. With `worker` one of the plan's
+/// workers (the one an MPI rank runs), the other workers' iteration boxes
+/// are left empty (rank 0): only a worker's own kernels read its iteration
+/// box; everything else is the whole plan's.
 llvm::Expected<runtime::ExecutablePlan>
 buildExecutablePlan(const PlanningProblem &problem, const plan::Plan &p,
                     ArrayRef<SmallVector<uint8_t, 4>> steps,
-                    UnexecutedTypes unexecuted);
+                    UnexecutedTypes unexecuted, int worker = -1);
 
 /// Per worker, the peak its pool measures in the runtime's first step of
 /// `p` (runtime::predictPeaks), with the boxes buildExecutablePlan gives
