@@ -20,7 +20,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <unordered_map>
 
 using namespace tofu::runtime;
 using namespace tofu::runtime::detail;
@@ -127,31 +126,20 @@ private:
   static int64_t getSlack(std::size_t capacity, std::size_t bytes) {
     return int64_t(capacity) - int64_t(std::max<std::size_t>(bytes, 1));
   }
+  /// A stored buffer is always taken for storedBytes(t) (moveStored's
+  /// tensors store the same box), so that is its request.
   void releaseStored(unsigned t) {
-    if (!stored[t])
-      return;
-    // The request it was taken for: its capacity less its slack.
-    std::size_t excess = 0;
-    if (!storedSlack.empty()) {
-      auto it = storedSlack.find(t);
-      if (it != storedSlack.end()) {
-        excess = it->second;
-        storedSlack.erase(it);
-      }
-    }
-    put(stored[t], (*tensors)[t].use, stored[t] - excess);
+    if (stored[t])
+      put(stored[t], (*tensors)[t].use, storedBytes(t));
   }
   void ensureStored(unsigned t) {
     if (!stored[t])
-      ensureStored(t, storedBytes(t));
+      stored[t] = take(storedBytes(t), (*tensors)[t].use);
   }
   /// ensureStored where the caller has the bytes (`bytes` = storedBytes(t)).
   void ensureStored(unsigned t, std::size_t bytes) {
-    if (stored[t])
-      return;
-    stored[t] = take(bytes, (*tensors)[t].use);
-    if (int64_t excess = getSlack(stored[t], bytes))
-      storedSlack[t] = std::size_t(excess);
+    if (!stored[t])
+      stored[t] = take(bytes, (*tensors)[t].use);
   }
   /// Moves the buffer of tensor `from` to tensor `to` (a next value
   /// written in place and what it replaces), allocating nothing.
@@ -161,12 +149,6 @@ private:
     live[unsigned((*tensors)[to].use)] += int64_t(capacity);
     stored[to] = capacity;
     stored[from] = 0;
-    auto it = storedSlack.find(from);
-    if (it != storedSlack.end()) {
-      std::size_t excess = it->second;
-      storedSlack.erase(it);
-      storedSlack[to] = excess;
-    }
   }
   /// A phase's staging: one message at a time, each buffer released
   /// before the next is allocated.
@@ -190,10 +172,6 @@ private:
   int64_t slack = 0;
   /// Per tensor, the capacity of its stored buffer (0: none held).
   std::vector<std::size_t> stored;
-  /// The stored buffers whose capacity exceeds their request, by how much
-  /// (most are taken exactly, so a map rather than one more per-tensor
-  /// array per worker).
-  std::unordered_map<unsigned, std::size_t> storedSlack;
   /// runOp's input buffers.
   std::vector<std::size_t> inputs;
   /// Per tensor, a next value this worker writes in place.
