@@ -220,21 +220,39 @@ struct ChannelBox {
   BoxView view() { return {ElementType::F32, 4, data.data(), lo, extent}; }
 };
 
-TEST(BatchNormStatsTest, InputGradientEqualsTheDefinition) {
-  std::mt19937 rng(5);
-  std::vector<float> x = data(), dy(x.size()), weight(C), mean(C), invstd(C);
-  for (float &v : dy)
-    v = float(int(rng() % 20001) - 10000) / 4999.0f;
-  for (std::int64_t c = 0; c < C; ++c) {
-    weight[c] = float(rng() % 100) / 37.0f;
-    mean[c] = float(rng() % 1000) / 3.0f;
-    invstd[c] = float(rng() % 1000 + 1) / 701.0f;
+/// An input gradient call's values: data() as x, random dy, weight, mean
+/// and invstd from `seed`.
+struct GradientInputs {
+  std::vector<float> x = data(), dy, weight, mean, invstd;
+  explicit GradientInputs(unsigned seed)
+      : dy(x.size()), weight(C), mean(C), invstd(C) {
+    std::mt19937 rng(seed);
+    for (float &v : dy)
+      v = float(int(rng() % 20001) - 10000) / 4999.0f;
+    for (std::int64_t c = 0; c < C; ++c) {
+      weight[c] = float(rng() % 100) / 37.0f;
+      mean[c] = float(rng() % 1000) / 3.0f;
+      invstd[c] = float(rng() % 1000 + 1) / 701.0f;
+    }
   }
+};
+
+/// The input gradient kernel of an [N, C, H, W] input: two sums over
+/// (n, y, x).
+BatchNormBackwardInput backwardDescription() {
   BatchNormBackwardInput b;
   std::int64_t shape[4] = {N, C, H, W};
   std::memcpy(b.shape, shape, sizeof(shape));
   for (int i = 0; i != 2; ++i)
     b.varExtents.insert(b.varExtents.end(), {N, H, W});
+  return b;
+}
+
+TEST(BatchNormStatsTest, InputGradientEqualsTheDefinition) {
+  GradientInputs values(5);
+  std::vector<float> &x = values.x, &dy = values.dy, &weight = values.weight,
+                     &mean = values.mean, &invstd = values.invstd;
+  BatchNormBackwardInput b = backwardDescription();
   // The whole output, then images [1, 3), channels [1, 3), rows [1, 3),
   // columns [2, 5) from boxes of channels [1, 4).
   struct Box {
@@ -281,20 +299,10 @@ TEST(BatchNormStatsTest, InputGradientEqualsTheDefinition) {
 }
 
 TEST(BatchNormStatsTest, WeightAndBiasGradientsFromTheInputGradientsSums) {
-  std::mt19937 rng(7);
-  std::vector<float> x = data(), dy(x.size()), weight(C), mean(C), invstd(C);
-  for (float &v : dy)
-    v = float(int(rng() % 20001) - 10000) / 4999.0f;
-  for (std::int64_t c = 0; c < C; ++c) {
-    weight[c] = float(rng() % 100) / 37.0f;
-    mean[c] = float(rng() % 1000) / 3.0f;
-    invstd[c] = float(rng() % 1000 + 1) / 701.0f;
-  }
-  BatchNormBackwardInput b;
-  std::int64_t shape[4] = {N, C, H, W};
-  std::memcpy(b.shape, shape, sizeof(shape));
-  for (int i = 0; i != 2; ++i)
-    b.varExtents.insert(b.varExtents.end(), {N, H, W});
+  GradientInputs values(7);
+  std::vector<float> &x = values.x, &dy = values.dy, &weight = values.weight,
+                     &mean = values.mean, &invstd = values.invstd;
+  BatchNormBackwardInput b = backwardDescription();
   // The input gradient of channels [1, 4) from boxes of those channels.
   const std::int64_t c0 = 1, c1 = 4;
   ChannelBox g(dy, c0, c1), in(x, c0, c1);
