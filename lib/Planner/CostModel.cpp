@@ -294,7 +294,6 @@ private:
   const plan::Plan &p;
   ArrayRef<SmallVector<uint8_t, 4>> steps;
   CostReport report;
-  std::vector<SmallVector<unsigned, 8>> digits;
   std::vector<SmallVector<Region, 8>> inputRegions;
   std::vector<SmallVector<HeldRegion, 8>> inputHeld;
 };
@@ -354,9 +353,6 @@ CostReport PlanEvaluator::run() {
   report.nextStepBytes.assign(g.getNumTensors(), 0);
   report.residentBytesPerWorker.assign(k, 0);
   report.largestBuffersPerWorker.assign(k, 0);
-  digits.resize(k);
-  for (unsigned w = 0; w != k; ++w)
-    plan::getWorkerDigits(p.levels, w, digits[w]);
   for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
     int64_t size = problem.getTensor(t).elementSize;
     plan::forEachStoredRegion(

@@ -212,6 +212,12 @@ struct LastSums {
   bool valid = false;
   runtime::BatchNormSums sums;
   runtime::BatchNormMoments moments;
+  /// Offers the sums just taken by op `kernel` of instance `serial`.
+  void offer(std::uint64_t serial, unsigned kernel) {
+    owner = serial;
+    op = kernel;
+    valid = true;
+  }
 };
 thread_local LastSums lastSums;
 std::atomic<std::uint64_t> nextSerial{1};
@@ -370,6 +376,12 @@ GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
       }
       continue;
     }
+    // Only a weight or bias gradient looks back (a scan per op would be
+    // quadratic in the graph's ops).
+    const auto &type = g.getOp(i).type;
+    if (type != "native_batch_norm_backward__1" &&
+        type != "native_batch_norm_backward__2")
+      continue;
     for (unsigned j = i; j-- > 0;) {
       if (!kernels->batchNormBackward[j])
         continue;
@@ -440,9 +452,7 @@ void GeneratedKernels::run(unsigned kernel, const runtime::KernelCall &call) {
   if (kernel < batchNormMean.size() && batchNormMean[kernel]) {
     if (runtime::runBatchNormMean(*batchNormMean[kernel], call,
                                   last.moments)) {
-      last.owner = serial;
-      last.op = kernel;
-      last.valid = true;
+      last.offer(serial, kernel);
       ++batchNormCounts[5];
       return;
     }
@@ -464,9 +474,7 @@ void GeneratedKernels::run(unsigned kernel, const runtime::KernelCall &call) {
   if (kernel < batchNormBackward.size() && batchNormBackward[kernel]) {
     if (runtime::runBatchNormBackwardInput(*batchNormBackward[kernel], call,
                                            last.sums)) {
-      last.owner = serial;
-      last.op = kernel;
-      last.valid = true;
+      last.offer(serial, kernel);
       ++batchNormCounts[1];
       return;
     }
