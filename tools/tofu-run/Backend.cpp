@@ -28,6 +28,8 @@
 #include "tofu/CodeGen/KernelCompiler.h"
 #include "tofu/Runtime/CudaDevice.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -48,6 +50,43 @@ llvm::cl::opt<bool> cudaUseCudnn(
                    "(default); false runs their generated kernels, to tell "
                    "whether cuDNN causes a --check difference"),
     llvm::cl::init(true), llvm::cl::Hidden);
+llvm::cl::opt<bool> cudaCompareLibraries(
+    "cuda-compare-libraries",
+    llvm::cl::desc("Testing: with --backend cuda, also run the generated "
+                   "kernel of every op cuBLAS or cuDNN computes and print the "
+                   "largest difference per call on stderr"),
+    llvm::cl::Hidden);
+llvm::cl::list<std::string> cudaCudnnWithout(
+    "cuda-cudnn-without",
+    llvm::cl::desc("Testing: with --backend cuda, run these kinds of op on "
+                   "their generated kernels instead of cuDNN, to tell which "
+                   "one causes a --check difference: conv-forward, "
+                   "conv-backward-data, conv-backward-filter, batch-norm, "
+                   "pooling"),
+    llvm::cl::CommaSeparated, llvm::cl::Hidden);
+
+/// The kinds of op --cuda-cudnn-without names.
+const llvm::StringLiteral CudnnKinds[] = {"conv-forward", "conv-backward-data",
+                                          "conv-backward-filter", "batch-norm",
+                                          "pooling"};
+
+/// Whether --cuda-cudnn and --cuda-cudnn-without let cuDNN run `kind`.
+bool cudnnRuns(llvm::StringRef kind) {
+  return cudaUseCudnn &&
+         llvm::find(cudaCudnnWithout, kind) == cudaCudnnWithout.end();
+}
+
+llvm::StringRef getConvKindName(tofu::runtime::ConvKind kind) {
+  switch (kind) {
+  case tofu::runtime::ConvKind::Forward:
+    return "conv-forward";
+  case tofu::runtime::ConvKind::BackwardData:
+    return "conv-backward-data";
+  case tofu::runtime::ConvKind::BackwardFilter:
+    return "conv-backward-filter";
+  }
+  return "";
+}
 } // namespace
 #endif
 
@@ -60,6 +99,11 @@ namespace {
 std::shared_ptr<void> loadCudaKernels(const graph::Graph &g,
                                       graph::SpecLibrary &specs,
                                       runtime::CudaOptions &options) {
+  for (const std::string &kind : cudaCudnnWithout)
+    if (!llvm::is_contained(CudnnKinds, kind))
+      throw runtime::RuntimeError(
+          "--cuda-cudnn-without: '" + kind + "' is none of " +
+          llvm::join(std::begin(CudnnKinds), std::end(CudnnKinds), ", "));
   codegen::KernelOptions kernelOptions;
   kernelOptions.target = codegen::KernelTarget::Cuda;
   auto unit = codegen::emitGraphKernels(g, specs, kernelOptions);
@@ -98,14 +142,15 @@ std::shared_ptr<void> loadCudaKernels(const graph::Graph &g,
     int k = unit->opKernel[op];
     if (k >= 0 && unit->kernels[k].gemm)
       options.gemms[op] = *unit->kernels[k].gemm;
-    if (!cudaUseCudnn)
+    if (k < 0)
       continue;
-    if (k >= 0 && unit->kernels[k].conv)
-      options.convs[op] = *unit->kernels[k].conv;
-    if (k >= 0 && unit->kernels[k].batchNorm)
-      options.batchNorms[op] = *unit->kernels[k].batchNorm;
-    if (k >= 0 && unit->kernels[k].pooling)
-      options.poolings[op] = *unit->kernels[k].pooling;
+    const codegen::GeneratedKernel &kernel = unit->kernels[k];
+    if (kernel.conv && cudnnRuns(getConvKindName(kernel.conv->kind)))
+      options.convs[op] = *kernel.conv;
+    if (kernel.batchNorm && cudnnRuns("batch-norm"))
+      options.batchNorms[op] = *kernel.batchNorm;
+    if (kernel.pooling && cudnnRuns("pooling"))
+      options.poolings[op] = *kernel.pooling;
   }
   std::shared_ptr<codegen::KernelLibrary> keep(std::move(*library));
   return std::shared_ptr<void>(handle, [keep](void *h) { dlclose(h); });
@@ -183,6 +228,7 @@ Engine tofu::createEngine(Backend backend, const runtime::ExecutablePlan &plan,
       engine.kernelTimes = std::make_unique<runtime::KernelTimes>();
       options.times = engine.kernelTimes.get();
     }
+    options.compareLibraries = cudaCompareLibraries;
     engine.device = runtime::createCudaDevice(options);
     engine.communicator = runtime::createCudaCommunicator(
         *engine.device, engine.transport.get());

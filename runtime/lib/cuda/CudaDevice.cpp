@@ -31,6 +31,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -211,6 +212,11 @@ public:
 
   void launch(unsigned w, unsigned kernel, const KernelCall &call) override {
     select(w);
+    if (options.compareLibraries) {
+      if (dispatch(w, kernel, call) != KernelLibrary::Generated)
+        compareWithGenerated(w, kernel, call);
+      return;
+    }
     if (!options.times) {
       dispatch(w, kernel, call);
       return;
@@ -289,6 +295,58 @@ private:
           fmt::format("worker {}: no CUDA kernel {}", w, kernel));
     check(options.launches[kernel](call, workers[w].stream), w, "launch");
     return KernelLibrary::Generated;
+  }
+
+  /// CudaOptions::compareLibraries: runs op `kernel`'s generated kernel into
+  /// a copy of the output box the library just wrote and prints the largest
+  /// difference, over the whole box, on stderr.
+  void compareWithGenerated(unsigned w, unsigned kernel,
+                            const KernelCall &call) {
+    if (kernel >= options.launches.size() || !options.launches[kernel])
+      return;
+    std::size_t count = 1;
+    for (unsigned d = 0; d != call.output.rank; ++d)
+      count *= std::size_t(call.output.extent[d]);
+    unsigned size = getElementSize(call.output.type);
+    cudaStream_t stream = workers[w].stream;
+    void *scratch = nullptr;
+    check(cudaMallocAsync(&scratch, count * size, stream), w,
+          "compare scratch");
+    check(cudaMemcpyAsync(scratch, call.output.data, count * size,
+                          cudaMemcpyDeviceToDevice, stream),
+          w, "compare copy");
+    KernelCall generated = call;
+    generated.output.data = scratch;
+    check(options.launches[kernel](generated, stream), w, "launch");
+    std::vector<char> library(count * size), mine(count * size);
+    check(cudaMemcpyAsync(library.data(), call.output.data, count * size,
+                          cudaMemcpyDeviceToHost, stream),
+          w, "compare copy");
+    check(cudaMemcpyAsync(mine.data(), scratch, count * size,
+                          cudaMemcpyDeviceToHost, stream),
+          w, "compare copy");
+    check(cudaFreeAsync(scratch, stream), w, "compare scratch");
+    check(cudaStreamSynchronize(stream), w, "compare");
+    auto at = [&](const std::vector<char> &v, std::size_t i) {
+      if (call.output.type == ElementType::F64)
+        return reinterpret_cast<const double *>(v.data())[i];
+      return double(reinterpret_cast<const float *>(v.data())[i]);
+    };
+    double worst = 0, worstRel = 0;
+    std::size_t worstAt = 0;
+    for (std::size_t i = 0; i != count; ++i) {
+      double a = at(library, i), b = at(mine, i), d = std::abs(a - b);
+      if (!(d <= worst)) {
+        worst = d;
+        worstAt = i;
+      }
+      worstRel = std::max(worstRel, d / (1 + std::abs(b)));
+    }
+    fmt::print(stderr,
+               "compare: worker {} op {}: {} elements, max abs {:.3e} (rel "
+               "{:.3e}) at element {}: library {} vs generated {}\n",
+               w, kernel, count, worst, worstRel, worstAt, at(library, worstAt),
+               at(mine, worstAt));
   }
 
   /// Adds the timed launches since the last round to options.times; every

@@ -64,6 +64,10 @@ struct CudaOptions {
   /// When set, every launch is timed with CUDA events and each
   /// synchronize after launches adds a round to it (KernelTimes.h).
   KernelTimes *times = nullptr;
+  /// Testing: after every op cuBLAS or cuDNN computes, also run its
+  /// generated kernel into a scratch copy of the output box and print, on
+  /// stderr, the largest difference between the two (one line per call).
+  bool compareLibraries = false;
 };
 
 /// The number of CUDA devices; 0 with `why` set to cudaGetDeviceCount's
