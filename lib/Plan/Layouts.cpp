@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Plan/Layouts.h"
+#include "tofu/Plan/WorkerParts.h"
 
 #include "tofu/Analysis/Layout.h"
 
@@ -73,30 +74,15 @@ void plan::forEachStoredRegion(
   }
   assert(tensor.layout && "a tensor with neither regions nor a layout");
   ArrayRef<uint8_t> dims = *tensor.layout;
-  ArrayRef<int64_t> shape = tensor.shape;
-  unsigned numLevels = levels.size();
-  assert(dims.size() <= numLevels && "a layout step beyond the levels");
-  // prefix[l]: the region after levels 0..l-1 (analysis::getLayoutRegion's
-  // loop stopped before level l) for the current digits.
-  SmallVector<Region, 8> prefix(numLevels + 1);
-  prefix[0].resize(shape.size());
-  for (unsigned d = 0, e = shape.size(); d != e; ++d)
-    prefix[0][d] = analysis::Range{0, shape[d]};
-  SmallVector<unsigned, 8> digits(numLevels, 0);
-  auto derive = [&](unsigned from) {
-    for (unsigned l = from; l != numLevels; ++l) {
-      prefix[l + 1] = prefix[l];
-      if (l < dims.size() && dims[l] < shape.size())
-        prefix[l + 1][dims[l]] =
-            analysis::getEvenPart(prefix[l][dims[l]], levels[l], digits[l]);
-    }
-  };
-  derive(0);
-  for (unsigned w = 0; w != workers; ++w) {
-    if (w)
-      derive(nextWorkerDigits(levels, digits));
-    fn(w, &prefix[numLevels]);
-  }
+  assert(dims.size() <= levels.size() && "a layout step beyond the levels");
+  Region whole(tensor.shape.size());
+  for (unsigned d = 0, e = tensor.shape.size(); d != e; ++d)
+    whole[d] = analysis::Range{0, tensor.shape[d]};
+  // A replicate step (kReplicateDim) is no dimension: the region stays.
+  forEachWorkerPart(
+      whole, levels,
+      [&](unsigned l) { return l < dims.size() ? unsigned(dims[l]) : ~0u; },
+      [&](unsigned w, const Region &region) { fn(w, &region); });
 }
 
 int64_t plan::getStoredVolume(const TensorPlan &tensor,

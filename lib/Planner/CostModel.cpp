@@ -9,6 +9,7 @@
 
 #include "tofu/Planner/CostModel.h"
 #include "tofu/Plan/Layouts.h"
+#include "tofu/Plan/WorkerParts.h"
 #include "tofu/Planner/Assignment.h"
 #include "tofu/Planner/Executable.h"
 #include "tofu/Runtime/Error.h"
@@ -133,38 +134,27 @@ void planner::forEachOpShare(
     llvm::function_ref<void(unsigned, ArrayRef<Range>,
                             const analysis::WorkerRegions &, bool)>
         fn) {
-  unsigned numLevels = levels.size(), workers = 1;
-  for (unsigned n : levels)
-    workers *= n;
-  assert(steps.size() <= numLevels && "a step beyond the levels");
-  // prefix[l]: getOpBox's box after levels 0..l-1 for the current digits.
-  SmallVector<SmallVector<Range, 8>, 8> prefix(numLevels + 1);
-  analysis::getFullBox(op.binding, prefix[0]);
-  SmallVector<unsigned, 8> digits(numLevels, 0);
-  auto derive = [&](unsigned from) {
-    for (unsigned l = from; l != numLevels; ++l) {
-      prefix[l + 1] = prefix[l];
-      if (l < steps.size() && steps[l] < op.strategies.size()) {
-        unsigned var = op.strategies[steps[l]].var;
-        prefix[l + 1][var] =
-            analysis::getEvenPart(prefix[l][var], levels[l], digits[l]);
-      }
-    }
-  };
-  derive(0);
+  assert(steps.size() <= levels.size() && "a step beyond the levels");
+  SmallVector<Range, 8> whole;
+  analysis::getFullBox(op.binding, whole);
   SmallVector<Range, 8> previous;
   analysis::WorkerRegions regions;
-  for (unsigned w = 0; w != workers; ++w) {
-    if (w)
-      derive(plan::nextWorkerDigits(levels, digits));
-    const SmallVector<Range, 8> &box = prefix[numLevels];
-    bool same = w && box == previous;
-    if (!same) {
-      analysis::computeWorkerRegions(op.binding, box, regions);
-      previous = box;
-    }
-    fn(w, box, regions, same);
-  }
+  // The replicate step (ProblemOp::getReplicateStep) splits no variable.
+  plan::forEachWorkerPart(
+      whole, levels,
+      [&](unsigned l) {
+        return l < steps.size() && steps[l] < op.strategies.size()
+                   ? op.strategies[steps[l]].var
+                   : ~0u;
+      },
+      [&](unsigned w, const SmallVector<Range, 8> &box) {
+        bool same = w && box == previous;
+        if (!same) {
+          analysis::computeWorkerRegions(op.binding, box, regions);
+          previous = box;
+        }
+        fn(w, box, regions, same);
+      });
 }
 
 llvm::Error planner::checkPlanMatchesGraph(const graph::Graph &g,

@@ -48,11 +48,11 @@ bool getStoredRegion(const Plan &p, const TensorPlan &tensor, unsigned w,
                      Region &region);
 /// getStoredRegion for every worker of a plan of `levels`, in worker
 /// order: `fn(w, region)`, `region` null where worker `w` stores nothing
-/// (valid during the call only). A layout's regions are derived level by
-/// level as the workers' digits change (the levels inside the highest
-/// level whose digit changed), not from scratch per worker: the same
-/// regions, by the same nested even parts, in about two parts per worker
-/// instead of one per level.
+/// (valid during the call only). A layout's regions are derived by
+/// forEachWorkerPart (WorkerParts.h), level by level as the workers'
+/// digits change, not from scratch per worker: the same regions, by the
+/// same nested even parts, in about two parts per worker instead of one
+/// per level.
 void forEachStoredRegion(const TensorPlan &tensor, ArrayRef<unsigned> levels,
                          llvm::function_ref<void(unsigned, const Region *)> fn);
 /// Elements worker `digits` stores of `tensor` (0 for nothing).

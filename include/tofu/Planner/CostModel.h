@@ -52,8 +52,9 @@ void computeOpShare(const ProblemOp &op, ArrayRef<unsigned> levels,
 /// computeOpShare for every worker of `levels`, in worker order:
 /// `fn(w, box, regions, same)`, `same` when worker w's box is worker
 /// w - 1's (a level `op` is replicated on: the regions are not computed
-/// again). The box is derived level by level as the workers' digits change
-/// (plan::forEachStoredRegion's way), with the same nested even parts.
+/// again). The boxes are derived by plan::forEachWorkerPart, as
+/// plan::forEachStoredRegion derives a layout's regions: the same nested
+/// even parts as computeOpShare's.
 void forEachOpShare(
     const ProblemOp &op, ArrayRef<unsigned> levels, ArrayRef<uint8_t> steps,
     llvm::function_ref<void(unsigned, ArrayRef<analysis::Range>,
