@@ -3,10 +3,10 @@
 // This file implements getMathHelpers (MathHelpers.h): the `tdl_<Id>`
 // helpers of the kernel prelude, one per numeric builtin of
 // MathBuiltins.def, with the expression the evaluator computes, except that
-// in a C++ (not CUDA) unit exp and erf are the prelude's branch-free
-// `vexp` and `verf` instead of the C library's calls (docs/CodeGen.md,
-// "Vectorized exp and erf"). The C library's exp and erf are calls the
-// compiler cannot vectorize; `vexp` and `verf` are straight-line double
+// in a C++ (not CUDA) unit exp, erf and tanh are the prelude's branch-free
+// `vexp`, `verf` and `vtanh` instead of the C library's calls
+// (docs/CodeGen.md, "Vectorized exp and erf"). The C library's functions
+// are calls the compiler cannot vectorize; the v forms are straight-line double
 // arithmetic and selects, so loops over them vectorize (with
 // -fno-trapping-math, KernelCompiler's flags), and kernels that call them
 // are compiled twice, for AVX2 and for the baseline, one chosen when the
@@ -16,7 +16,8 @@
 // Accuracy against the C library's double results (test/CodeGen/
 // vector-math.test, 2e6 points each, bounds checked there): vexp within
 // 1e-9 relative (measured 2.7e-10) from -708 up, 0 below; sigmoid within
-// 1e-9; verf within 1e-8 (measured 4.1e-9). Both are far below half an
+// 1e-9; verf within 1e-8 (measured 4.1e-9); vtanh within 1e-9 (measured
+// 2.2e-10). All are far below half an
 // ulp of a float (6e-8): an f32 result is the C library's or its
 // neighbour, except where the kernel's own formula cancels (gelu's
 // gradient near x = -0.75 sums two terms of opposite signs).
@@ -64,13 +65,17 @@ std::string replaceAll(std::string s, const std::string &from,
 // series of erf to a^13 (relative error < 1e-9); above, 1 - erfc(|a|) with
 // erfc(z) = exp(-z^2) P(t), t = 1 / (1 + 0.4 z), P a degree-9 polynomial
 // fitted to erfc(z) exp(z^2) on [0.5, 26.5] (relative error 5.4e-9); the
-// sign of a copied onto the result.
-const char *vectorForms = R"(// exp and erf: the C library's in a CUDA unit (TOFU_KG_CUDA_UNIT or nvcc),
-// else branch-free double arithmetic a loop vectorizes (docs/CodeGen.md,
-// "Vectorized exp and erf").
+// sign of a copied onto the result. vtanh: for |a| < 0.3 the Taylor series
+// of tanh to a^13 (the next term below 1e-10 relative); above,
+// 1 - 2 / (exp(2|a|) + 1) (1 once vexp gives infinity); the sign of a
+// copied onto the result.
+const char *vectorForms = R"(// exp, erf and tanh: the C library's in a CUDA unit (TOFU_KG_CUDA_UNIT
+// or nvcc), else branch-free double arithmetic a loop vectorizes
+// (docs/CodeGen.md, "Vectorized exp and erf").
 #if defined(__CUDACC__) || defined(TOFU_KG_CUDA_UNIT)
 #define TOFU_KG_EXP std::exp
 #define TOFU_KG_ERF std::erf
+#define TOFU_KG_TANH std::tanh
 #define TOFU_KG_WIDE
 #else
 inline double vexp(double a) {
@@ -123,8 +128,23 @@ inline double verf(double a) {
   double small = 1.1283791670955126 * z * s;
   return std::copysign(z < 0.5 ? small : big, a);
 }
+inline double vtanh(double a) {
+  double z = std::fabs(a);
+  double big = 1.0 - 2.0 / (vexp(2.0 * z) + 1.0);
+  double z2 = z * z;
+  double s = 21844.0 / 6081075.0;
+  s = s * z2 - 1382.0 / 155925.0;
+  s = s * z2 + 62.0 / 2835.0;
+  s = s * z2 - 17.0 / 315.0;
+  s = s * z2 + 2.0 / 15.0;
+  s = s * z2 - 1.0 / 3.0;
+  s = s * z2 + 1.0;
+  double small = z * s;
+  return std::copysign(z < 0.3 ? small : big, a);
+}
 #define TOFU_KG_EXP tofu_kg::vexp
 #define TOFU_KG_ERF tofu_kg::verf
+#define TOFU_KG_TANH tofu_kg::vtanh
 // A kernel that calls them: an AVX2 and a baseline copy, picked at load
 // (-DTOFU_KG_WIDE= on the command line: the baseline only).
 #if !defined(TOFU_KG_WIDE) && defined(__x86_64__) && defined(__GNUC__) && \
@@ -147,6 +167,7 @@ std::string codegen::getMathHelpers() {
   for (const Builtin &b : builtins) {
     std::string expr = replaceAll(b.expr, "std::exp(", "TOFU_KG_EXP(");
     expr = replaceAll(expr, "std::erf(", "TOFU_KG_ERF(");
+    expr = replaceAll(expr, "std::tanh(", "TOFU_KG_TANH(");
     text += std::string("TOFU_HD inline double tdl_") + b.id + "(" +
             b.params + ") { return " + expr + "; }\n";
   }
@@ -154,7 +175,8 @@ std::string codegen::getMathHelpers() {
 }
 
 bool codegen::callsVectorForms(const std::string &body) {
-  for (const char *name : {"tdl_Exp(", "tdl_Erf(", "tdl_Sigmoid("})
+  for (const char *name :
+       {"tdl_Exp(", "tdl_Erf(", "tdl_Sigmoid(", "tdl_Tanh("})
     if (body.find(name) != std::string::npos)
       return true;
   return false;

@@ -1,11 +1,11 @@
-// The kernel prelude's vector exp and erf against the C library's
+// The kernel prelude's vector exp, erf and tanh against the C library's
 // (test/CodeGen/vector-math.test; docs/CodeGen.md, "Vectorized exp and
 // erf"). Compiled with `-include` of a gelu_backward kernel emitted by
 // tdlc (prelude and kernel `tofu_k_gelu_backward`, 4096 elements): checks
-// vexp, verf and tdl_Sigmoid over sweeps of doubles within the documented
-// relative bounds, the special values, and the kernel's f32 results against
-// the evaluator's formula with std::erf and std::exp (at most one ulp
-// apart). Prints the largest errors and a hash of the kernel's output bits,
+// vexp, verf, tdl_Sigmoid and vtanh over sweeps of doubles within the
+// documented relative bounds, the special values, and the kernel's f32
+// results against the evaluator's formula with std::erf and std::exp (at
+// most one ulp apart). Prints the largest errors and a hash of the kernel's output bits,
 // so two builds (AVX2 copy, baseline only) can be compared bit for bit.
 // Exit status 1 when a check fails.
 
@@ -102,6 +102,30 @@ void checkSigmoid() {
   std::printf("sigmoid: max relative error %.3g (bound %g)\n", worst, bound);
 }
 
+void checkTanh() {
+  const double bound = 1e-9;
+  double worst = 0;
+  for (double a : points(-30.0, 30.0, 2.0)) {
+    double got = tofu_kg::vtanh(a), want = std::tanh(a);
+    if (want == 0) {
+      if (got != 0 || std::signbit(got) != std::signbit(want))
+        fail("vtanh", a, got, want);
+      continue;
+    }
+    checkRelative("vtanh", a, got, want, bound, worst);
+  }
+  // Both sides of the switch from the series to exp at |a| = 0.3, and
+  // tiny values (the series' first term).
+  for (double a : {0.3, std::nextafter(0.3, 0.0), -0.3, 1e-300, -1e-20, 5e-9})
+    checkRelative("vtanh", a, tofu_kg::vtanh(a), std::tanh(a), bound, worst);
+  const double inf = INFINITY;
+  if (tofu_kg::vtanh(inf) != 1.0 || tofu_kg::vtanh(-inf) != -1.0 ||
+      tofu_kg::vtanh(400.0) != 1.0 || !std::isnan(tofu_kg::vtanh(NAN)) ||
+      !std::signbit(tofu_kg::vtanh(-0.0)))
+    fail("vtanh special", 0, 0, 0);
+  std::printf("vtanh: max relative error %.3g (bound %g)\n", worst, bound);
+}
+
 /// Distance in f32 ulps (same sign, finite).
 std::int64_t ulps(float a, float b) {
   std::int32_t ia, ib;
@@ -168,6 +192,7 @@ int main() {
   checkExp();
   checkErf();
   checkSigmoid();
+  checkTanh();
   checkKernel();
   std::printf("%d failures\n", failures);
   return failures ? 1 : 0;
