@@ -375,8 +375,10 @@ void WorkerStep::runOp(unsigned i) {
   // kernel may read the old value), unless the kernel reads that only at
   // the element it writes: then straight into its buffer, which the value
   // takes at delivery (InPlaceUpdates.h).
-  bool over = worker.inPlace[o] && writesOverReplaced(plan, i, w, worker.inPlace);
-  bool direct = writesInPlace(plan, i, w) && (!worker.inPlace[o] || over);
+  // writesOverReplaced, with writesInPlace evaluated once.
+  bool inBox = writesInPlace(plan, i, w);
+  bool over = inBox && worker.inPlace[o] && readsReplacedInPlace(plan, i, w);
+  bool direct = inBox && (!worker.inPlace[o] || over);
   Buffer outTemp;
   unsigned char *outData = nullptr;
   bool defer = false;

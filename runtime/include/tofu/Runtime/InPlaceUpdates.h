@@ -108,6 +108,16 @@ bool readsReplacedPointwise(const ExecutablePlan &plan, unsigned i,
   return true;
 }
 
+/// Whether worker `w`'s share of op `i` reads the value it replaces only
+/// pointwise (readsReplacedPointwise with `w`'s inputs): writesOverReplaced's
+/// last condition, for a caller that knows the others (the executor, which
+/// also needs writesInPlace alone).
+inline bool readsReplacedInPlace(const ExecutablePlan &plan, unsigned i,
+                                 unsigned w) {
+  return readsReplacedPointwise(
+      plan, i, [&](unsigned p) { return readsInPlace(plan, i, p, w); });
+}
+
 /// Whether worker `w` computes op `i`'s output, a next value it writes in
 /// place (`inPlace`: getInPlaceUpdates'), straight into the buffer of what
 /// it replaces: it computes its stored box (writesInPlace) and reads the
@@ -116,9 +126,7 @@ bool readsReplacedPointwise(const ExecutablePlan &plan, unsigned i,
 inline bool writesOverReplaced(const ExecutablePlan &plan, unsigned i,
                                unsigned w, const std::vector<bool> &inPlace) {
   return inPlace[plan.ops[i].output] && writesInPlace(plan, i, w) &&
-         readsReplacedPointwise(plan, i, [&](unsigned p) {
-           return readsInPlace(plan, i, p, w);
-         });
+         readsReplacedInPlace(plan, i, w);
 }
 
 } // namespace runtime
