@@ -431,6 +431,32 @@ void GeneratedKernels::run(unsigned kernel, const runtime::KernelCall &call) {
   // The sums of the last call serve only the call right after it (the
   // same batch norm's weight and bias gradients run next, reading the
   // boxes the sums were taken over: runBatchNormParamGradFromSums checks).
+  //
+  // Why this hand-off is safe with today's executor (runtime/lib/
+  // Executor.cpp), although the rule lives here and not there:
+  // - A worker's kernel calls all run on one thread, in plan order
+  //   (WorkerStep::run calls runOp(0..n-1); one call per op with a
+  //   non-empty share). Fusion only defers an elementwise op to run in
+  //   blocks with the next op (runFusedBlocks), and no source or consumer
+  //   of sums is elementwise (they are reductions); other threads (other
+  //   workers) have their own lastSums.
+  // - The consumer takes sums only from the call just before it on its
+  //   thread, made by its own source op (sumsSource, an earlier op of the
+  //   graph reading the same tensors) of this instance, over the same
+  //   data, boxes and channels; any call in between drops them. Tensors do
+  //   not change within a step (a batch norm's inputs are not updated in
+  //   place), so the same boxes at the same addresses hold the same values.
+  // - A source's sums never reach a consumer in a later step: the shares
+  //   are the same every step, so if consumer i is called in a step, the
+  //   step's last call is op i or a later one, never source j < i, and a
+  //   call of j in the next step precedes i's there.
+  // An executor that ran a worker's ops on several threads would only lose
+  // the saving. One that ran a weight or bias gradient before its input
+  // gradient (the data flow allows it: the gradient does not read the
+  // input gradient's output), with that input gradient the last call of a
+  // step on its thread, would hand it the previous step's sums: such a
+  // reordering must tie the hand-off to the op order (drop the sums at
+  // each step's start, or have the executor pass them), in the executor.
   LastSums &last = lastSums;
   bool takesSums = last.valid && last.owner == serial &&
                    kernel < sumsSource.size() &&
