@@ -567,6 +567,9 @@ std::string KernelBuilder::lowerReduce(const ReduceExpr &e) {
   if (guard.empty())
     if (llvm::Optional<KeyedSum> keyed = matchKeyedSum(e))
       return lowerKeyedSum(e, *keyed, target);
+  if (cudaTarget)
+    if (llvm::Optional<std::string> entry = hoistToPhase(e, target))
+      return *entry;
   std::vector<Scope> inner(std::make_move_iterator(scopes.begin() + target + 1),
                            std::make_move_iterator(scopes.end()));
   scopes.resize(target + 1);

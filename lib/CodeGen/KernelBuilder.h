@@ -92,6 +92,25 @@ struct KeyedSum {
   SmallVector<const tdl::Expr *, 2> rest;
 };
 
+/// CUDA target (CudaEmitter.cpp): a reduction shared by several output
+/// elements (free in some output variables only), computed once per value
+/// of those variables by a kernel launched before the element kernel, one
+/// thread per value running the reduction's sequential loop, into a table
+/// of doubles in scratch device memory that the later kernels read.
+struct CudaPhase {
+  /// The reduction's free (output) variables, increasing: one thread per
+  /// point of their box.
+  SmallVector<unsigned, 4> vars;
+  /// The thread's statements, computing `value`.
+  std::vector<std::string> lines;
+  std::string value;
+  /// Where the reduction was hoisted out of enclosing reductions: it is
+  /// computed only where their ranges are not empty (empty: always).
+  std::string guard;
+  /// The table's name, and the read of its entry at the variables.
+  std::string table, entry;
+};
+
 /// A list of statements, one line each; indentation is added at the end.
 struct Scope {
   std::vector<std::string> lines;
@@ -147,6 +166,14 @@ public:
   /// The extents of the reduction variables of `e` (sets varExtents).
   void resolveExtents(const tdl::ReduceExpr &e);
   void fail(const Twine &msg);
+
+  // CudaEmitter.cpp
+  /// CUDA target: for a reduction lowered at scope `target` (lowerReduce's),
+  /// free in fewer output variables than the current thread binds and
+  /// inside no select branch, adds a CudaPhase computing it (once) and
+  /// returns the read of its table entry; None otherwise.
+  llvm::Optional<std::string> hoistToPhase(const tdl::ReduceExpr &e,
+                                           unsigned target);
 
   // Contraction.cpp
   /// Finds a contraction of the body that BLAS can compute; with
@@ -275,6 +302,14 @@ public:
   /// Building the CUDA kernel (buildCuda): no blocked sums over exp
   /// (lowerReduce), which would put a 2 KB array in every thread.
   bool cudaTarget = false;
+  /// CUDA target: the reductions computed before the element kernel, in
+  /// launch order (CudaEmitter.cpp).
+  std::vector<CudaPhase> cudaPhases;
+  /// CUDA target: the phase of each reduction already in cudaPhases.
+  llvm::DenseMap<const tdl::ReduceExpr *, unsigned> cudaTables;
+  /// CUDA target: the output variables a thread of the kernel being lowered
+  /// binds (all of them for the element kernel, a phase's own).
+  SmallVector<unsigned, 4> threadVars;
   /// The whole body is a contraction: how library GEMMs compute it.
   llvm::Optional<runtime::DeviceGemm> gemm;
   /// The body is a forward convolution: how cuDNN computes it.
