@@ -12,7 +12,10 @@
 // nest stores X into the output box first and the GEMM adds alpha times
 // the sum to it (beta = 1), PyTorch's addmm call, with no pass reading the
 // sums back. Any other body that is more than the sum then reads the sum
-// back from the output element it overwrites.
+// back from the output element it overwrites. The same prefilled body with
+// X = `scale * T[..]` (T read at output variables or broadcast) is
+// described for the device executor (DeviceGemm::bias): a fill of the box
+// by cuBLAS, then the GEMM with beta = 1.
 //
 // On the CPU target a contraction over f16/bf16 tensors (a mixed-precision
 // step) is widened: its operand boxes are copied into double buffers
@@ -190,6 +193,98 @@ bool KernelBuilder::matchPrefill(Contraction &c) const {
   return false;
 }
 
+namespace {
+
+using FoldInt = llvm::function_ref<llvm::Optional<int64_t>(const Expr &)>;
+
+/// The value of the constant real expression `e` (a literal, a param, an
+/// integer `foldInt` folds, a negation of one); None otherwise.
+llvm::Optional<double> realConstant(const Expr &e, const KernelInstance &inst,
+                                    FoldInt foldInt) {
+  if (llvm::Optional<int64_t> v = foldInt(e))
+    return double(*v);
+  if (const auto *lit = dyn_cast<FloatLiteralExpr>(&e))
+    return lit->getValue();
+  if (const auto *name = dyn_cast<NameExpr>(&e))
+    if (const ParamDecl *param = name->getParam()) {
+      double v = inst.params[param->getPosition()];
+      return e.getType() == ValueType::Real ? v : std::trunc(v);
+    }
+  if (const auto *un = dyn_cast<UnaryExpr>(&e))
+    if (un->getOp() == UnaryOp::Neg)
+      if (llvm::Optional<double> v = realConstant(un->getOperand(), inst, foldInt))
+        return -*v;
+  return llvm::None;
+}
+
+/// The GemmBias of a prefilled contraction's X in an op with `rank`
+/// output variables and variable extents `varExtents`; None where X is
+/// not `scale * T[..]` with T's reads the device's.
+llvm::Optional<runtime::GemmBias> describeBias(const Expr &x, unsigned rank,
+                                               const KernelInstance &inst,
+                                               ArrayRef<int64_t> varExtents,
+                                               FoldInt foldInt) {
+  // `scale * T[..]`, `T[..] * scale` or `T[..]`.
+  const auto *read = dyn_cast<TensorReadExpr>(&x);
+  llvm::Optional<double> scale = 1.0;
+  if (const auto *mul = dyn_cast<BinaryExpr>(&x);
+      mul && mul->getOp() == BinaryOp::Mul) {
+    bool readFirst = isa<TensorReadExpr>(mul->getLHS());
+    read = dyn_cast<TensorReadExpr>(readFirst ? &mul->getLHS() : &mul->getRHS());
+    scale = realConstant(readFirst ? mul->getRHS() : mul->getLHS(), inst, foldInt);
+  }
+  if (!read || !read->getTensor() || !scale)
+    return llvm::None;
+  unsigned t = read->getTensor()->getPosition();
+  const Shape &shape = inst.inputShapes[t];
+  if (inst.inputTypes[t] != inst.outputType || shape.size() != read->getNumIndices())
+    return llvm::None;
+  runtime::GemmBias bias;
+  bias.input = t;
+  bias.scale = *scale;
+  // Each index is an output variable v (or `v % n` with n at least v's
+  // extent) or 0 (or `v % 1`).
+  for (unsigned d = 0; d != shape.size(); ++d) {
+    const Expr *index = &read->getIndex(d);
+    llvm::Optional<int64_t> modulus;
+    if (const auto *rem = dyn_cast<BinaryExpr>(index);
+        rem && rem->getOp() == BinaryOp::Rem) {
+      modulus = foldInt(rem->getRHS());
+      if (!modulus)
+        return llvm::None;
+      index = &rem->getLHS();
+    }
+    int var = -1;
+    if (const auto *name = dyn_cast<NameExpr>(index); name && name->getIndexVar())
+      var = int(name->getIndexVar()->getId());
+    else if (foldInt(*index) != llvm::Optional<int64_t>(0))
+      return llvm::None;
+    if (var >= int(rank))
+      return llvm::None;
+    if (var >= 0 && modulus && *modulus == 1)
+      var = -1;
+    else if (var >= 0 && modulus && *modulus < varExtents[var])
+      return llvm::None;
+    if (var >= 0 && (varExtents[var] > shape[d] ||
+                     llvm::is_contained(bias.vars, var)))
+      return llvm::None;
+    if (var < 0 && shape[d] < 1)
+      return llvm::None;
+    bias.vars.push_back(var);
+  }
+  // One cuBLAS call fills a batch element (CudaDevice.cpp): T's rows are
+  // read along j (a full bias or a broadcast row), or a column along i.
+  int iv = int(rank) - 2, jv = int(rank) - 1;
+  bool rows = !bias.vars.empty() && bias.vars.back() == jv;
+  bool column = !llvm::is_contained(bias.vars, jv) &&
+                llvm::is_contained(bias.vars, iv);
+  if (!rows && !column)
+    return llvm::None;
+  return bias;
+}
+
+} // namespace
+
 runtime::DeviceGemm KernelBuilder::describeGemm(const Contraction &c) const {
   runtime::DeviceGemm g;
   g.a = c.a->getTensor()->getPosition();
@@ -202,6 +297,19 @@ runtime::DeviceGemm KernelBuilder::describeGemm(const Contraction &c) const {
     g.aVars.push_back(v);
   for (unsigned v : plainVars(*c.b))
     g.bVars.push_back(v);
+  if (!c.prefill)
+    return g;
+  // A prefilled body `scale * T[..] + alpha * Sum(..)`: its fill, where
+  // both constants have values and T's reads are the device's (GemmBias).
+  auto fold = [this](const Expr &e) { return foldInt(e); };
+  llvm::Optional<double> alpha =
+      c.alpha ? realConstant(*c.alpha, inst, fold) : 1.0;
+  llvm::Optional<runtime::GemmBias> bias = describeBias(
+      *c.prefill, op.getOutputRank(), inst, varExtents, fold);
+  if (alpha && bias) {
+    g.alpha = *alpha;
+    g.bias = std::move(*bias);
+  }
   return g;
 }
 

@@ -130,20 +130,25 @@ bool KernelBuilder::lowerBody(std::string &value) {
 
   if (options.target == KernelTarget::Cuda) {
     // The generated CUDA kernel is the loop-nest fallback; the device
-    // executor hands a matching contraction to cuBLAS.
+    // executor hands a matching contraction to cuBLAS, with the fill of
+    // a prefilled one's bias (DeviceGemm::bias).
     llvm::Optional<Contraction> found = matchContraction();
-    if (found && found->wholeBody)
-      gemm = describeGemm(*found);
+    if (found && (found->wholeBody || matchPrefill(*found)))
+      if (runtime::DeviceGemm g = describeGemm(*found); !found->prefill || g.bias)
+        gemm = std::move(g);
     deviceGemm = found.hasValue();
     if (!found)
       if (llvm::Optional<Contraction> c = matchConvolution())
         conv = describeConvolution(*c);
   } else if (options.useBlas) {
     contraction = matchContraction(/*widen16=*/true);
-    if (contraction && contraction->wholeBody && !contraction->widened)
-      gemm = describeGemm(*contraction);
     if (contraction)
       matchPrefill(*contraction);
+    if (contraction && !contraction->widened &&
+        (contraction->wholeBody || contraction->prefill))
+      if (runtime::DeviceGemm g = describeGemm(*contraction);
+          !contraction->prefill || g.bias)
+        gemm = std::move(g);
     if (!contraction) {
       contraction = matchConvolution();
       if (contraction)

@@ -4,7 +4,9 @@
 // the iteration box, the row-major GEMM of the box's rows i, columns j and
 // clamped reduction range k, each operand addressed at its first element;
 // a batch element whose operands lie one stride (the same for A, B and C)
-// after those of the previous batch's last element joins that batch.
+// after those of the previous batch's last element joins that batch. A
+// bias (GemmBias) is addressed the same way, its index 0 where it
+// broadcasts, its row and column strides those of the variables i and j.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +36,28 @@ std::vector<std::int64_t> at(const std::vector<unsigned> &vars,
   return index;
 }
 
+/// The element stride of output variable `v` in the bias `view`: the sum
+/// of the row-major strides of the dimensions `vars` reads at v.
+std::int64_t strideOf(const BoxView &view, const std::vector<int> &vars,
+                      unsigned v) {
+  std::int64_t stride = 0, inner = 1;
+  for (unsigned d = view.rank; d-- > 0;) {
+    if (vars[d] == int(v))
+      stride += inner;
+    inner *= view.extent[d];
+  }
+  return stride;
+}
+
+/// The bias's index at `values` (by variable): 0 where it broadcasts.
+std::vector<std::int64_t> biasIndex(const std::vector<int> &vars,
+                                    const std::vector<std::int64_t> &values) {
+  std::vector<std::int64_t> index;
+  for (int v : vars)
+    index.push_back(v < 0 ? 0 : values[v]);
+  return index;
+}
+
 } // namespace
 
 std::vector<GemmCall> tofu::runtime::planGemm(const DeviceGemm &g,
@@ -55,20 +79,24 @@ std::vector<GemmCall> tofu::runtime::planGemm(const DeviceGemm &g,
   std::vector<unsigned> outVars(rank);
   for (unsigned v = 0; v != rank; ++v)
     outVars[v] = v;
+  const BoxView *bias = g.bias ? &call.inputs[g.bias->input] : nullptr;
   // The element offsets of the last batch element planned.
-  std::int64_t lastA = 0, lastB = 0, lastC = 0;
+  std::int64_t lastA = 0, lastB = 0, lastC = 0, lastF = 0;
   while (true) {
     std::int64_t offA = offsetOf(a, at(g.aVars, values)),
                  offB = offsetOf(b, at(g.bVars, values)),
-                 offC = offsetOf(c, at(outVars, values));
+                 offC = offsetOf(c, at(outVars, values)),
+                 offF = bias ? offsetOf(*bias, biasIndex(g.bias->vars, values)) : 0;
     GemmCall *prev = calls.empty() ? nullptr : &calls.back();
-    std::int64_t dA = offA - lastA, dB = offB - lastB, dC = offC - lastC;
+    std::int64_t dA = offA - lastA, dB = offB - lastB, dC = offC - lastC,
+                 dF = offF - lastF;
     if (prev && dC > 0 &&
         (prev->batch == 1 || (dA == prev->strideA && dB == prev->strideB &&
-                              dC == prev->strideC))) {
+                              dC == prev->strideC && dF == prev->strideFill))) {
       prev->strideA = dA;
       prev->strideB = dB;
       prev->strideC = dC;
+      prev->strideFill = dF;
       ++prev->batch;
     } else {
       GemmCall gemm;
@@ -83,11 +111,19 @@ std::vector<GemmCall> tofu::runtime::planGemm(const DeviceGemm &g,
       gemm.lda = a.extent[rank - 1];
       gemm.ldb = b.extent[rank - 1];
       gemm.ldc = c.extent[rank - 1];
+      gemm.alpha = g.alpha;
+      if (bias) {
+        gemm.fill = static_cast<const char *>(bias->data) + offF * size;
+        gemm.fillRow = strideOf(*bias, g.bias->vars, iv);
+        gemm.fillCol = strideOf(*bias, g.bias->vars, jv);
+        gemm.fillScale = g.bias->scale;
+      }
       calls.push_back(gemm);
     }
     lastA = offA;
     lastB = offB;
     lastC = offC;
+    lastF = offF;
     // The next batch element, last batch variable fastest.
     unsigned v = iv;
     while (v != 0) {

@@ -131,9 +131,10 @@ std::shared_ptr<void> loadCudaKernels(const graph::Graph &g,
   unsigned count = 0;
   const runtime::CudaLaunchFn *launches = table(&count);
   options.launches.assign(launches, launches + count);
-  // Contractions of the whole body run as cuBLAS GEMMs (DeviceGemm.h),
-  // convolutions and their input and weight gradients (DeviceConv.h), batch
-  // norms (DeviceBatchNorm.h) and poolings (DevicePooling.h) on cuDNN.
+  // Contractions (whole bodies, or with a bias) run as cuBLAS GEMMs
+  // (DeviceGemm.h), convolutions and their input and weight gradients
+  // (DeviceConv.h), batch norms (DeviceBatchNorm.h) and poolings
+  // (DevicePooling.h) on cuDNN.
   options.gemms.assign(count, std::nullopt);
   options.convs.assign(count, std::nullopt);
   options.batchNorms.assign(count, std::nullopt);

@@ -113,11 +113,11 @@ struct GeneratedKernel {
   /// element-wise chains, docs/CodeGen.md "Fusion").
   std::vector<bool> pointwiseInputs;
   /// CUDA target: the body has a contraction (the count tdlc and
-  /// kernel-check print as "cuBLAS on the device"); only one that is the
-  /// whole body (`gemm`) is handed to cuBLAS, the generated kernel being
-  /// its fallback.
+  /// kernel-check print as "cuBLAS on the device"); only one described in
+  /// `gemm` is handed to cuBLAS, the generated kernel being its fallback.
   bool deviceGemm = false;
-  /// Both targets: the whole body is a contraction (mm, bmm, not addmm),
+  /// Both targets: the whole body is a contraction (mm, bmm), or a
+  /// contraction plus a bias (addmm, baddbmm: DeviceGemm::bias),
   /// described for the device executor's library GEMMs (DeviceGemm.h).
   llvm::Optional<runtime::DeviceGemm> gemm;
   /// Both targets: the body is a forward 2-D convolution (the C++ target's

@@ -132,6 +132,8 @@ public:
         continue;
       cudaSetDevice(worker.gpu);
       cudaStreamSynchronize(worker.stream);
+      cudaFree(worker.onesF32);
+      cudaFree(worker.onesF64);
       cublasDestroy(worker.blas);
 #ifdef TOFU_HAVE_CUDNN
       cudnnDestroy(worker.dnn);
@@ -253,6 +255,10 @@ private:
     int gpu = -1;
     cudaStream_t stream = nullptr;
     cublasHandle_t blas = nullptr;
+    /// Device vectors of ones (f32, f64), `ones` elements each, that the
+    /// fills of broadcast biases multiply (fill); null until the first.
+    void *onesF32 = nullptr, *onesF64 = nullptr;
+    std::int64_t onesF32Size = 0, onesF64Size = 0;
 #ifdef TOFU_HAVE_CUDNN
     cudnnHandle_t dnn = nullptr;
 #endif
@@ -381,7 +387,9 @@ private:
 
   /// The GEMMs of planGemm on row-major boxes: cuBLAS is column-major, so
   /// each computes C^T = op(B)^T op(A)^T with the row strides as leading
-  /// dimensions; a batch of several is one strided-batched call.
+  /// dimensions; a batch of several is one strided-batched call. A call
+  /// with a fill (a bias) fills its C_e first (fill) and adds the product
+  /// to it (beta = 1).
   void gemm(unsigned w, const DeviceGemm &g, const KernelCall &call) {
     const BoxView &c = call.output;
     if (c.type != ElementType::F32 && c.type != ElementType::F64)
@@ -389,6 +397,10 @@ private:
           fmt::format("worker {}: cuBLAS contractions are f32 or f64", w));
     unsigned size = getElementSize(c.type);
     for (const GemmCall &p : planGemm(g, call)) {
+      if (p.fill)
+        fill(w, p, c.type);
+      if (p.k <= 0 && p.fill)
+        continue;
       if (p.k <= 0) {
         for (std::int64_t e = 0; e != p.batch; ++e)
           check(cudaMemset2DAsync(static_cast<char *>(p.c) + e * p.strideC * size,
@@ -403,33 +415,135 @@ private:
           ldb = int(p.ldb), ldc = int(p.ldc), batch = int(p.batch);
       cublasHandle_t h = workers[w].blas;
       if (c.type == ElementType::F32) {
-        float one = 1, zero = 0;
+        float alpha = float(p.alpha), beta = p.fill ? 1 : 0;
         auto *a = static_cast<const float *>(p.a), *b = static_cast<const float *>(p.b);
         auto *y = static_cast<float *>(p.c);
         if (batch == 1)
-          checkBlas(cublasSgemm(h, opB, opA, n, m, k, &one, b, ldb, a, lda,
-                                &zero, y, ldc),
+          checkBlas(cublasSgemm(h, opB, opA, n, m, k, &alpha, b, ldb, a, lda,
+                                &beta, y, ldc),
                     w, "cublasSgemm");
         else
-          checkBlas(cublasSgemmStridedBatched(h, opB, opA, n, m, k, &one, b,
+          checkBlas(cublasSgemmStridedBatched(h, opB, opA, n, m, k, &alpha, b,
                                               ldb, p.strideB, a, lda, p.strideA,
-                                              &zero, y, ldc, p.strideC, batch),
+                                              &beta, y, ldc, p.strideC, batch),
                     w, "cublasSgemmStridedBatched");
       } else {
-        double one = 1, zero = 0;
+        double alpha = p.alpha, beta = p.fill ? 1 : 0;
         auto *a = static_cast<const double *>(p.a), *b = static_cast<const double *>(p.b);
         auto *y = static_cast<double *>(p.c);
         if (batch == 1)
-          checkBlas(cublasDgemm(h, opB, opA, n, m, k, &one, b, ldb, a, lda,
-                                &zero, y, ldc),
+          checkBlas(cublasDgemm(h, opB, opA, n, m, k, &alpha, b, ldb, a, lda,
+                                &beta, y, ldc),
                     w, "cublasDgemm");
         else
-          checkBlas(cublasDgemmStridedBatched(h, opB, opA, n, m, k, &one, b,
+          checkBlas(cublasDgemmStridedBatched(h, opB, opA, n, m, k, &alpha, b,
                                               ldb, p.strideB, a, lda, p.strideA,
-                                              &zero, y, ldc, p.strideC, batch),
+                                              &beta, y, ldc, p.strideC, batch),
                     w, "cublasDgemmStridedBatched");
       }
     }
+  }
+
+  /// Worker `w`'s device vector of at least `count` ones of `type`, grown
+  /// (stream-ordered) when a fill needs more.
+  const void *ones(unsigned w, ElementType type, std::int64_t count) {
+    Worker &worker = workers[w];
+    bool single = type == ElementType::F32;
+    void *&data = single ? worker.onesF32 : worker.onesF64;
+    std::int64_t &size = single ? worker.onesF32Size : worker.onesF64Size;
+    if (size >= count)
+      return data;
+    std::int64_t grown = std::max<std::int64_t>(count, 1024);
+    if (data)
+      check(cudaFreeAsync(data, worker.stream), w, "ones");
+    unsigned bytes = getElementSize(type);
+    check(cudaMallocAsync(&data, std::size_t(grown) * bytes, worker.stream), w,
+          "ones");
+    // The host copy lives until the stream has finished the upload.
+    auto upload = [&](auto one) {
+      std::vector<decltype(one)> host(std::size_t(grown), one);
+      check(cudaMemcpyAsync(data, host.data(), host.size() * bytes,
+                            cudaMemcpyHostToDevice, worker.stream),
+            w, "ones");
+      check(cudaStreamSynchronize(worker.stream), w, "ones");
+    };
+    if (single)
+      upload(1.0f);
+    else
+      upload(1.0);
+    size = grown;
+    return data;
+  }
+
+  /// GemmCall::fill by cuBLAS: a full bias (unit column stride, rows at
+  /// least n apart) is one geam per batch element, C_e = scale F_e; a
+  /// broadcast row (row stride 0) or column (column stride 0) is one
+  /// strided-batched GEMM with k = 1 against a vector of ones, C_e =
+  /// scale (ones[m x 1] F_e[1 x n]) or scale (F_e[m x 1] ones[1 x n]):
+  /// each element one product by 1, exact, then the scale.
+  void fill(unsigned w, const GemmCall &p, ElementType type) {
+    cublasHandle_t h = workers[w].blas;
+    int m = int(p.m), n = int(p.n), ldc = int(p.ldc), batch = int(p.batch);
+    unsigned size = getElementSize(type);
+    bool single = type == ElementType::F32;
+    float scaleF = float(p.fillScale), zeroF = 0;
+    double scaleD = p.fillScale, zeroD = 0;
+    if (p.fillCol == 1 && p.fillRow >= p.n) {
+      int ldf = int(p.fillRow);
+      for (std::int64_t e = 0; e != p.batch; ++e) {
+        const char *f = static_cast<const char *>(p.fill) + e * p.strideFill * size;
+        char *y = static_cast<char *>(p.c) + e * p.strideC * size;
+        if (single)
+          checkBlas(cublasSgeam(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, &scaleF,
+                                reinterpret_cast<const float *>(f), ldf, &zeroF,
+                                reinterpret_cast<const float *>(f), ldf,
+                                reinterpret_cast<float *>(y), ldc),
+                    w, "cublasSgeam");
+        else
+          checkBlas(cublasDgeam(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, &scaleD,
+                                reinterpret_cast<const double *>(f), ldf, &zeroD,
+                                reinterpret_cast<const double *>(f), ldf,
+                                reinterpret_cast<double *>(y), ldc),
+                    w, "cublasDgeam");
+      }
+      return;
+    }
+    // Row-major A [m x 1] times B [1 x n], as the GEMMs above.
+    const void *a, *b;
+    int lda, ldb = n;
+    std::int64_t strideA, strideB;
+    if (p.fillRow == 0 && p.fillCol == 1) {
+      a = ones(w, type, p.m);
+      lda = 1;
+      strideA = 0;
+      b = p.fill;
+      strideB = p.strideFill;
+    } else if (p.fillCol == 0 && p.fillRow >= 1) {
+      a = p.fill;
+      lda = int(p.fillRow);
+      strideA = p.strideFill;
+      b = ones(w, type, p.n);
+      strideB = 0;
+    } else {
+      throw RuntimeError(fmt::format(
+          "worker {}: a bias with row stride {} and column stride {} is not "
+          "one cuBLAS call",
+          w, p.fillRow, p.fillCol));
+    }
+    if (single)
+      checkBlas(cublasSgemmStridedBatched(
+                    h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, 1, &scaleF,
+                    static_cast<const float *>(b), ldb, strideB,
+                    static_cast<const float *>(a), lda, strideA, &zeroF,
+                    static_cast<float *>(p.c), ldc, p.strideC, batch),
+                w, "cublasSgemmStridedBatched (bias)");
+    else
+      checkBlas(cublasDgemmStridedBatched(
+                    h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, 1, &scaleD,
+                    static_cast<const double *>(b), ldb, strideB,
+                    static_cast<const double *>(a), lda, strideA, &zeroD,
+                    static_cast<double *>(p.c), ldc, p.strideC, batch),
+                w, "cublasDgemmStridedBatched (bias)");
   }
 
 #ifdef TOFU_HAVE_CUDNN
