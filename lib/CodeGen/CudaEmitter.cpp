@@ -138,12 +138,16 @@ static void declarePhaseTables(const KernelBuilder &b,
 }
 
 /// The statements binding output variables `vars` (increasing) from the
-/// thread's row-major rank in their box, returning past its end.
+/// thread's row-major rank `t` in their box of `count` points, returning
+/// past its end; with `keepRank`, the rank is kept in `t0` (a phase's
+/// table entry).
 static void bindThreadVars(const KernelBuilder &b, ArrayRef<unsigned> vars,
+                           const std::string &count, bool keepRank,
                            std::vector<std::string> &lines) {
   lines.push_back("std::int64_t t = std::int64_t(block.x) * blockSize.x + thread.x;");
-  lines.push_back("if (t >= " + boxSize(vars, "lo", "hi") + ") return;");
-  lines.push_back("const std::int64_t t0 = t;");
+  lines.push_back("if (t >= " + count + ") return;");
+  if (keepRank)
+    lines.push_back("const std::int64_t t0 = t;");
   for (unsigned i = vars.size(); i-- > 0;) {
     std::string v = b.varName(vars[i]), d = std::to_string(vars[i]);
     if (i == 0) {
@@ -214,7 +218,8 @@ std::string KernelBuilder::buildCuda(StringRef name) {
                     "_body(const " + callType + bodyParams);
     declareBoxes(lines);
     declarePhaseTables(*this, lines);
-    bindThreadVars(*this, p.vars, lines);
+    bindThreadVars(*this, p.vars, boxSize(p.vars, "lo", "hi"),
+                   /*keepRank=*/true, lines);
     for (std::string &line : p.lines)
       lines.push_back(std::move(line));
     std::string store = p.table + "[t0] = " + p.value + ";";
@@ -230,21 +235,10 @@ std::string KernelBuilder::buildCuda(StringRef name) {
     declarePhaseTables(*this, lines);
   // The thread's output element: its rank in the row-major box of the
   // output variables, innermost variable fastest.
-  lines.push_back("std::int64_t t = std::int64_t(block.x) * blockSize.x + thread.x;");
-  lines.push_back("if (t >= tofu::runtime::deviceThreadCount(lo, hi, " +
-                  std::to_string(rank) + ")) return;");
-  for (unsigned d = rank; d-- > 0;) {
-    std::string v = varName(d), ds = std::to_string(d);
-    if (d == 0) {
-      lines.push_back("const std::int64_t " + v + " = lo[0] + t;");
-      continue;
-    }
-    lines.push_back("const std::int64_t " + v + " = lo[" + ds + "] + t % (hi[" +
-                    ds + "] - lo[" + ds + "]);");
-    lines.push_back("t /= hi[" + ds + "] - lo[" + ds + "];");
-  }
-  if (rank == 0)
-    lines.push_back("(void)t;");
+  bindThreadVars(*this, threadVars,
+                 "tofu::runtime::deviceThreadCount(lo, hi, " +
+                     std::to_string(rank) + ")",
+                 /*keepRank=*/false, lines);
   for (unsigned d = 0; d <= rank; ++d)
     for (std::string &line : scopes[d].lines)
       lines.push_back(std::move(line));
