@@ -277,6 +277,8 @@ std::string KernelBuilder::build(StringRef name) {
     return "";
   std::vector<std::string> lines;
   lines.push_back("// " + describe());
+  // The signature's line, which the AVX2 marking below prefixes.
+  std::size_t signature = lines.size();
   lines.push_back("void " + name.str() +
                   "(const tofu::runtime::KernelCall &call) {");
   declareBoxes(lines);
@@ -305,7 +307,7 @@ std::string KernelBuilder::build(StringRef name) {
   lines.push_back("}");
   // A kernel calling exp or erf also gets an AVX2 copy (MathHelpers.h).
   if (llvm::any_of(lines, callsVectorForms))
-    lines[1] = "TOFU_KG_WIDE " + lines[1];
+    lines[signature].insert(0, "TOFU_KG_WIDE ");
   return indentLines(lines);
 }
 
