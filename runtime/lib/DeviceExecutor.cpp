@@ -201,9 +201,10 @@ void DeviceExecutor::Step::runOp(unsigned i) {
     // the element it writes: then straight into its buffer, which the
     // value takes at delivery (InPlaceUpdates.h).
     Worker &worker = *workers[w];
-    bool over =
-        worker.inPlace[o] && writesOverReplaced(plan, i, w, worker.inPlace);
-    direct[w] = writesInPlace(plan, i, w) && (!worker.inPlace[o] || over);
+    // writesOverReplaced, with writesInPlace evaluated once.
+    bool inBox = writesInPlace(plan, i, w);
+    bool over = inBox && worker.inPlace[o] && readsReplacedInPlace(plan, i, w);
+    direct[w] = inBox && (!worker.inPlace[o] || over);
     if (over) {
       DeviceBuffer &replaced = worker.stored[o]
                                    ? worker.stored[o]
