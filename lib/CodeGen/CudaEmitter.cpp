@@ -126,14 +126,18 @@ llvm::Optional<std::string> KernelBuilder::hoistToPhase(const ReduceExpr &e,
   return cudaPhases.back().entry;
 }
 
-/// The declarations of `b`'s phase tables, one after another in `scratch`.
+/// The declarations of those of `b`'s phase tables (one after another in
+/// `scratch`) that the statements `body` use.
 static void declarePhaseTables(const KernelBuilder &b,
+                               ArrayRef<std::string> body,
                                std::vector<std::string> &lines) {
   std::string at = "scratch";
   for (const CudaPhase &p : b.cudaPhases) {
-    lines.push_back("double *" + p.table + " = " + at + ";");
-    lines.push_back("(void)" + p.table + ";");
-    at = p.table + " + " + boxSize(p.vars, "lo", "hi");
+    if (llvm::any_of(body, [&](const std::string &line) {
+          return line.find(p.table + "[") != std::string::npos;
+        }))
+      lines.push_back("double *" + p.table + " = " + at + ";");
+    at += " + " + boxSize(p.vars, "lo", "hi");
   }
 }
 
@@ -217,32 +221,34 @@ std::string KernelBuilder::buildCuda(StringRef name) {
     lines.push_back("TOFU_HD inline void " + n + "_p" + std::to_string(k) +
                     "_body(const " + callType + bodyParams);
     declareBoxes(lines);
-    declarePhaseTables(*this, lines);
+    std::string store = p.table + "[t0] = " + p.value + ";";
+    if (!p.guard.empty())
+      store = "if (" + p.guard + ") " + store;
+    p.lines.push_back(store);
+    declarePhaseTables(*this, p.lines, lines);
     bindThreadVars(*this, p.vars, boxSize(p.vars, "lo", "hi"),
                    /*keepRank=*/true, lines);
     for (std::string &line : p.lines)
       lines.push_back(std::move(line));
-    std::string store = p.table + "[t0] = " + p.value + ";";
-    if (!p.guard.empty())
-      store = "if (" + p.guard + ") " + store;
-    lines.push_back(store);
     lines.push_back("}");
   }
   lines.push_back("TOFU_HD inline void " + n + "_body(const " + callType +
                   bodyParams);
   declareBoxes(lines);
-  if (phased)
-    declarePhaseTables(*this, lines);
+  std::vector<std::string> body;
+  for (unsigned d = 0; d <= rank; ++d)
+    for (std::string &line : scopes[d].lines)
+      body.push_back(std::move(line));
+  body.push_back(storeStatement(value));
+  declarePhaseTables(*this, body, lines);
   // The thread's output element: its rank in the row-major box of the
   // output variables, innermost variable fastest.
   bindThreadVars(*this, threadVars,
                  "tofu::runtime::deviceThreadCount(lo, hi, " +
                      std::to_string(rank) + ")",
                  /*keepRank=*/false, lines);
-  for (unsigned d = 0; d <= rank; ++d)
-    for (std::string &line : scopes[d].lines)
-      lines.push_back(std::move(line));
-  lines.push_back(storeStatement(value));
+  for (std::string &line : body)
+    lines.push_back(std::move(line));
   lines.push_back("}");
 
   // The device entry points; nvcc only.
