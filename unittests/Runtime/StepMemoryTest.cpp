@@ -31,7 +31,10 @@ namespace {
 
 struct Empty {};
 
-TEST(FreeListTest, ReusesTheSmallestFitUpToTwiceTheRequest) {
+TEST(FreeListTest, ReusesTheSmallestFitUpToOneAndAHalfTimesTheRequest) {
+  EXPECT_EQ(maxReuseCapacity(1), 1u);
+  EXPECT_EQ(maxReuseCapacity(66), 99u);
+  EXPECT_EQ(maxReuseCapacity(200), 300u);
   FreeList<Empty> list;
   EXPECT_EQ(list.take(100).capacity, 100u);
   EXPECT_FALSE(list.take(300).reused);
@@ -39,19 +42,24 @@ TEST(FreeListTest, ReusesTheSmallestFitUpToTwiceTheRequest) {
   list.put(300, Empty());
   EXPECT_EQ(list.getLiveBytes(), 0);
   EXPECT_EQ(list.getPeakBytes(), 400);
-  // 60: the 100-byte buffer is within twice 60, so it serves the request
-  // and counts 100 live bytes.
-  FreeList<Empty>::Grant g = list.take(60);
+  // 66: 100 is more than 1.5 times the request (99): a new buffer of 66.
+  FreeList<Empty>::Grant g = list.take(66);
+  EXPECT_FALSE(g.reused);
+  EXPECT_EQ(g.capacity, 66u);
+  // 70: the 100-byte buffer is within 1.5 times 70, so it serves the
+  // request and counts 100 live bytes.
+  g = list.take(70);
   EXPECT_TRUE(g.reused);
   EXPECT_EQ(g.capacity, 100u);
-  EXPECT_EQ(list.getLiveBytes(), 100);
-  // 140: 300 is more than twice the request: a new buffer of 140.
-  g = list.take(140);
+  EXPECT_EQ(list.getLiveBytes(), 166);
+  // 199: 300 is more than 1.5 times it: a new buffer of 199.
+  g = list.take(199);
   EXPECT_FALSE(g.reused);
-  EXPECT_EQ(g.capacity, 140u);
-  // 150: exactly half of 300 is still served by it.
-  EXPECT_EQ(list.take(150).capacity, 300u);
+  EXPECT_EQ(g.capacity, 199u);
+  // 200: exactly 1.5 times is still served by 300.
+  EXPECT_EQ(list.take(200).capacity, 300u);
   EXPECT_TRUE(list.getKept().empty());
+  EXPECT_EQ(list.getLiveBytes(), 66 + 100 + 199 + 300);
   // A request of 0 bytes is one of 1 byte.
   EXPECT_EQ(list.take(0).capacity, 1u);
   list.resetPeak();

@@ -2,7 +2,7 @@
 //
 // This file declares DevicePool, MemoryPool's policy over a Device's
 // memory: a released buffer goes to a free list and serves a later request
-// it fits (FreeList.h: best fit, at most twice the request); the pool counts the
+// it fits (FreeList.h: best fit, at most 1.5 times the request); the pool counts the
 // capacity its live buffers hold and their peak (the device executor's
 // peak_bytes_per_worker). Free-listed memory is returned to the device
 // only when the pool is destroyed, after the device synchronized, so a

@@ -3,12 +3,13 @@
 // This file declares FreeList, the one rule by which a worker's pool reuses
 // memory: a released buffer is kept under its capacity and serves a later
 // request of `bytes` when its capacity is the smallest kept one of at least
-// max(bytes, 1) and at most twice that; otherwise the request gets a
-// buffer of exactly max(bytes, 1). A pool's live bytes are the capacities
-// of its live buffers. MemoryPool (host memory), DevicePool (a Device's)
-// and the memory model that predicts their peaks (StepMemory.h, through
-// SizeFreeList below: the same rule over sizes alone) all reuse through it,
-// so the prediction follows the same rule as the pools.
+// max(bytes, 1) and at most maxReuseCapacity of that (1.5 times it);
+// otherwise the request gets a buffer of exactly max(bytes, 1). A pool's
+// live bytes are the capacities of its live buffers. MemoryPool (host
+// memory), DevicePool (a Device's) and the memory model that predicts
+// their peaks (StepMemory.h, through SizeFreeList below: the same rule over
+// sizes alone) all reuse through it, so the prediction follows the same
+// rule as the pools.
 //
 // Every step reuses as the first one did: when a step begins, the buffers
 // kept from the last one become spares, which serve only a request of
@@ -34,6 +35,20 @@
 namespace tofu {
 namespace runtime {
 
+/// The largest kept capacity that may serve a request of `want` (>= 1)
+/// bytes: one and a half times it. This is the one reuse bound of every
+/// pool (FreeList) and of the peak prediction (SizeFreeList). A looser
+/// bound (twice the request, the rule before) let a worker's requests land
+/// in buffers up to 2x their size, and which buffers they landed in
+/// depended on the sizes it released before, so workers with slightly
+/// different parts peaked apart (GPT-3 at 1,000 workers: fullest 1.105x
+/// the mean). Every planned peak of docs/Planner.md's benchmark set is at
+/// most what it was with twice; the free buffers a pool keeps can be more
+/// (docs/Runtime.md, "Memory").
+inline std::size_t maxReuseCapacity(std::size_t want) {
+  return want + want / 2;
+}
+
 /// Released buffers (`Storage`: what a buffer's memory is, or an empty
 /// struct where only sizes matter) with the live and peak byte counts of
 /// the pool that owns them.
@@ -50,7 +65,7 @@ public:
   Grant take(std::size_t bytes) {
     std::size_t want = bytes ? bytes : 1;
     auto it = kept.lower_bound(want);
-    if (it == kept.end() || it->first > 2 * want)
+    if (it == kept.end() || it->first > maxReuseCapacity(want))
       return takeExact(want);
     Grant grant{it->first, true, std::move(it->second)};
     kept.erase(it);
@@ -63,8 +78,8 @@ public:
   /// capacity): then either order gives the owner the same peak and the
   /// same pool from then on (the executor's sends first, docs/Runtime.md,
   /// "Overlap"). Only the buffers a request could take are replayed: kept
-  /// ones of capacity in [want, 2 want] and spares of exactly want, for
-  /// each request's want = max(bytes, 1); the rest are left alone in
+  /// ones of capacity in [want, maxReuseCapacity(want)] and spares of
+  /// exactly want, for each request's want = max(bytes, 1); the rest are left alone in
   /// either order. So the cost grows with the requests and the buffers in
   /// their ranges, not with the pool.
   bool sameInEitherOrder(const std::vector<std::size_t> &first,
@@ -80,7 +95,7 @@ public:
     std::vector<std::size_t> keptA, spareA;
     std::size_t from = 0;
     for (std::size_t want : wants) {
-      std::size_t lo = std::max(want, from), hi = 2 * want;
+      std::size_t lo = std::max(want, from), hi = maxReuseCapacity(want);
       for (auto it = kept.lower_bound(lo); it != kept.end() && it->first <= hi;
            ++it)
         keptA.push_back(it->first);
@@ -145,7 +160,7 @@ private:
     for (std::size_t bytes : sizes) {
       std::size_t want = bytes ? bytes : 1, capacity = want;
       auto it = std::lower_bound(kept.begin(), kept.end(), want);
-      if (it != kept.end() && *it <= 2 * want) {
+      if (it != kept.end() && *it <= maxReuseCapacity(want)) {
         capacity = *it;
         kept.erase(it);
       } else if (auto s = std::lower_bound(spare.begin(), spare.end(), want);
@@ -175,7 +190,7 @@ public:
   std::size_t take(std::size_t bytes) {
     std::size_t want = bytes ? bytes : 1;
     auto it = lowerBound(kept, want);
-    if (it == kept.end() || it->first > 2 * want)
+    if (it == kept.end() || it->first > maxReuseCapacity(want))
       return takeExact(want);
     std::size_t capacity = it->first;
     remove(kept, it);

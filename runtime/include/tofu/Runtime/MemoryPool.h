@@ -3,7 +3,7 @@
 // This file declares MemoryPool, where a worker allocates its stored
 // tensors and its per-op buffers. A released buffer goes to a free list and
 // serves a later request of a size it fits (FreeList.h: best fit, at most
-// twice the request), so tensors whose lifetimes do not overlap share
+// 1.5 times the request), so tensors whose lifetimes do not overlap share
 // memory. The pool counts the capacities its live buffers hold and their
 // peak: the measured peak_bytes_per_worker of `tofu-run --report`.
 //
