@@ -95,6 +95,7 @@ public:
         last = box;
       }
     stride.assign(rank, 1);
+    lastRanges.assign(rank, LastRange{});
     for (unsigned d = rank; d-- > 0;) {
       std::vector<int64_t> &b = bounds[d];
       std::sort(b.begin(), b.end());
@@ -110,18 +111,30 @@ public:
   bool isTooLarge() const { return cells > maxCells; }
 
   /// The cells `box` overlaps, per dimension [first, last); false if none.
+  /// Callers ask about K boxes in worker order, and neighbouring workers'
+  /// boxes mostly share their bounds in a dimension (all of them where it
+  /// is not split): a dimension's cells are searched for only when its
+  /// bounds differ from the last box's.
   bool getRange(const Box &box, std::vector<std::size_t> &first,
                 std::vector<std::size_t> &last) const {
     unsigned rank = getRank();
     first.resize(rank);
     last.resize(rank);
     for (unsigned d = 0; d != rank; ++d) {
-      const std::vector<int64_t> &b = bounds[d];
-      auto lo = std::upper_bound(b.begin(), b.end(), box.lo[d]);
-      first[d] = lo == b.begin() ? 0 : lo - b.begin() - 1;
-      last[d] = std::min<std::size_t>(
-          std::lower_bound(b.begin(), b.end(), box.hi[d]) - b.begin(),
-          b.size() - 1);
+      LastRange &m = lastRanges[d];
+      if (!m.valid || box.lo[d] != m.lo || box.hi[d] != m.hi) {
+        const std::vector<int64_t> &b = bounds[d];
+        auto lo = std::upper_bound(b.begin(), b.end(), box.lo[d]);
+        m.first = lo == b.begin() ? 0 : lo - b.begin() - 1;
+        m.last = std::min<std::size_t>(
+            std::lower_bound(b.begin(), b.end(), box.hi[d]) - b.begin(),
+            b.size() - 1);
+        m.lo = box.lo[d];
+        m.hi = box.hi[d];
+        m.valid = true;
+      }
+      first[d] = m.first;
+      last[d] = m.last;
       if (first[d] >= last[d])
         return false;
     }
@@ -161,6 +174,13 @@ private:
   std::vector<std::size_t> stride;
   std::size_t maxCells;
   std::size_t cells = 1;
+  /// Per dimension, getRange's last bounds and their cells.
+  struct LastRange {
+    bool valid = false;
+    int64_t lo = 0, hi = 0;
+    std::size_t first = 0, last = 0;
+  };
+  mutable std::vector<LastRange> lastRanges;
 };
 
 /// The fetch (and next-step) rule for one stored tensor: what each target

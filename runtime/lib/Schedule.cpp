@@ -63,17 +63,29 @@ void tofu::runtime::checkBoxesCover(const std::string &what,
   // The cells of the grid of every box's bounds (forEachCell's cells): each
   // box marks the cells it holds, so a partition among K workers costs K
   // marks, not K cells times K boxes (GPT-3 at K = 1024).
+  // A box equal to the one before it adds nothing to the union (workers
+  // next to each other often hold one box), and a dimension's bounds equal
+  // to the box before's add none.
   unsigned rank = shape.size();
+  std::vector<const Box *> distinct;
+  distinct.reserve(boxes.size());
+  for (const Box *box : boxes)
+    if (box && !box->isEmpty() &&
+        (distinct.empty() || !(*distinct.back() == *box)))
+      distinct.push_back(box);
   std::vector<std::vector<int64_t>> bounds(rank);
   size_t cells = 1;
   for (unsigned d = 0; d != rank; ++d) {
     std::vector<int64_t> &b = bounds[d];
     b = {0, shape[d]};
-    for (const Box *box : boxes)
-      if (box && !box->isEmpty())
+    const Box *prev = nullptr;
+    for (const Box *box : distinct) {
+      if (!prev || box->lo[d] != prev->lo[d] || box->hi[d] != prev->hi[d])
         for (int64_t v : {box->lo[d], box->hi[d]})
           if (v > 0 && v < shape[d])
             b.push_back(v);
+      prev = box;
+    }
     std::sort(b.begin(), b.end());
     b.erase(std::unique(b.begin(), b.end()), b.end());
     cells *= b.size() - 1;
@@ -90,11 +102,15 @@ void tofu::runtime::checkBoxesCover(const std::string &what,
   }
   std::vector<bool> covered(cells, false);
   std::vector<size_t> first(rank), last(rank), at(rank);
-  for (const Box *box : boxes) {
-    if (!box || box->isEmpty())
-      continue;
+  const Box *prev = nullptr;
+  for (const Box *box : distinct) {
     bool inside = true;
     for (unsigned d = 0; d != rank; ++d) {
+      // The box before's range of cells where its bounds are the same.
+      if (prev && box->lo[d] == prev->lo[d] && box->hi[d] == prev->hi[d]) {
+        inside &= first[d] < last[d];
+        continue;
+      }
       const std::vector<int64_t> &b = bounds[d];
       int64_t lo = std::max<int64_t>(box->lo[d], 0);
       int64_t hi = std::min<int64_t>(box->hi[d], shape[d]);
@@ -102,6 +118,7 @@ void tofu::runtime::checkBoxesCover(const std::string &what,
       last[d] = std::lower_bound(b.begin(), b.end(), hi) - b.begin();
       inside &= first[d] < last[d];
     }
+    prev = box;
     if (!inside)
       continue;
     at = first;

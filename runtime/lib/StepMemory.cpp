@@ -100,7 +100,7 @@ public:
 
 private:
   std::size_t storedBytes(unsigned t) const { return (*storedBytesFn)(t, w); }
-  /// The capacity of a request of `bytes`: a kept buffer of up to twice
+  /// The capacity of a request of `bytes`: a kept buffer of up to 1.5 times
   /// the request may serve it (FreeList.h), the excess counted in slack.
   std::size_t take(std::size_t bytes, MemoryUse use, bool exact = false) {
     std::size_t capacity = exact ? pool.takeExact(bytes) : pool.take(bytes);
@@ -300,6 +300,51 @@ void getPointers(const std::vector<std::optional<Box>> &boxes,
     out.push_back(box ? &*box : nullptr);
 }
 
+/// The stored boxes of the tensors the last few ops read and wrote: an op
+/// mostly reads what the ops just before it wrote or read, so most of its
+/// tensors' K boxes are not derived and copied again (PlanBoxes::getStored
+/// gives the same boxes each time).
+class StoredBoxCache {
+public:
+  /// Starts an op of `tensors` distinct tensors at most: none of the
+  /// entries `get` gives during it is replaced until the next begin.
+  void begin(unsigned tensors) {
+    ++op;
+    if (entries.size() < tensors + kSpare)
+      entries.resize(tensors + kSpare);
+  }
+  /// Every worker's stored box of tensor `t` (null: none).
+  const std::vector<const Box *> &get(PlanBoxes &boxes, unsigned t) {
+    for (Entry &e : entries)
+      if (e.tensor == int(t)) {
+        e.usedBy = op;
+        return e.pointers;
+      }
+    // The next entry in turn that this op has not asked for.
+    while (entries[victim].usedBy == op)
+      victim = (victim + 1) % entries.size();
+    Entry &e = entries[victim];
+    victim = (victim + 1) % entries.size();
+    e.tensor = int(t);
+    e.usedBy = op;
+    boxes.getStored(t, e.boxes);
+    getPointers(e.boxes, e.pointers);
+    return e.pointers;
+  }
+
+private:
+  static constexpr unsigned kSpare = 6;
+  struct Entry {
+    int tensor = -1;
+    std::uint64_t usedBy = 0;
+    std::vector<std::optional<Box>> boxes;
+    std::vector<const Box *> pointers;
+  };
+  std::vector<Entry> entries;
+  std::size_t victim = 0;
+  std::uint64_t op = 0;
+};
+
 } // namespace
 
 std::vector<WorkerPeak>
@@ -488,13 +533,10 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
   std::vector<const Box *> computed;
   Staging fetchStaging, reduceStaging, deliverStaging, nextStaging;
   ShareMemory memory;
-  // Each input's and the output's stored boxes, kept from op to op so that
-  // their boxes' memory is reused.
-  std::vector<std::vector<std::optional<Box>>> inputBoxes;
-  std::vector<std::vector<const Box *>> storedInputs;
+  // Each input's and the output's stored boxes.
+  StoredBoxCache storedCache;
+  std::vector<const std::vector<const Box *> *> storedInputs;
   std::vector<unsigned> inputSizes;
-  std::vector<std::optional<Box>> outputBoxes;
-  std::vector<const Box *> storedOutput;
   for (unsigned s = 0; s != steps; ++s) {
     for (WorkerReplay &replay : replays)
       replay.beginStep();
@@ -503,23 +545,21 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
       const std::vector<OpShare> &shares = boxes.getShares(i);
       checkShares(plan, op, shares, workers);
       unsigned numInputs = op.inputs.size();
-      if (inputBoxes.size() < numInputs)
-        inputBoxes.resize(numInputs);
+      storedCache.begin(numInputs + 1);
       storedInputs.resize(numInputs);
       inputSizes.clear();
       for (unsigned p = 0; p != numInputs; ++p) {
-        boxes.getStored(op.inputs[p], inputBoxes[p]);
-        getPointers(inputBoxes[p], storedInputs[p]);
+        storedInputs[p] = &storedCache.get(boxes, op.inputs[p]);
         inputSizes.push_back(tensors[op.inputs[p]].elementSize);
       }
-      boxes.getStored(op.output, outputBoxes);
-      getPointers(outputBoxes, storedOutput);
+      const std::vector<const Box *> &storedOutput =
+          storedCache.get(boxes, op.output);
       // The fetch messages destination by destination (each worker's of
       // every input); reduce and deliver as the delivery rule finds them.
       if (fetchGrids.size() < numInputs)
         fetchGrids.resize(numInputs);
       for (unsigned p = 0; p != numInputs; ++p)
-        fetchGrids[p].assign(storedInputs[p], inputSizes[p], kMaxGridCells);
+        fetchGrids[p].assign(*storedInputs[p], inputSizes[p], kMaxGridCells);
       fetchPhase.run(shares, fetchGrids, numInputs, workers, fetch);
       computed.resize(workers);
       for (unsigned w = 0; w != workers; ++w)
@@ -548,7 +588,7 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
                 return storedOutput[w];
               for (unsigned p = 0, n = op.inputs.size(); p != n; ++p)
                 if (op.inputs[p] == t)
-                  return storedInputs[p][w];
+                  return (*storedInputs[p])[w];
               return nullptr;
             },
             memory);

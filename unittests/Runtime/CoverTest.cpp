@@ -39,6 +39,18 @@ TEST(CoverTest, ManyBoxesNamesTheFirstHole) {
   boxes[9 * 32 + 1] = nullptr;
   EXPECT_EQ(getError([&] { checkBoxesCover("g", boxes, shape); }),
             "g leave [10,12)x[21,24) uncovered");
+  // Each box twice in a row (workers replicating it), as checkBoxesCover
+  // skips a box equal to the one before: dropping one copy leaves no hole;
+  // one copy dropped and the other replaced by the box before them names
+  // the hole.
+  std::vector<const Box *> twice;
+  for (const Box &b : grid)
+    twice.insert(twice.end(), {&b, &b});
+  twice[2 * (3 * 32 + 4)] = nullptr;
+  EXPECT_EQ(getError([&] { checkBoxesCover("t", twice, shape); }), "");
+  twice[2 * (3 * 32 + 4) + 1] = &grid[3 * 32 + 3];
+  EXPECT_EQ(getError([&] { checkBoxesCover("t", twice, shape); }),
+            "t leave [6,8)x[12,15) uncovered");
   // A scalar is covered by any box of rank 0, and by none without one.
   Box scalar{{}, {}};
   EXPECT_EQ(getError([&] { checkBoxesCover("s", {&scalar}, {}); }), "");
