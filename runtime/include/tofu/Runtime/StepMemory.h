@@ -112,8 +112,8 @@ struct WorkerPeak {
   /// between ops (the next step's exchange, the step's graph inputs).
   int op = -1;
   /// Of `bytes`, the capacity of the live buffers beyond their requests:
-  /// the pool serves a request with a kept buffer of up to twice its size
-  /// (FreeList.h), and counts the buffer's capacity.
+  /// the pool serves a request with a kept buffer of up to 1.5 times its
+  /// size (FreeList.h), and counts the buffer's capacity.
   std::int64_t slack = 0;
 };
 
