@@ -313,6 +313,13 @@ public:
     if (entries.size() < tensors + kSpare)
       entries.resize(tensors + kSpare);
   }
+  /// Every worker's stored box of tensor `t` if kept, else null.
+  const std::vector<const Box *> *find(unsigned t) const {
+    for (const Entry &e : entries)
+      if (e.tensor == int(t))
+        return &e.pointers;
+    return nullptr;
+  }
   /// Every worker's stored box of tensor `t` (null: none).
   const std::vector<const Box *> &get(PlanBoxes &boxes, unsigned t) {
     for (Entry &e : entries)
@@ -486,7 +493,17 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
                     pointers, info.shape);
   }
   std::vector<int> lastUse = computeLastUse(plan);
-  StoredBytesFn storedBytes = [&boxes, &tensors](unsigned t, unsigned w) {
+  // Each input's and the output's stored boxes. A worker releases an op's
+  // inputs and output, and takes its output, while the op's boxes are kept:
+  // their bytes are read from the boxes rather than derived again.
+  StoredBoxCache storedCache;
+  StoredBytesFn storedBytes = [&boxes, &tensors,
+                               &storedCache](unsigned t, unsigned w) {
+    if (const std::vector<const Box *> *kept = storedCache.find(t)) {
+      const Box *box = (*kept)[w];
+      return box ? std::size_t(box->getVolume()) * tensors[t].elementSize
+                 : std::size_t(0);
+    }
     return std::size_t(boxes.getStoredVolume(t, w)) * tensors[t].elementSize;
   };
   // One replay per worker: workers differ in the order of their messages
@@ -533,8 +550,6 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
   std::vector<const Box *> computed;
   Staging fetchStaging, reduceStaging, deliverStaging, nextStaging;
   ShareMemory memory;
-  // Each input's and the output's stored boxes.
-  StoredBoxCache storedCache;
   std::vector<const std::vector<const Box *> *> storedInputs;
   std::vector<unsigned> inputSizes;
   for (unsigned s = 0; s != steps; ++s) {
