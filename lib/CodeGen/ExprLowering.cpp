@@ -471,7 +471,10 @@ std::string KernelBuilder::lowerRead(const TensorReadExpr &e) {
       checks += " && ";
     checks += "std::uint64_t(" + name + ") < " + std::to_string(shape[d]) + "u";
   }
-  std::string element = "in" + std::to_string(t) + "[" + inputOffset(t, index) + "]";
+  std::string element =
+      t < inlinedInputs.size() && !inlinedInputs[t].empty()
+          ? inlinedInputs[t]
+          : "in" + std::to_string(t) + "[" + inputOffset(t, index) + "]";
   std::string read = inst.inputTypes[t] == DType::BF16  ? "tofu_kg::fromBF16(" + element + ")"
                      : inst.inputTypes[t] == DType::F16 ? "tofu_kg::fromF16(" + element + ")"
                                                         : "double(" + element + ")";

@@ -138,6 +138,8 @@ public:
   void declareBoxes(std::vector<std::string> &lines);
   /// The store of `value` into the output element at the output variables.
   std::string storeStatement(const std::string &value) const;
+  /// `value` (a double) converted to the output's element type, as stored.
+  std::string storedValue(const std::string &value) const;
   /// One line naming the operator with its tensors' types and shapes.
   std::string describe() const;
   llvm::Error takeError() const {
@@ -319,6 +321,10 @@ public:
   /// The body is a 2-D pooling: how cuDNN computes it.
   llvm::Optional<runtime::DevicePooling> pooling;
   unsigned counter = 0;
+  /// Per input position: a C++ expression of the input's element type that
+  /// replaces its reads (FusedKernel.cpp: the consumer of a fused pair reads
+  /// the producer's value, computed in the same iteration); empty: none.
+  std::vector<std::string> inlinedInputs;
   /// Inside tabulateReduce (nothing is tabulated twice).
   bool tabulating = false;
   /// The first error, naming the operator; empty if none.

@@ -35,6 +35,10 @@ KernelLibrary::~KernelLibrary() {
     dlclose(handle);
 }
 
+void *KernelLibrary::getSymbol(const char *symbol) const {
+  return handle ? dlsym(handle, symbol) : nullptr;
+}
+
 KernelCompiler::KernelCompiler() : KernelCompiler(Options()) {}
 
 KernelCompiler::KernelCompiler(Options opts) : options(std::move(opts)) {

@@ -244,6 +244,10 @@ std::string KernelBuilder::storeStatement(const std::string &value) const {
   SmallVector<std::string, 4> index;
   for (unsigned d = 0, rank = op.getOutputRank(); d != rank; ++d)
     index.push_back(varName(d));
+  return "out[" + outputOffset(index) + "] = " + storedValue(value) + ";";
+}
+
+std::string KernelBuilder::storedValue(const std::string &value) const {
   std::string stored;
   switch (inst.outputType) {
   case DType::F32: stored = "float(" + value + ")"; break;
@@ -256,7 +260,7 @@ std::string KernelBuilder::storeStatement(const std::string &value) const {
              ">(" + value + ")";
     break;
   }
-  return "out[" + outputOffset(index) + "] = " + stored + ";";
+  return stored;
 }
 
 std::string KernelBuilder::describe() const {

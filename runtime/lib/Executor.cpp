@@ -560,6 +560,15 @@ void WorkerStep::runKernel(unsigned i, const KernelCall &call) {
     inputsA[p] = BoxView{plan.tensors[t].type, box.getRank(), data,
                          box.lo.data(), extents[p].data()};
   }
+  // One generated kernel for the pair where the provider has it (a's
+  // value computed per element in b's loop), else the blocks.
+  std::vector<BoxView> inputsAB(inputsA);
+  inputsAB.insert(inputsAB.end(), call.inputs, call.inputs + call.numInputs);
+  KernelCall fusedCall{inputsAB.data(), unsigned(inputsAB.size()), call.output,
+                       call.varLo, call.varHi};
+  ++worker.fused;
+  if (kernels.runFused(opA.kernel, op.kernel, fusedCall))
+    return;
   std::vector<unsigned> slotsOfT;
   for (unsigned p = 0; p != op.inputs.size(); ++p)
     if (op.inputs[p] == opA.output)
@@ -567,7 +576,6 @@ void WorkerStep::runKernel(unsigned i, const KernelCall &call) {
   runFusedBlocks(kernels, opA.kernel, op.kernel, std::move(inputsA),
                  plan.tensors[opA.output].type, call,
                  op.workers[w].output.getRank(), slotsOfT);
-  ++worker.fused;
 }
 
 void WorkerStep::run() {

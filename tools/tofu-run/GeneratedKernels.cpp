@@ -336,6 +336,18 @@ GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
         llvm::inconvertibleErrorCode(),
         fmt::format("'{}' has {} kernels for {} ops",
                     kernels->library->getPath(), table.size(), g.getNumOps()));
+  using FusedTableFn = const FusedFn *(*)(unsigned *);
+  auto fusedTable =
+      libraries.fusedKernels
+          ? reinterpret_cast<FusedTableFn>(
+                kernels->library->getSymbol(codegen::GraphFusedSymbol))
+          : nullptr;
+  if (fusedTable) {
+    unsigned count = 0;
+    const FusedFn *fused = fusedTable(&count);
+    if (count == g.getNumOps())
+      kernels->fusedFns.assign(fused, fused + count);
+  }
   setLibraryThreads(*emitted, libraries, forced, *kernels, log);
   kernels->indexedPoolingOn = libraries.indexedPooling;
   kernels->indexedPooling.resize(g.getNumOps());
@@ -423,6 +435,18 @@ GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
     return fallback.takeError();
   kernels->fallback = std::move(*fallback);
   return kernels;
+}
+
+bool GeneratedKernels::runFused(unsigned kernelA, unsigned kernelB,
+                                const runtime::KernelCall &call) {
+  if (kernelB != kernelA + 1 || kernelB >= fns.size() ||
+      kernelA >= fusedFns.size() || !fusedFns[kernelA] || !fns[kernelA] ||
+      !fns[kernelB] || !fusedFns[kernelA](call))
+    return false;
+  // Two calls of element-wise kernels: neither takes nor leaves sums.
+  lastSums.valid = false;
+  ++fusedCalls;
+  return true;
 }
 
 void GeneratedKernels::run(unsigned kernel, const runtime::KernelCall &call) {

@@ -47,6 +47,10 @@ struct LibraryOptions {
   /// training batch norm from its input gradient's sums
   /// (runtime/BatchNormStats.h, BatchNormSums).
   bool batchNormSums = true;
+  /// Run a fused pair of element-wise ops as the unit's one fused kernel
+  /// where it has one (codegen::emitFusedKernel) instead of the two
+  /// kernels in blocks.
+  bool fusedKernels = true;
 };
 
 /// How many calls the runtime's max pooling loops computed, by op, and how
@@ -81,6 +85,13 @@ public:
          llvm::raw_ostream &log, const LibraryOptions &libraries = {});
 
   void run(unsigned kernel, const runtime::KernelCall &call) override;
+  /// The unit's fused kernel of ops `kernelA` and `kernelB` = kernelA + 1
+  /// (codegen::emitFusedKernel), where both run their generated kernels.
+  bool runFused(unsigned kernelA, unsigned kernelB,
+                const runtime::KernelCall &call) override;
+
+  /// How many fused pair calls ran as one kernel so far.
+  std::uint64_t getNumFusedKernelCalls() const { return fusedCalls; }
 
   /// The number of ops running the evaluator's kernel.
   unsigned getNumFallbacks() const { return numFallbacks; }
@@ -132,6 +143,10 @@ private:
   std::unique_ptr<codegen::KernelLibrary> library;
   /// Per op: its generated kernel, or null for a fallback.
   std::vector<runtime::KernelFn> fns;
+  /// Per op i: the fused kernel of ops i and i + 1, or null.
+  using FusedFn = bool (*)(const runtime::KernelCall &);
+  std::vector<FusedFn> fusedFns;
+  std::atomic<std::uint64_t> fusedCalls{0};
   std::unique_ptr<ReferenceKernels> fallback;
   unsigned numFallbacks = 0;
   runtime::FusionHints hints;

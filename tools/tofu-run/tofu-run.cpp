@@ -190,6 +190,13 @@ cl::opt<bool> fuse(
              "block by block in one loop where the plan allows "
              "(docs/CodeGen.md, \"Fusion\"; default true)"),
     cl::init(true), cl::cat(category));
+cl::opt<bool> fusedKernels(
+    "fused-kernels",
+    cl::desc("With --fuse, run a fused pair whose kernels are both dense "
+             "runs as one generated kernel (a's value computed per element "
+             "in b's loop) instead of the two in blocks (docs/CodeGen.md, "
+             "\"Fusion\"; default true)"),
+    cl::init(true), cl::cat(category));
 cl::opt<bool> inPlaceUpdates(
     "in-place-updates",
     cl::desc("Write parameters' and optimizer state's next values over "
@@ -455,6 +462,8 @@ struct Run {
   std::optional<IndexedPoolingCounts> indexedPooling;
   /// This process's batch norm loop calls, if they ran.
   std::optional<BatchNormStatsCounts> batchNormStats;
+  /// This process's fused pairs run as one generated kernel, all steps.
+  std::uint64_t fusedKernelCalls = 0;
 };
 
 /// The generated kernels, when --kernels=generated.
@@ -802,6 +811,7 @@ bool writeReport(const Run &run, const Errors &errors) {
       {"direct_updates", int64_t(run.directUpdates)},
       {"step_seconds", run.stepSeconds},
       {"fused_pairs", int64_t(run.fused)},
+      {"fused_kernel_calls", int64_t(run.fusedKernelCalls)},
       {"scheduled_workers_per_worker", std::move(scheduledWorkers)},
       {"scheduled_pieces_per_worker", std::move(scheduledPieces)},
       {"lowered_boxes_per_worker", std::move(loweredBoxes)},
@@ -856,6 +866,7 @@ makeKernels(const graph::Graph &g, graph::SpecLibrary &specs) {
   libraries.indexedPooling = indexedPooling;
   libraries.batchNormStats = batchNormStats;
   libraries.batchNormSums = batchNormSums;
+  libraries.fusedKernels = fusedKernels;
   libraries.threadsPerWorker =
       threadsPerWorker.getNumOccurrences() ? threadsPerWorker.value : 0;
   auto kernels = GeneratedKernels::create(g, specs, kernelCache, evaluatorOps,
@@ -988,6 +999,7 @@ int runTool(DiagnosticEngine &diags) {
       partitioned.oneDnn = generatedKernels->getOneDnnCounts();
       partitioned.indexedPooling = generatedKernels->getIndexedPoolingCounts();
       partitioned.batchNormStats = generatedKernels->getBatchNormStatsCounts();
+      partitioned.fusedKernelCalls = generatedKernels->getNumFusedKernelCalls();
     }
     if (check) {
       checked = checkedTensors(g, *loaded.problem);

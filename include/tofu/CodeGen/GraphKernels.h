@@ -35,6 +35,11 @@ constexpr const char *GraphKernelsSymbol = "tofu_graph_kernels";
 /// run the kernel bodies on the host over the emulated grid.
 constexpr const char *GraphCudaLaunchesSymbol = "tofu_graph_cuda_launches";
 
+/// The symbol of the fused-pair table of a C++ unit: one
+/// `bool (*)(const KernelCall &)` per op i, the fused kernel of ops i and
+/// i + 1 (emitFusedKernel), null where there is none.
+constexpr const char *GraphFusedSymbol = "tofu_graph_fused";
+
 /// The instance of op `opIndex` of `g` (its operator instantiated through
 /// `specs`, which owns it). Fails with a message naming the op.
 llvm::Expected<KernelInstance> makeKernelInstance(const graph::Graph &g,
@@ -51,6 +56,9 @@ struct GraphKernels {
   std::vector<int> opKernel;
   /// Per op without a kernel: why (empty for the others).
   std::vector<std::string> notes;
+  /// Per op i (C++ target): the name of the fused kernel of ops i and
+  /// i + 1 in the unit, empty where there is none.
+  std::vector<std::string> fused;
 };
 
 /// Generates the kernels of every op of `g` (see above). An op whose

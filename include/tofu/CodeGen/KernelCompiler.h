@@ -41,6 +41,8 @@ public:
   runtime::KernelFn getKernel(unsigned i) const { return table[i].fn; }
   /// The shared object's path.
   StringRef getPath() const { return path; }
+  /// The address of `symbol` in the shared object, or null.
+  void *getSymbol(const char *symbol) const;
 
 private:
   void *handle;

@@ -140,6 +140,22 @@ llvm::Expected<GeneratedKernel> emitKernel(const KernelInstance &instance,
                                            StringRef name,
                                            const KernelOptions &options = {});
 
+/// Emits `bool name(const tofu::runtime::KernelCall &call)`, one C++ kernel
+/// for the fused pair a -> b (docs/CodeGen.md "Fusion"): b's inputs at the
+/// positions `slotsOfT` are a's output t, read at b's own element index,
+/// and a's value is computed per element in the same loop, converted to
+/// t's element type as a's kernel stores it, so the results are bit for
+/// bit those of the two kernels. The call's inputs are a's followed by b's
+/// (the views at b's `slotsOfT` are not read), its output and box b's. It
+/// returns false, writing nothing, where the box is not one dense run of
+/// every box it reads and writes (the caller then runs the two kernels).
+/// Fails, naming both operators, unless both bodies take the dense-run
+/// branch (DenseRun.cpp) and t is read only at the element's own index.
+llvm::Expected<std::string> emitFusedKernel(const KernelInstance &a,
+                                            const KernelInstance &b,
+                                            ArrayRef<unsigned> slotsOfT,
+                                            StringRef name);
+
 /// The includes and helper functions every generated translation unit
 /// starts with (the evaluator's integer division, NaN-propagating max, ...).
 std::string getKernelPrelude();

@@ -32,6 +32,16 @@ public:
   /// Runs kernel `kernel` on `call`; may be called from several threads at
   /// once. Throws RuntimeError on failure.
   virtual void run(unsigned kernel, const KernelCall &call) = 0;
+  /// Runs the fused pair of kernels `kernelA` -> `kernelB` (runtime/
+  /// Fusion.h) as one kernel on `call`: its inputs are a's followed by b's
+  /// (b's views of a's output are not read), its output and box b's.
+  /// Returns false, having run nothing, where the provider has no such
+  /// kernel for the pair or the call (the executor then runs the two).
+  virtual bool runFused(unsigned kernelA, unsigned kernelB,
+                        const KernelCall &call) {
+    (void)kernelA, (void)kernelB, (void)call;
+    return false;
+  }
 };
 
 /// A KernelProvider over a table of generated kernels, one per kernel index.
