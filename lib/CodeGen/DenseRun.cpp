@@ -26,9 +26,10 @@ using namespace tofu;
 using namespace tofu::codegen;
 using namespace tofu::tdl;
 
-llvm::Optional<std::vector<unsigned>> KernelBuilder::getDenseRunInputs() const {
+llvm::Optional<std::vector<unsigned>>
+KernelBuilder::getDenseRunInputs(unsigned minRank) const {
   unsigned rank = op.getOutputRank();
-  if (rank < 2 || contraction)
+  if (rank < minRank || contraction)
     return llvm::None;
   bool dense = true;
   unsigned varUses = 0, readIndexUses = 0;

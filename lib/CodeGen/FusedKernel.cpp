@@ -2,8 +2,9 @@
 //
 // This file implements emitFusedKernel: the kernel of op b with the value of
 // op a, which b reads at its own element's index (t = a's output), computed
-// in the same iteration (docs/CodeGen.md "Fusion"). Both ops must take the
-// dense-run branch (DenseRun.cpp): every read at the element's own index.
+// in the same iteration (docs/CodeGen.md "Fusion"). Both ops must be of the
+// dense-run form (DenseRun.cpp: every read at the element's own index), of
+// rank 1 or more.
 // Each op keeps its own lowering: a's declarations and constants, then a
 // lambda computing a's element at the variables and converting it to t's
 // element type exactly as a's store does; b's the same, with b's reads of t
@@ -88,7 +89,8 @@ codegen::emitFusedKernel(const KernelInstance &a, const KernelInstance &b,
   if (!kb.lowerBody(valueB))
     return kb.takeError();
   unsigned rank = a.outputShape.size();
-  auto denseA = ka.getDenseRunInputs(), denseB = kb.getDenseRunInputs();
+  // Rank 1 too: a rank-1 box is always one run.
+  auto denseA = ka.getDenseRunInputs(1), denseB = kb.getDenseRunInputs(1);
   if (!denseA || !denseB || ka.getVarExtents().size() != rank ||
       kb.getVarExtents().size() != rank)
     return refuse("not both element-wise kernels with a dense-run branch");

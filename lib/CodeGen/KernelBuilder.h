@@ -191,8 +191,10 @@ public:
   /// An element-wise body whose every read is at the output element's own
   /// index (and that uses the index variables nowhere else): the inputs it
   /// reads, in increasing order; none for another body (docs/CodeGen.md,
-  /// "Dense runs").
-  llvm::Optional<std::vector<unsigned>> getDenseRunInputs() const;
+  /// "Dense runs"). Only for an output of rank `minRank` or more (the
+  /// kernel's own branch: 2; a rank-1 loop nest is already one loop).
+  llvm::Optional<std::vector<unsigned>>
+  getDenseRunInputs(unsigned minRank = 2) const;
   /// For such a body: the branch that runs the call as one loop over its
   /// elements where every box it touches is walked as one contiguous run
   /// (the same value per element as the loop nest after it).
