@@ -99,9 +99,19 @@ static llvm::Expected<std::string> internalizeKernels(StringRef source) {
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         "the graph kernels' source lacks its prelude or its table function");
-  return source.substr(prelude.size(), at - prelude.size()).str() +
-         "const tofu::runtime::KernelInfo *graphKernels(unsigned *count)" +
-         source.substr(at + entry.size()).str();
+  std::string internal =
+      source.substr(prelude.size(), at - prelude.size()).str() +
+      "const tofu::runtime::KernelInfo *graphKernels(unsigned *count)" +
+      source.substr(at + entry.size()).str();
+  // The fused kernels' table (tofu-run's, not the compiled plan's) would
+  // clash between two plans linked into one program: made internal too.
+  std::string fused = std::string("extern \"C\" const tofu_fused_fn *") +
+                      codegen::GraphFusedSymbol + "(unsigned *count)";
+  size_t fusedAt = internal.find(fused);
+  if (fusedAt != std::string::npos)
+    internal.replace(fusedAt, fused.size(),
+                     "[[maybe_unused]] const tofu_fused_fn *graphFused(unsigned *count)");
+  return internal;
 }
 
 llvm::Error plan::writePlanCpp(llvm::raw_ostream &os, const graph::Graph &g,
