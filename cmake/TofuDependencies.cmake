@@ -58,7 +58,13 @@ message(STATUS "MPI transport: ${TOFU_HAVE_MPI}")
 option(TOFU_ENABLE_DNNL "Run convolutions, batch norms and pooling on oneDNN when found" ON)
 set(TOFU_HAVE_DNNL OFF)
 if(TOFU_ENABLE_DNNL)
-  find_package(dnnl 2.3 CONFIG QUIET)
+  # Debian's dnnl-config.cmake requires OpenCL (ocl-icd-opencl-dev, only
+  # recommended by libdnnl-dev) and stops the configuration without it:
+  # look for it first, so that a machine without it builds without oneDNN.
+  find_package(OpenCL QUIET)
+  if(OpenCL_FOUND)
+    find_package(dnnl 2.3 CONFIG QUIET)
+  endif()
   find_package(OpenMP COMPONENTS CXX QUIET)
   if(dnnl_FOUND AND OpenMP_CXX_FOUND)
     set(TOFU_HAVE_DNNL ON)
