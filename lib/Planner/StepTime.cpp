@@ -71,14 +71,13 @@ public:
     if (op.partial)
       addMessages(sched.reduce, outputSize);
     std::fill(local.begin(), local.end(), 0);
-    // A next value written over what it replaces is computed aside and
-    // copied into its buffer, unless computed straight into it.
+    // An output not computed into the buffer it is delivered in is copied
+    // there (InPlaceUpdates.h, getOutputPlace).
+    std::vector<bool> direct(plan.workers);
+    for (unsigned w = 0; w != plan.workers; ++w)
+      direct[w] = runtime::getOutputPlace(plan, i, w, inPlace[w]).direct;
     for (const Piece &piece : sched.deliver)
-      if (piece.src == piece.dst &&
-          (!writesInPlace(plan, i, piece.dst) ||
-           (inPlace[piece.dst][op.output] &&
-            !runtime::writesOverReplaced(plan, i, piece.dst,
-                                         inPlace[piece.dst]))))
+      if (piece.src == piece.dst && !direct[piece.dst])
         local[piece.dst] += piece.box.getVolume() * outputSize(piece);
     addCopies(local);
     addMessages(sched.deliver, outputSize);

@@ -201,11 +201,9 @@ void DeviceExecutor::Step::runOp(unsigned i) {
     // the element it writes: then straight into its buffer, which the
     // value takes at delivery (InPlaceUpdates.h).
     Worker &worker = *workers[w];
-    // writesOverReplaced, with writesInPlace evaluated once.
-    bool inBox = writesInPlace(plan, i, w);
-    bool over = inBox && worker.inPlace[o] && readsReplacedInPlace(plan, i, w);
-    direct[w] = inBox && (!worker.inPlace[o] || over);
-    if (over) {
+    OutputPlace place = getOutputPlace(plan, i, w, worker.inPlace);
+    direct[w] = place.direct;
+    if (place.overReplaced) {
       DeviceBuffer &replaced = worker.stored[o]
                                    ? worker.stored[o]
                                    : worker.stored[plan.tensors[o].updates];

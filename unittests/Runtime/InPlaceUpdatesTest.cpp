@@ -181,9 +181,11 @@ TEST(InPlaceUpdatesTest, OnlyPointwiseReadsOfTheReplacedValue) {
   std::vector<bool> inPlace = getInPlaceUpdates(plan, lastUse, 0);
   EXPECT_TRUE(writesOverReplaced(plan, 0, 0, inPlace));
   EXPECT_TRUE(writesOverReplaced(plan, 1, 0, inPlace));
+  EXPECT_TRUE(getOutputPlace(plan, 1, 0, inPlace).direct);
   // Op 1 reads w at other elements: w2 is computed aside.
   plan.ops[1].pointwise = {false};
   EXPECT_FALSE(writesOverReplaced(plan, 1, 0, inPlace));
+  EXPECT_FALSE(getOutputPlace(plan, 1, 0, inPlace).direct);
   // ... unless it reads a copy of w (a box other than the stored one).
   plan.ops[1].workers[0].inputs[0] = box({0, 0}, {4, 8});
   EXPECT_TRUE(writesOverReplaced(plan, 1, 0, inPlace));
@@ -195,6 +197,8 @@ TEST(InPlaceUpdatesTest, OnlyPointwiseReadsOfTheReplacedValue) {
   // A next value not written in place, or the switch off.
   plan = makeUpdatePlan(false, true, true);
   EXPECT_FALSE(writesOverReplaced(plan, 1, 0, {false, false, true, false}));
+  // Not written in place, w2 goes straight into its own stored box.
+  EXPECT_TRUE(getOutputPlace(plan, 1, 0, {false, false, true, false}).direct);
   plan.directUpdates = false;
   EXPECT_FALSE(writesOverReplaced(plan, 0, 0, inPlace));
 }

@@ -110,12 +110,35 @@ bool readsReplacedPointwise(const ExecutablePlan &plan, unsigned i,
 
 /// Whether worker `w`'s share of op `i` reads the value it replaces only
 /// pointwise (readsReplacedPointwise with `w`'s inputs): writesOverReplaced's
-/// last condition, for a caller that knows the others (the executor, which
-/// also needs writesInPlace alone).
+/// last condition.
 inline bool readsReplacedInPlace(const ExecutablePlan &plan, unsigned i,
                                  unsigned w) {
   return readsReplacedPointwise(
       plan, i, [&](unsigned p) { return readsInPlace(plan, i, p, w); });
+}
+
+/// Where worker `w` computes op `i`'s output, as both executors and the
+/// step-time estimate decide it once per op and worker.
+struct OutputPlace {
+  /// Into the buffer it is delivered in, with no copy: its stored box
+  /// (writesInPlace), unless it is a next value written in place that is
+  /// not written over what it replaces.
+  bool direct;
+  /// Into the buffer of what it replaces (writesOverReplaced).
+  bool overReplaced;
+};
+
+/// Op `i`'s output place on worker `w` (`inPlace`: getInPlaceUpdates').
+/// A next value written in place is computed aside and copied unless the
+/// worker computes its stored box and reads the replaced value only
+/// pointwise.
+inline OutputPlace getOutputPlace(const ExecutablePlan &plan, unsigned i,
+                                  unsigned w,
+                                  const std::vector<bool> &inPlace) {
+  bool inBox = writesInPlace(plan, i, w);
+  bool updated = inPlace[plan.ops[i].output];
+  bool over = inBox && updated && readsReplacedInPlace(plan, i, w);
+  return {inBox && (!updated || over), over};
 }
 
 /// Whether worker `w` computes op `i`'s output, a next value it writes in
@@ -125,8 +148,7 @@ inline bool readsReplacedInPlace(const ExecutablePlan &plan, unsigned i,
 /// a value is computed aside and copied.
 inline bool writesOverReplaced(const ExecutablePlan &plan, unsigned i,
                                unsigned w, const std::vector<bool> &inPlace) {
-  return inPlace[plan.ops[i].output] && writesInPlace(plan, i, w) &&
-         readsReplacedInPlace(plan, i, w);
+  return getOutputPlace(plan, i, w, inPlace).overReplaced;
 }
 
 } // namespace runtime
