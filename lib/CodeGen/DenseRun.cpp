@@ -27,7 +27,7 @@ using namespace tofu::codegen;
 using namespace tofu::tdl;
 
 llvm::Optional<std::vector<unsigned>>
-KernelBuilder::getDenseRunInputs(unsigned minRank) const {
+KernelBuilder::getDenseRunInputs(unsigned minRank, bool scalars) const {
   unsigned rank = op.getOutputRank();
   if (rank < minRank || contraction)
     return llvm::None;
@@ -47,6 +47,10 @@ KernelBuilder::getDenseRunInputs(unsigned minRank) const {
     if (!r)
       return;
     const TensorDecl *tensor = r->getTensor();
+    if (scalars && tensor && tensor->getPosition() < read.size() &&
+        r->getNumIndices() == 0 &&
+        inst.inputShapes[tensor->getPosition()].empty())
+      return;
     if (!tensor || tensor->getPosition() >= read.size() ||
         r->getNumIndices() != rank ||
         inst.inputShapes[tensor->getPosition()] != inst.outputShape) {

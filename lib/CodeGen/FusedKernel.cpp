@@ -1,17 +1,18 @@
-//===- FusedKernel.cpp - A fused element-wise pair as one kernel ----------===//
+//===- FusedKernel.cpp - A fused element-wise chain as one kernel ---------===//
 //
-// This file implements emitFusedKernel: the kernel of op b with the value of
-// op a, which b reads at its own element's index (t = a's output), computed
-// in the same iteration (docs/CodeGen.md "Fusion"). Both ops must be of the
-// dense-run form (DenseRun.cpp: every read at the element's own index), of
-// rank 1 or more.
-// Each op keeps its own lowering: a's declarations and constants, then a
-// lambda computing a's element at the variables and converting it to t's
-// element type exactly as a's store does; b's the same, with b's reads of t
-// replaced by that value (KernelBuilder::inlinedInputs) and b's own store.
-// One loop over the call's dense run calls both lambdas per element, so
-// each element of b's output is bit for bit what a's kernel, storing t, and
-// b's kernel, reading it back, compute.
+// This file implements emitFusedKernel: the kernel of the last op of a
+// chain a1 -> ... -> an with the value of each op before it, which the next
+// reads at its own element's index, computed in the same iteration
+// (docs/CodeGen.md "Fusion"). Every op must be of the dense-run form
+// (DenseRun.cpp: every read at the element's own index), of rank 1 or more.
+// Each op keeps its own lowering: its declarations and constants, then a
+// lambda computing its element at the variables (from the previous op's
+// value, its reads of that output replaced: KernelBuilder::inlinedInputs)
+// and converting it to its output's element type exactly as its store
+// does; the last op's lambda ends in its own store. One loop over the
+// call's dense run calls the lambdas in a nest per element, so each element
+// of an's output is bit for bit what the n kernels, storing and reading
+// back each intermediate, compute.
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,50 +60,65 @@ void emitSide(KernelBuilder &k, const std::string &lambda,
 } // namespace
 
 llvm::Expected<std::string>
-codegen::emitFusedKernel(const KernelInstance &a, const KernelInstance &b,
-                         ArrayRef<unsigned> slotsOfT, StringRef name) {
+codegen::emitFusedKernel(ArrayRef<KernelInstance> chain,
+                         ArrayRef<std::vector<unsigned>> slotsOfPrevious,
+                         StringRef name) {
+  unsigned n = chain.size();
   auto refuse = [&](const Twine &why) {
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        ("cannot fuse '" + a.op->getName() + "' into '" + b.op->getName() +
-         "': " + why)
-            .str());
+    std::string names;
+    for (const KernelInstance &inst : chain)
+      names += (names.empty() ? "'" : " -> '") + inst.op->getName().str() + "'";
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   ("cannot fuse " + names + ": " + why).str());
   };
+  if (n < 2 || slotsOfPrevious.size() != n)
+    return refuse("not a chain of two ops or more");
   KernelOptions options;
   options.useBlas = false;
-  KernelBuilder ka(a, options), kb(b, options);
-  const char *tType = getElementTypeName(a.outputType);
-  if (!tType || a.outputShape != b.outputShape)
-    return refuse("the outputs' shapes or a's element type differ");
-  if (slotsOfT.empty())
-    return refuse("b reads nothing of a's output");
-  kb.inlinedInputs.assign(b.inputShapes.size(), "");
-  for (unsigned p : slotsOfT) {
-    if (p >= b.inputShapes.size() || b.inputShapes[p] != a.outputShape ||
-        b.inputTypes[p] != a.outputType)
-      return refuse("input " + Twine(p) + " of b is not a's output");
-    kb.inlinedInputs[p] = "tofu_t";
+  std::vector<std::unique_ptr<KernelBuilder>> builders;
+  std::vector<std::string> values(n);
+  const Shape &shape = chain.back().outputShape;
+  unsigned rank = shape.size();
+  std::vector<llvm::Optional<std::vector<unsigned>>> dense;
+  for (unsigned k = 0; k != n; ++k) {
+    const KernelInstance &inst = chain[k];
+    builders.push_back(std::make_unique<KernelBuilder>(inst, options));
+    KernelBuilder &kb = *builders.back();
+    if (inst.outputShape != shape || !getElementTypeName(inst.outputType))
+      return refuse("the outputs' shapes or an element type differ");
+    if (k > 0) {
+      const KernelInstance &previous = chain[k - 1];
+      if (slotsOfPrevious[k].empty())
+        return refuse("op " + Twine(k) + " reads nothing of the op before");
+      kb.inlinedInputs.assign(inst.inputShapes.size(), "");
+      for (unsigned p : slotsOfPrevious[k]) {
+        if (p >= inst.inputShapes.size() ||
+            inst.inputShapes[p] != previous.outputShape ||
+            inst.inputTypes[p] != previous.outputType)
+          return refuse("input " + Twine(p) + " of op " + Twine(k) +
+                        " is not the op before's output");
+        kb.inlinedInputs[p] = "tofu_t";
+      }
+    }
+    if (!kb.lowerBody(values[k]))
+      return kb.takeError();
+    // Rank 1 too: a rank-1 box is always one run. Scalar inputs (Adam's
+    // bias corrections) read the same element wherever the run goes.
+    dense.push_back(kb.getDenseRunInputs(1, /*scalars=*/true));
+    if (!dense.back() || kb.getVarExtents().size() != rank)
+      return refuse("not all element-wise kernels with a dense-run branch");
+    for (unsigned p : slotsOfPrevious[k])
+      if (!llvm::is_contained(*dense.back(), p))
+        return refuse("op " + Twine(k) +
+                      " reads the op before's output not at its own index");
   }
-  std::string valueA, valueB;
-  if (!ka.lowerBody(valueA))
-    return ka.takeError();
-  if (!kb.lowerBody(valueB))
-    return kb.takeError();
-  unsigned rank = a.outputShape.size();
-  // Rank 1 too: a rank-1 box is always one run.
-  auto denseA = ka.getDenseRunInputs(1), denseB = kb.getDenseRunInputs(1);
-  if (!denseA || !denseB || ka.getVarExtents().size() != rank ||
-      kb.getVarExtents().size() != rank)
-    return refuse("not both element-wise kernels with a dense-run branch");
-  for (unsigned p : slotsOfT)
-    if (!llvm::is_contained(*denseB, p))
-      return refuse("b reads a's output not at its own index");
 
   std::string r = std::to_string(rank);
-  std::string numA = std::to_string(a.inputShapes.size()),
-              numB = std::to_string(b.inputShapes.size());
   std::vector<std::string> lines;
-  lines.push_back("// fused: " + ka.describe() + " -> " + kb.describe());
+  std::string described;
+  for (const std::unique_ptr<KernelBuilder> &kb : builders)
+    described += (described.empty() ? "" : " -> ") + kb->describe();
+  lines.push_back("// fused: " + described);
   std::size_t signature = lines.size();
   lines.push_back("bool " + name.str() +
                   "(const tofu::runtime::KernelCall &fused) {");
@@ -110,29 +126,37 @@ codegen::emitFusedKernel(const KernelInstance &a, const KernelInstance &b,
   for (unsigned d = 0; d != rank; ++d)
     lines.push_back("if (lo[" + std::to_string(d) + "] >= hi[" +
                     std::to_string(d) + "]) return true;");
-  lines.push_back("const tofu::runtime::KernelCall callA{fused.inputs, " +
-                  numA + ", fused.output, lo, hi};");
-  lines.push_back("const tofu::runtime::KernelCall callB{fused.inputs + " +
-                  numA + ", " + numB + ", fused.output, lo, hi};");
   std::string cond =
       "tofu_kg::isDenseRun(fused.output.lo, fused.output.extent, lo, hi, " +
       r + ")";
-  auto denseView = [&](const std::string &call, unsigned p) {
-    std::string view = call + ".inputs[" + std::to_string(p) + "]";
-    cond += " && tofu_kg::isDenseRun(" + view + ".lo, " + view +
-            ".extent, lo, hi, " + r + ")";
-  };
-  for (unsigned p : *denseA)
-    denseView("callA", p);
-  for (unsigned p : *denseB)
-    if (!llvm::is_contained(slotsOfT, p))
-      denseView("callB", p);
+  unsigned first = 0;
+  for (unsigned k = 0; k != n; ++k) {
+    std::string call = "call" + std::to_string(k);
+    unsigned numInputs = chain[k].inputShapes.size();
+    lines.push_back("const tofu::runtime::KernelCall " + call +
+                    "{fused.inputs + " + std::to_string(first) + ", " +
+                    std::to_string(numInputs) + ", fused.output, lo, hi};");
+    first += numInputs;
+    for (unsigned p : *dense[k]) {
+      if (llvm::is_contained(slotsOfPrevious[k], p))
+        continue;
+      std::string view = call + ".inputs[" + std::to_string(p) + "]";
+      cond += " && tofu_kg::isDenseRun(" + view + ".lo, " + view +
+              ".extent, lo, hi, " + r + ")";
+    }
+  }
   lines.push_back("if (!(" + cond + ")) return false;");
-  emitSide(ka, "elementA", "callA", "",
-           "return " + ka.storedValue(valueA) + ";", lines);
-  emitSide(kb, "elementB", "callB",
-           "const " + std::string(tType) + " tofu_t", kb.storeStatement(valueB),
-           lines);
+  for (unsigned k = 0; k != n; ++k) {
+    KernelBuilder &kb = *builders[k];
+    std::string param =
+        k ? "const " + std::string(getElementTypeName(chain[k - 1].outputType)) +
+                " tofu_t"
+          : "";
+    std::string last = k + 1 == n ? kb.storeStatement(values[k])
+                                  : "return " + kb.storedValue(values[k]) + ";";
+    emitSide(kb, "element" + std::to_string(k), "call" + std::to_string(k),
+             param, last, lines);
+  }
   std::string volume, fixed;
   for (unsigned d = 0; d != rank; ++d) {
     std::string ds = std::to_string(d);
@@ -146,7 +170,10 @@ codegen::emitFusedKernel(const KernelInstance &a, const KernelInstance &b,
   lines.push_back("const std::int64_t runEnd = lo[" + ls + "] + " + volume +
                   ";");
   lines.push_back("for (std::int64_t e = lo[" + ls + "]; e < runEnd; ++e)");
-  lines.push_back("elementB(" + fixed + "e, elementA(" + fixed + "e));");
+  std::string element = "element0(" + fixed + "e)";
+  for (unsigned k = 1; k != n; ++k)
+    element = "element" + std::to_string(k) + "(" + fixed + "e, " + element + ")";
+  lines.push_back(element + ";");
   lines.push_back("return true;");
   lines.push_back("}");
   if (llvm::any_of(lines, callsVectorForms))

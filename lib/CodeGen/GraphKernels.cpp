@@ -14,6 +14,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <algorithm>
+#include <optional>
 
 using namespace tofu;
 using namespace tofu::codegen;
@@ -79,77 +80,104 @@ std::string emitLaunchTable(const graph::Graph &g, const GraphKernels &result) {
          ";\n  return table;\n}\n#endif\n";
 }
 
-/// The fused kernels (emitFusedKernel) of the pairs of consecutive ops i,
-/// i + 1 the runtime's fusion rule may pick by their kernels alone
-/// (runtime/Fusion.h: both element-wise, i + 1 reading i's output only at
-/// its own index) where i's output has no other reader; sets
-/// `result.fused`. The plan decides which of them run (findFusablePairs).
-std::string emitFusedPairs(const graph::Graph &g, graph::SpecLibrary &specs,
-                           GraphKernels &result) {
+/// The fused kernels (emitFusedKernel) of the chains of up to
+/// runtime::MaxChainLength consecutive ops the runtime's fusion rule may
+/// pick by their kernels alone (runtime::fusableKernels) where each
+/// intermediate has no other reader; sets `result.fused`. The plan and the
+/// workers decide which chains run (runtime::findFusableLinks).
+std::string emitFusedChains(const graph::Graph &g, graph::SpecLibrary &specs,
+                            GraphKernels &result) {
   std::string body;
   unsigned n = g.getNumOps();
-  result.fused.assign(n, "");
-  llvm::StringMap<std::string> byText;
+  result.fused.assign(getFusedTableSize(n), "");
+  // Per op i: the input positions of op i + 1 reading i's output where i
+  // may run inside i + 1 (a link), else empty.
+  std::vector<std::vector<unsigned>> link(n);
   for (unsigned i = 0; i + 1 < n; ++i) {
     int ka = result.opKernel[i], kb = result.opKernel[i + 1];
-    if (ka < 0 || kb < 0 ||
-        result.kernels[ka].kind != KernelKind::Elementwise ||
-        result.kernels[kb].kind != KernelKind::Elementwise)
+    if (ka < 0 || kb < 0)
       continue;
     unsigned t = g.getOp(i).getOutput();
     const graph::Op &b = g.getOp(i + 1);
     std::vector<unsigned> slots;
-    bool ok = true;
     for (unsigned p = 0; p != b.inputs.size(); ++p)
-      if (b.inputs[p].index == int(t)) {
+      if (b.inputs[p].index == int(t))
         slots.push_back(p);
-        ok &= p < result.kernels[kb].pointwiseInputs.size() &&
-              result.kernels[kb].pointwiseInputs[p];
-      }
+    bool ok = runtime::fusableKernels(
+        result.kernels[ka].kind == KernelKind::Elementwise,
+        result.kernels[kb].kind == KernelKind::Elementwise, slots,
+        result.kernels[kb].pointwiseInputs);
     for (unsigned user : g.getUsers(t))
       ok &= user == i + 1;
-    if (!ok || slots.empty())
-      continue;
-    llvm::Expected<KernelInstance> instA = makeKernelInstance(g, i, specs);
-    llvm::Expected<KernelInstance> instB =
-        instA ? makeKernelInstance(g, i + 1, specs)
-              : llvm::Expected<KernelInstance>(instA.takeError());
-    llvm::Expected<std::string> source =
-        instB ? emitFusedKernel(*instA, *instB, slots, Placeholder)
-              : llvm::Expected<std::string>(instB.takeError());
-    if (!source) {
-      // Not one dense-run pair: the runtime runs the two kernels in blocks.
-      llvm::consumeError(source.takeError());
-      continue;
+    if (ok)
+      link[i] = std::move(slots);
+  }
+  std::vector<std::optional<KernelInstance>> instances(n);
+  auto instance = [&](unsigned i) -> const KernelInstance * {
+    if (!instances[i]) {
+      llvm::Expected<KernelInstance> inst = makeKernelInstance(g, i, specs);
+      if (!inst) {
+        llvm::consumeError(inst.takeError());
+        return nullptr;
+      }
+      instances[i] = std::move(*inst);
     }
-    auto [it, added] = byText.try_emplace(*source, "");
-    if (added) {
-      it->second = "tofu_fused" + std::to_string(byText.size() - 1) + "_" +
-                   sanitizeIdentifier(g.getOp(i).type) + "_" +
-                   sanitizeIdentifier(b.type);
-      std::string text = *source;
-      for (size_t at = text.find(Placeholder); at != std::string::npos;
-           at = text.find(Placeholder, at + it->second.size()))
-        text.replace(at, strlen(Placeholder), it->second);
-      body += text + "\n";
+    return &*instances[i];
+  };
+  llvm::StringMap<std::string> byText;
+  for (unsigned i = 0; i + 1 < n; ++i) {
+    std::vector<KernelInstance> chain;
+    std::vector<std::vector<unsigned>> slots(1);
+    const KernelInstance *head = link[i].empty() ? nullptr : instance(i);
+    if (head)
+      chain.push_back(*head);
+    for (unsigned j = i; head && j + 1 < n && !link[j].empty() &&
+                         chain.size() < runtime::MaxChainLength;
+         ++j) {
+      const KernelInstance *next = instance(j + 1);
+      if (!next)
+        break;
+      chain.push_back(*next);
+      slots.push_back(link[j]);
+      llvm::Expected<std::string> source =
+          emitFusedKernel(chain, slots, Placeholder);
+      if (!source) {
+        // Not a dense-run chain (nor any longer one through this op): the
+        // runtime runs the kernels in blocks.
+        llvm::consumeError(source.takeError());
+        break;
+      }
+      auto [it, added] = byText.try_emplace(*source, "");
+      if (added) {
+        it->second = "tofu_fused" + std::to_string(byText.size() - 1);
+        for (unsigned k = i; k <= j + 1; ++k)
+          it->second += "_" + sanitizeIdentifier(g.getOp(k).type);
+        std::string text = *source;
+        for (size_t at = text.find(Placeholder); at != std::string::npos;
+             at = text.find(Placeholder, at + it->second.size()))
+          text.replace(at, strlen(Placeholder), it->second);
+        body += text + "\n";
+      }
+      result.fused[getFusedTableIndex(i, chain.size())] = it->second;
     }
-    result.fused[i] = it->second;
   }
   return body;
 }
 
-/// The table of fused kernels, one entry per op (null: none).
-std::string emitFusedTable(const graph::Graph &g, const GraphKernels &result) {
+/// The table of fused kernels, by getFusedTableIndex (null: none).
+std::string emitFusedTable(const GraphKernels &result) {
   std::string src =
-      "\n// Per op i: the fused kernel of ops i and i + 1, or null.\n"
+      "\n// Per op i and chain length n = 2.." +
+      std::to_string(runtime::MaxChainLength) +
+      ": at i * " + std::to_string(runtime::MaxChainLength - 1) +
+      " + n - 2 the fused kernel of ops i..i + n - 1, or null.\n"
       "using tofu_fused_fn = bool (*)(const tofu::runtime::KernelCall &);\n"
       "extern \"C\" const tofu_fused_fn *" +
       std::string(GraphFusedSymbol) +
       "(unsigned *count) {\n  static const tofu_fused_fn table[] = {\n";
-  for (unsigned i = 0, n = g.getNumOps(); i != n; ++i)
-    src += "      " + (result.fused[i].empty() ? "nullptr" : result.fused[i]) +
-           ",\n";
-  return src + "  };\n  *count = " + std::to_string(g.getNumOps()) +
+  for (const std::string &name : result.fused)
+    src += "      " + (name.empty() ? "nullptr" : name) + ",\n";
+  return src + "  };\n  *count = " + std::to_string(result.fused.size()) +
          ";\n  return table;\n}\n";
 }
 } // namespace
@@ -192,7 +220,7 @@ codegen::emitGraphKernels(const graph::Graph &g, graph::SpecLibrary &specs,
   std::string &src = result.source;
   bool cuda = options.target == KernelTarget::Cuda;
   if (!cuda)
-    body += emitFusedPairs(g, specs, result);
+    body += emitFusedChains(g, specs, result);
   src = (cuda ? getCudaKernelPrelude() : getKernelPrelude()) + body;
   for (unsigned k = 0; k != result.kernels.size(); ++k) {
     const GeneratedKernel &kernel = result.kernels[k];
@@ -229,7 +257,7 @@ codegen::emitGraphKernels(const graph::Graph &g, graph::SpecLibrary &specs,
   src += "  };\n  *count = " + std::to_string(g.getNumOps()) +
          ";\n  return table;\n}\n";
   if (!cuda)
-    src += emitFusedTable(g, result);
+    src += emitFusedTable(result);
   if (cuda)
     src += emitLaunchTable(g, result);
   return result;

@@ -193,8 +193,10 @@ public:
   /// reads, in increasing order; none for another body (docs/CodeGen.md,
   /// "Dense runs"). Only for an output of rank `minRank` or more (the
   /// kernel's own branch: 2; a rank-1 loop nest is already one loop).
+  /// With `scalars`, reads of rank-0 inputs (the same value at every
+  /// element, wherever the loop runs) are allowed too, and not listed.
   llvm::Optional<std::vector<unsigned>>
-  getDenseRunInputs(unsigned minRank = 2) const;
+  getDenseRunInputs(unsigned minRank = 2, bool scalars = false) const;
   /// For such a body: the branch that runs the call as one loop over its
   /// elements where every box it touches is walked as one contiguous run
   /// (the same value per element as the loop nest after it).

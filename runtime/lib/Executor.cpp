@@ -74,8 +74,14 @@ struct Executor::Worker {
   /// Per op: fused into the next op where this worker's boxes allow
   /// (Executor::setFusion); empty: no fusion.
   std::vector<bool> fusable;
-  /// The pairs fused in the last step.
-  unsigned fused = 0;
+  /// The chains fused in the last step, and the ops in them.
+  unsigned fused = 0, fusedOps = 0;
+  /// A fused chain's ops, input views and their extents, reused by every
+  /// fused call (WorkerStep::runKernel).
+  std::vector<ChainOp> chainOps;
+  std::vector<bool> chainReadsPrevious;
+  std::vector<BoxView> chainInputs;
+  std::vector<int64_t> chainExtents;
   /// The next values computed straight into what they replace in the last
   /// step (writesOverReplaced).
   unsigned overwritten = 0;
@@ -148,18 +154,27 @@ private:
   void prefetch(unsigned i);
 
   void runOp(unsigned i);
-  /// Op i's kernel on `call`, or with op i - 1's inside it (Fusion.h).
+  /// Op i's kernel on `call`, or the chain of the ops deferred before it
+  /// with op i's (Fusion.h).
   void runKernel(unsigned i, const KernelCall &call);
-  /// Whether op i's kernel waits for op i + 1 (Fusion.h): if so, and op
-  /// i's one input dying at i has the capacity of its output, that input
-  /// is kept for op i + 1 and the output's buffer released in its place.
+  /// Whether op i's kernel waits for op i + 1, joining a chain (Fusion.h).
+  /// The pool must see the unfused step's releases: an input the chain
+  /// still reads that dies before the chain's last op is kept (`held`) and
+  /// a buffer of the same capacity no one reads, the fresh output of the
+  /// deferred op, released in its place; the kept buffer then stands for
+  /// that output, so at the next op it is the output's release that
+  /// another fresh output takes, and at the chain's last op the kept
+  /// buffer goes where that output's would. So at most one buffer is kept.
   bool deferKernel(unsigned i);
-  /// The op whose kernel waits for the next op, or -1.
-  int deferredOp = -1;
-  /// Op deferredOp's input kept for the next op in place of its output.
+  /// The first op of the chain whose kernels wait, or -1.
+  int chainStart = -1;
+  /// An input the pending chain reads, kept in place of the last deferred
+  /// op's output (which was released instead), and that tensor.
   Buffer held;
   int heldTensor = -1;
-  bool swapHeld = false;
+  /// The input of the op being deferred at whose release its output is
+  /// released instead, or -1.
+  int releaseOutputAt = -1;
   void runNextStep();
 
   /// Records a span of op `op` when tracing.
@@ -447,18 +462,30 @@ void WorkerStep::runOp(unsigned i) {
              });
   outTemp.reset();
 
-  // Free what no later op reads. A deferred op's kept input is released
-  // where its output would be, and that output in its place.
-  for (unsigned t : op.inputs)
-    if (lastUse[t] == int(i) && !plan.tensors[t].persistent) {
-      if (defer && swapHeld && int(t) == heldTensor && worker.stored[t]) {
+  // Free what no later op reads. A deferred op's output is released where
+  // the input the chain keeps would be (deferKernel); the kept buffer is
+  // released where the last deferred op's output would be.
+  int chainInput = i > 0 && chainStart >= 0 ? int(plan.ops[i - 1].output) : -1;
+  for (unsigned t : op.inputs) {
+    if (lastUse[t] != int(i) || plan.tensors[t].persistent)
+      continue;
+    if (defer && int(t) == releaseOutputAt) {
+      if (worker.stored[t]) {
         held = std::move(worker.stored[t]);
-        worker.stored[o].reset();
+        heldTensor = int(t);
       }
-      worker.stored[t].reset();
+      worker.stored[o].reset();
+      releaseOutputAt = -1;
+    } else if (!defer && int(t) == chainInput && held) {
+      held.reset();
+      heldTensor = -1;
     }
-  if (!defer && held)
-    held.reset();
+    worker.stored[t].reset();
+  }
+  if (defer && chainStart < 0)
+    chainStart = int(i);
+  else if (!defer)
+    chainStart = -1;
   if (lastUse[o] <= int(i) && !plan.tensors[o].persistent)
     worker.stored[o].reset();
 }
@@ -511,75 +538,98 @@ void WorkerStep::runNextStep() {
 }
 
 bool WorkerStep::deferKernel(unsigned i) {
-  // A fused pair's second op is never fusable itself (no chains), so the
-  // state of a pending pair is not touched here.
   if (i >= worker.fusable.size() || !worker.fusable[i] ||
       !canFuseOnWorker(plan, i, w))
     return false;
-  const OpInfo &op = plan.ops[i];
-  std::vector<unsigned> dying;
-  for (unsigned t : op.inputs)
-    if (lastUse[t] == int(i) && !plan.tensors[t].persistent &&
-        std::find(dying.begin(), dying.end(), t) == dying.end())
-      dying.push_back(t);
-  swapHeld = false;
-  heldTensor = -1;
-  if (dying.size() == 1) {
-    unsigned x = dying[0];
-    if (!worker.stored[x] || !worker.stored[op.output] ||
-        worker.stored[x].capacity() != worker.stored[op.output].capacity())
-      return false;
-    swapHeld = true;
-    heldTensor = int(x);
-  } else if (!dying.empty()) {
+  // A chain of MaxChainLength ops at most: op i + 1 may end it.
+  if (chainStart >= 0 && i + 2 - unsigned(chainStart) > MaxChainLength)
     return false;
-  }
-  deferredOp = int(i);
+  const OpInfo &op = plan.ops[i];
+  int chainInput = chainStart >= 0 ? int(plan.ops[i - 1].output) : -1;
+  // The buffers the chain keeps past this op's releases: the one already
+  // kept (standing for chainInput, released here) and the inputs dying
+  // here. One fresh buffer, the output's, can stand in for one of them.
+  int keep = held ? chainInput : -1;
+  unsigned numKept = held ? 1 : 0;
+  for (unsigned t : op.inputs)
+    if (int(t) != chainInput && int(t) != keep && lastUse[t] == int(i) &&
+        !plan.tensors[t].persistent) {
+      keep = int(t);
+      ++numKept;
+    }
+  releaseOutputAt = -1;
+  if (numKept == 0)
+    return true;
+  if (numKept > 1)
+    return false;
+  const Buffer &kept = held ? held : worker.stored[keep];
+  const Buffer &output = worker.stored[op.output];
+  if (!kept || !output || kept.capacity() != output.capacity())
+    return false;
+  releaseOutputAt = keep;
   return true;
 }
 
 void WorkerStep::runKernel(unsigned i, const KernelCall &call) {
   const OpInfo &op = plan.ops[i];
-  if (deferredOp < 0 || unsigned(deferredOp) + 1 != i) {
+  if (chainStart < 0) {
     kernels.run(op.kernel, call);
     return;
   }
-  unsigned a = deferredOp;
-  deferredOp = -1;
-  const OpInfo &opA = plan.ops[a];
-  const OpShare &shareA = opA.workers[w];
-  std::vector<BoxView> inputsA(opA.inputs.size());
-  std::vector<std::vector<int64_t>> extents(opA.inputs.size());
-  for (unsigned p = 0; p != opA.inputs.size(); ++p) {
-    unsigned t = opA.inputs[p];
-    const Box &box = shareA.inputs[p];
-    extents[p] = box.getExtents();
-    unsigned char *data = swapHeld && int(t) == heldTensor
-                              ? held.data()
-                              : worker.stored[t].data();
-    inputsA[p] = BoxView{plan.tensors[t].type, box.getRank(), data,
-                         box.lo.data(), extents[p].data()};
+  // The chain's calls: the deferred ops' inputs as stored (or kept), then
+  // op i's.
+  std::vector<ChainOp> &ops = worker.chainOps;
+  std::vector<bool> &readsPrevious = worker.chainReadsPrevious;
+  std::vector<BoxView> &inputs = worker.chainInputs;
+  std::vector<int64_t> &extents = worker.chainExtents;
+  ops.clear();
+  readsPrevious.clear();
+  inputs.clear();
+  std::size_t rankSum = 0;
+  for (unsigned j = chainStart; j < i; ++j)
+    for (const Box &box : plan.ops[j].workers[w].inputs)
+      rankSum += box.getRank();
+  extents.resize(rankSum);
+  int64_t *extent = extents.data();
+  for (unsigned j = chainStart; j <= i; ++j) {
+    const OpInfo &opJ = plan.ops[j];
+    int previous = j > unsigned(chainStart) ? int(plan.ops[j - 1].output) : -1;
+    ops.push_back(ChainOp{opJ.kernel, unsigned(opJ.inputs.size()),
+                          plan.tensors[opJ.output].type});
+    for (unsigned p = 0; p != opJ.inputs.size(); ++p)
+      readsPrevious.push_back(int(opJ.inputs[p]) == previous);
+    if (j == i) {
+      inputs.insert(inputs.end(), call.inputs, call.inputs + call.numInputs);
+      break;
+    }
+    const OpShare &share = opJ.workers[w];
+    for (unsigned p = 0; p != opJ.inputs.size(); ++p) {
+      unsigned t = opJ.inputs[p];
+      const Box &box = share.inputs[p];
+      for (unsigned d = 0; d != box.getRank(); ++d)
+        extent[d] = box.getExtent(d);
+      unsigned char *data =
+          int(t) == heldTensor ? held.data() : worker.stored[t].data();
+      inputs.push_back(BoxView{plan.tensors[t].type, box.getRank(), data,
+                               box.lo.data(), extent});
+      extent += box.getRank();
+    }
   }
-  // One generated kernel for the pair where the provider has it (a's
-  // value computed per element in b's loop), else the blocks.
-  std::vector<BoxView> inputsAB(inputsA);
-  inputsAB.insert(inputsAB.end(), call.inputs, call.inputs + call.numInputs);
-  KernelCall fusedCall{inputsAB.data(), unsigned(inputsAB.size()), call.output,
-                       call.varLo, call.varHi};
+  // One generated kernel for the chain where the provider has it (each
+  // op's value computed per element in the last op's loop), else blocks.
+  KernelCall fused{inputs.data(), unsigned(inputs.size()), call.output,
+                   call.varLo, call.varHi};
   ++worker.fused;
-  if (kernels.runFused(opA.kernel, op.kernel, fusedCall))
+  worker.fusedOps += ops.size();
+  if (kernels.runFused(ops, fused))
     return;
-  std::vector<unsigned> slotsOfT;
-  for (unsigned p = 0; p != op.inputs.size(); ++p)
-    if (op.inputs[p] == opA.output)
-      slotsOfT.push_back(p);
-  runFusedBlocks(kernels, opA.kernel, op.kernel, std::move(inputsA),
-                 plan.tensors[opA.output].type, call,
-                 op.workers[w].output.getRank(), slotsOfT);
+  runFusedBlocks(kernels, ops, readsPrevious, fused,
+                 op.workers[w].output.getRank());
 }
 
 void WorkerStep::run() {
   worker.fused = 0;
+  worker.fusedOps = 0;
   worker.overwritten = 0;
   held.reset();
   worker.times = WorkerTimes();
@@ -746,7 +796,7 @@ std::vector<TraceEvent> Executor::getTrace() const {
 void Executor::setFusion(const FusionHints &hints) {
   std::vector<bool> fusable;
   if (!hints.elementwise.empty())
-    fusable = findFusablePairs(plan, schedule, hints, computeLastUse(plan));
+    fusable = findFusableLinks(plan, schedule, hints, computeLastUse(plan));
   for (auto &worker : workers)
     worker->fusable = fusable;
 }
@@ -755,6 +805,13 @@ unsigned Executor::getNumFused() const {
   unsigned n = 0;
   for (auto &worker : workers)
     n += worker->fused;
+  return n;
+}
+
+unsigned Executor::getNumFusedOps() const {
+  unsigned n = 0;
+  for (auto &worker : workers)
+    n += worker->fusedOps;
   return n;
 }
 

@@ -17,13 +17,9 @@ namespace {
 /// Elements per block: a's scratch block and b's reads of it stay in the
 /// first-level cache (16 KiB of f32).
 constexpr int64_t BlockElements = 4096;
-
-bool hint(const std::vector<std::vector<bool>> &v, unsigned k, unsigned p) {
-  return k < v.size() && p < v[k].size() && v[k][p];
-}
 } // namespace
 
-std::vector<bool> tofu::runtime::findFusablePairs(
+std::vector<bool> tofu::runtime::findFusableLinks(
     const ExecutablePlan &plan, const Schedule &schedule,
     const FusionHints &hints, const std::vector<int> &lastUse) {
   unsigned numOps = plan.ops.size();
@@ -32,26 +28,30 @@ std::vector<bool> tofu::runtime::findFusablePairs(
     return op.kernel < hints.elementwise.size() &&
            hints.elementwise[op.kernel] && !op.partial;
   };
+  // Per tensor: the op whose output replaces it (its next value), or -1.
+  std::vector<int> replacedAt(plan.tensors.size(), -1);
+  for (unsigned i = 0; i != numOps; ++i)
+    if (int p = plan.tensors[plan.ops[i].output].updates; p >= 0)
+      replacedAt[p] = int(i);
+  std::vector<unsigned> slots;
   for (unsigned a = 0; a + 1 < numOps; ++a) {
-    // Chains of fused pairs are not formed: a's inputs come from memory.
-    if (a > 0 && fusable[a - 1])
-      continue;
     const OpInfo &opA = plan.ops[a], &opB = plan.ops[a + 1];
     unsigned t = opA.output;
     const TensorInfo &info = plan.tensors[t];
-    if (!elementwise(opA) || !elementwise(opB) || info.persistent ||
-        lastUse[t] != int(a + 1) || info.updates >= 0)
+    if (info.persistent || lastUse[t] != int(a + 1) || info.updates >= 0 ||
+        info.shape != plan.tensors[opB.output].shape)
       continue;
-    if (info.shape != plan.tensors[opB.output].shape)
+    slots.clear();
+    for (unsigned p = 0; p != opB.inputs.size(); ++p)
+      if (opB.inputs[p] == t)
+        slots.push_back(p);
+    static const std::vector<bool> none;
+    if (!fusableKernels(elementwise(opA), elementwise(opB), slots,
+                        opB.kernel < hints.pointwise.size()
+                            ? hints.pointwise[opB.kernel]
+                            : none))
       continue;
-    bool ok = false;
-    for (unsigned p = 0; p != opB.inputs.size(); ++p) {
-      if (opB.inputs[p] != t)
-        continue;
-      ok = hint(hints.pointwise, opB.kernel, p);
-      if (!ok)
-        break;
-    }
+    bool ok = true;
     // a's output moves nowhere: no deliver to another worker, no fetch of
     // it by b from another worker.
     for (const Piece &piece : schedule.ops[a].deliver)
@@ -59,6 +59,14 @@ std::vector<bool> tofu::runtime::findFusablePairs(
     for (const Piece &piece : schedule.ops[a + 1].fetch)
       if (opB.inputs[piece.slot] == t)
         ok &= piece.src == piece.dst;
+    // An op of a's chain after a + 1 may write a value a reads over it in
+    // place (InPlaceUpdates.h, which checks a + 1 itself): a must read it
+    // only pointwise, so that each block reads it before it is written.
+    for (unsigned p = 0; p != opA.inputs.size(); ++p) {
+      int j = replacedAt[opA.inputs[p]];
+      ok &= !(j > int(a + 1) && j < int(a + MaxChainLength)) ||
+            readsPointwise(opA, p);
+    }
     fusable[a] = ok;
   }
   return fusable;
@@ -85,15 +93,16 @@ bool tofu::runtime::canFuseOnWorker(const ExecutablePlan &plan, unsigned a,
   return true;
 }
 
-void tofu::runtime::runFusedBlocks(KernelProvider &kernels, unsigned kernelA,
-                                   unsigned kernelB,
-                                   std::vector<BoxView> inputsA,
-                                   ElementType typeT, const KernelCall &callB,
-                                   unsigned rank,
-                                   const std::vector<unsigned> &slotsOfT) {
-  thread_local std::vector<unsigned char> scratch;
-  std::vector<int64_t> lo(callB.varLo, callB.varLo + rank),
-      hi(callB.varHi, callB.varHi + rank);
+void tofu::runtime::runFusedBlocks(KernelProvider &kernels,
+                                   const std::vector<ChainOp> &ops,
+                                   const std::vector<bool> &readsPrevious,
+                                   const KernelCall &fused, unsigned rank) {
+  // Two scratch blocks, each op writing the one the op before it did not.
+  thread_local std::vector<unsigned char> scratch[2];
+  thread_local std::vector<BoxView> inputs;
+  thread_local std::vector<int64_t> lo, hi, blo, bhi, extent;
+  lo.assign(fused.varLo, fused.varLo + rank);
+  hi.assign(fused.varHi, fused.varHi + rank);
   // Blocks: single indices over the dimensions before `d`, chunks of `d`,
   // whole ranges after it, with `d` the first dimension whose inner volume
   // (the dimensions after it) fits a block.
@@ -106,22 +115,36 @@ void tofu::runtime::runFusedBlocks(KernelProvider &kernels, unsigned kernelA,
   int64_t chunk = std::max<int64_t>(1, BlockElements / innerAfter);
   int64_t blockVolume =
       rank ? std::min(chunk, hi[d] - lo[d]) * innerAfter : 1;
-  scratch.resize(std::size_t(blockVolume) * getElementSize(typeT));
+  unsigned widest = 1;
+  for (unsigned k = 0; k + 1 < ops.size(); ++k)
+    widest = std::max(widest, getElementSize(ops[k].outputType));
+  for (std::vector<unsigned char> &s : scratch)
+    s.resize(std::size_t(blockVolume) * widest);
 
-  std::vector<int64_t> blo(lo), bhi(hi), extent(rank);
-  std::vector<BoxView> inputsB(callB.inputs, callB.inputs + callB.numInputs);
+  blo = lo;
+  bhi = hi;
+  extent.resize(rank);
+  inputs.assign(fused.inputs, fused.inputs + fused.numInputs);
   auto runBlock = [&] {
     for (unsigned e = 0; e != rank; ++e)
       extent[e] = bhi[e] - blo[e];
-    BoxView block{typeT, rank, scratch.data(), blo.data(), extent.data()};
-    KernelCall a{inputsA.data(), unsigned(inputsA.size()), block, blo.data(),
-                 bhi.data()};
-    kernels.run(kernelA, a);
-    for (unsigned p : slotsOfT)
-      inputsB[p] = block;
-    KernelCall b{inputsB.data(), unsigned(inputsB.size()), callB.output,
-                 blo.data(), bhi.data()};
-    kernels.run(kernelB, b);
+    BoxView previous{};
+    unsigned first = 0;
+    for (unsigned k = 0; k != ops.size(); ++k) {
+      const ChainOp &op = ops[k];
+      for (unsigned p = first; p != first + op.numInputs; ++p)
+        if (readsPrevious[p])
+          inputs[p] = previous;
+      bool last = k + 1 == ops.size();
+      BoxView out = last ? fused.output
+                         : BoxView{op.outputType, rank, scratch[k % 2].data(),
+                                   blo.data(), extent.data()};
+      KernelCall call{inputs.data() + first, op.numInputs, out, blo.data(),
+                      bhi.data()};
+      kernels.run(op.kernel, call);
+      previous = out;
+      first += op.numInputs;
+    }
   };
   if (rank == 0) {
     runBlock();

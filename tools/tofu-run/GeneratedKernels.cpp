@@ -345,7 +345,7 @@ GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
   if (fusedTable) {
     unsigned count = 0;
     const FusedFn *fused = fusedTable(&count);
-    if (count == g.getNumOps())
+    if (count == codegen::getFusedTableSize(g.getNumOps()))
       kernels->fusedFns.assign(fused, fused + count);
   }
   setLibraryThreads(*emitted, libraries, forced, *kernels, log);
@@ -437,13 +437,20 @@ GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
   return kernels;
 }
 
-bool GeneratedKernels::runFused(unsigned kernelA, unsigned kernelB,
+bool GeneratedKernels::runFused(const std::vector<runtime::ChainOp> &chain,
                                 const runtime::KernelCall &call) {
-  if (kernelB != kernelA + 1 || kernelB >= fns.size() ||
-      kernelA >= fusedFns.size() || !fusedFns[kernelA] || !fns[kernelA] ||
-      !fns[kernelB] || !fusedFns[kernelA](call))
+  // Kernel indices are op indices; the table has consecutive ops' chains.
+  unsigned first = chain.front().kernel, length = chain.size();
+  if (length < 2 || length > runtime::MaxChainLength)
     return false;
-  // Two calls of element-wise kernels: neither takes nor leaves sums.
+  for (unsigned k = 0; k != length; ++k)
+    if (chain[k].kernel != first + k || first + k >= fns.size() ||
+        !fns[first + k])
+      return false;
+  unsigned at = codegen::getFusedTableIndex(first, length);
+  if (at >= fusedFns.size() || !fusedFns[at] || !fusedFns[at](call))
+    return false;
+  // Calls of element-wise kernels: none takes or leaves sums.
   lastSums.valid = false;
   ++fusedCalls;
   return true;

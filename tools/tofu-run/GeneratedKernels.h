@@ -85,12 +85,12 @@ public:
          llvm::raw_ostream &log, const LibraryOptions &libraries = {});
 
   void run(unsigned kernel, const runtime::KernelCall &call) override;
-  /// The unit's fused kernel of ops `kernelA` and `kernelB` = kernelA + 1
-  /// (codegen::emitFusedKernel), where both run their generated kernels.
-  bool runFused(unsigned kernelA, unsigned kernelB,
+  /// The unit's fused kernel of the chain of consecutive ops `chain`
+  /// (codegen::emitFusedKernel), where all run their generated kernels.
+  bool runFused(const std::vector<runtime::ChainOp> &chain,
                 const runtime::KernelCall &call) override;
 
-  /// How many fused pair calls ran as one kernel so far.
+  /// How many fused chain calls ran as one kernel so far.
   std::uint64_t getNumFusedKernelCalls() const { return fusedCalls; }
 
   /// The number of ops running the evaluator's kernel.
@@ -143,7 +143,8 @@ private:
   std::unique_ptr<codegen::KernelLibrary> library;
   /// Per op: its generated kernel, or null for a fallback.
   std::vector<runtime::KernelFn> fns;
-  /// Per op i: the fused kernel of ops i and i + 1, or null.
+  /// The unit's fused kernels, by codegen::getFusedTableIndex (null:
+  /// none), or empty.
   using FusedFn = bool (*)(const runtime::KernelCall &);
   std::vector<FusedFn> fusedFns;
   std::atomic<std::uint64_t> fusedCalls{0};

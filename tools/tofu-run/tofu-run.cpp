@@ -186,16 +186,16 @@ cl::opt<bool> batchNormSums(
     cl::init(true), cl::cat(category));
 cl::opt<bool> fuse(
     "fuse",
-    cl::desc("With --kernels=generated, run pairs of element-wise ops "
-             "block by block in one loop where the plan allows "
+    cl::desc("With --kernels=generated, run chains of element-wise ops "
+             "(up to 8) as one loop where the plan allows "
              "(docs/CodeGen.md, \"Fusion\"; default true)"),
     cl::init(true), cl::cat(category));
 cl::opt<bool> fusedKernels(
     "fused-kernels",
-    cl::desc("With --fuse, run a fused pair whose kernels are both dense "
-             "runs as one generated kernel (a's value computed per element "
-             "in b's loop) instead of the two in blocks (docs/CodeGen.md, "
-             "\"Fusion\"; default true)"),
+    cl::desc("With --fuse, run a fused chain whose kernels are all dense "
+             "runs as one generated kernel (each op's value computed per "
+             "element in the last op's loop) instead of the kernels in "
+             "blocks (docs/CodeGen.md, \"Fusion\"; default true)"),
     cl::init(true), cl::cat(category));
 cl::opt<bool> inPlaceUpdates(
     "in-place-updates",
@@ -442,8 +442,9 @@ struct Run {
   /// The next values this process's workers computed straight into what
   /// they replace in the last step (StepExecutor::getNumDirectUpdates).
   unsigned directUpdates = 0;
-  /// The element-wise pairs this process's workers fused in the last step.
-  unsigned fused = 0;
+  /// The element-wise chains this process's workers fused in the last
+  /// step, and the ops in them.
+  unsigned fused = 0, fusedOps = 0;
   /// Per worker, how many workers' pieces its process's schedule holds
   /// (1 under MPI: each rank schedules its own worker only; K with
   /// threads), and that schedule's pieces (countSchedules).
@@ -462,7 +463,7 @@ struct Run {
   std::optional<IndexedPoolingCounts> indexedPooling;
   /// This process's batch norm loop calls, if they ran.
   std::optional<BatchNormStatsCounts> batchNormStats;
-  /// This process's fused pairs run as one generated kernel, all steps.
+  /// This process's fused chains run as one generated kernel, all steps.
   std::uint64_t fusedKernelCalls = 0;
 };
 
@@ -633,6 +634,7 @@ void runSteps(Run &run, int loss, bool print) {
     }
     run.movedBytes = result.movedBytes;
     run.fused = run.executor->getNumFused();
+    run.fusedOps = run.executor->getNumFusedOps();
     run.directUpdates = run.executor->getNumDirectUpdates();
     for (unsigned w = 0; w != run.plan.workers; ++w)
       run.peaks[w] = std::max(run.peaks[w], result.peakBytesPerWorker[w]);
@@ -810,7 +812,8 @@ bool writeReport(const Run &run, const Errors &errors) {
       {"max_rel_error", finiteOrNull(errors.maxRel)},
       {"direct_updates", int64_t(run.directUpdates)},
       {"step_seconds", run.stepSeconds},
-      {"fused_pairs", int64_t(run.fused)},
+      {"fused_chains", int64_t(run.fused)},
+      {"fused_chain_ops", int64_t(run.fusedOps)},
       {"fused_kernel_calls", int64_t(run.fusedKernelCalls)},
       {"scheduled_workers_per_worker", std::move(scheduledWorkers)},
       {"scheduled_pieces_per_worker", std::move(scheduledPieces)},

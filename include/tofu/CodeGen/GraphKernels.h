@@ -17,6 +17,7 @@
 #define TOFU_CODEGEN_GRAPHKERNELS_H
 
 #include "tofu/CodeGen/KernelEmitter.h"
+#include "tofu/Runtime/Fusion.h"
 
 namespace tofu {
 namespace graph {
@@ -35,10 +36,22 @@ constexpr const char *GraphKernelsSymbol = "tofu_graph_kernels";
 /// run the kernel bodies on the host over the emulated grid.
 constexpr const char *GraphCudaLaunchesSymbol = "tofu_graph_cuda_launches";
 
-/// The symbol of the fused-pair table of a C++ unit: one
-/// `bool (*)(const KernelCall &)` per op i, the fused kernel of ops i and
-/// i + 1 (emitFusedKernel), null where there is none.
+/// The symbol of the fused-chain table of a C++ unit: one
+/// `bool (*)(const KernelCall &)` per op i and chain length n = 2 ..
+/// runtime::MaxChainLength, at getFusedTableIndex(i, n): the fused kernel
+/// of ops i .. i + n - 1 (emitFusedKernel), null where there is none; the
+/// table has getFusedTableSize(ops) entries.
 constexpr const char *GraphFusedSymbol = "tofu_graph_fused";
+
+/// The fused-chain table's entry of the chain of `length` ops from op
+/// `first`.
+inline unsigned getFusedTableIndex(unsigned first, unsigned length) {
+  return first * (runtime::MaxChainLength - 1) + length - 2;
+}
+/// The fused-chain table's size for a graph of `numOps` ops.
+inline unsigned getFusedTableSize(unsigned numOps) {
+  return numOps * (runtime::MaxChainLength - 1);
+}
 
 /// The instance of op `opIndex` of `g` (its operator instantiated through
 /// `specs`, which owns it). Fails with a message naming the op.
@@ -56,8 +69,8 @@ struct GraphKernels {
   std::vector<int> opKernel;
   /// Per op without a kernel: why (empty for the others).
   std::vector<std::string> notes;
-  /// Per op i (C++ target): the name of the fused kernel of ops i and
-  /// i + 1 in the unit, empty where there is none.
+  /// Per fused-table entry (C++ target, getFusedTableIndex): the name of
+  /// the fused kernel of that chain in the unit, empty where there is none.
   std::vector<std::string> fused;
 };
 

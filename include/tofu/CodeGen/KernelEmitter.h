@@ -141,20 +141,22 @@ llvm::Expected<GeneratedKernel> emitKernel(const KernelInstance &instance,
                                            const KernelOptions &options = {});
 
 /// Emits `bool name(const tofu::runtime::KernelCall &call)`, one C++ kernel
-/// for the fused pair a -> b (docs/CodeGen.md "Fusion"): b's inputs at the
-/// positions `slotsOfT` are a's output t, read at b's own element index,
-/// and a's value is computed per element in the same loop, converted to
-/// t's element type as a's kernel stores it, so the results are bit for
-/// bit those of the two kernels. The call's inputs are a's followed by b's
-/// (the views at b's `slotsOfT` are not read), its output and box b's. It
-/// returns false, writing nothing, where the box is not one dense run of
-/// every box it reads and writes (the caller then runs the two kernels).
-/// Fails, naming both operators, unless both bodies take the dense-run
-/// branch (DenseRun.cpp) and t is read only at the element's own index.
-llvm::Expected<std::string> emitFusedKernel(const KernelInstance &a,
-                                            const KernelInstance &b,
-                                            ArrayRef<unsigned> slotsOfT,
-                                            StringRef name);
+/// for the fused chain a1 -> a2 -> ... -> an of `chain` (n >= 2,
+/// docs/CodeGen.md "Fusion"): op k's inputs at the positions
+/// `slotsOfPrevious[k]` (k >= 1) are op k - 1's output, read at op k's own
+/// element index, and each op but the last computes its value per element
+/// in the same loop, converted to its output's element type as its kernel
+/// stores it, so the results are bit for bit those of the n kernels. The
+/// call's inputs are the ops' in order (the views at the `slotsOfPrevious`
+/// positions are not read), its output and box an's. It returns false,
+/// writing nothing, where the box is not one dense run of every box it
+/// reads and writes (the caller then runs the kernels). Fails, naming the
+/// operators, unless every body takes the dense-run branch (DenseRun.cpp)
+/// and each intermediate is read only at the element's own index.
+llvm::Expected<std::string>
+emitFusedKernel(ArrayRef<KernelInstance> chain,
+                ArrayRef<std::vector<unsigned>> slotsOfPrevious,
+                StringRef name);
 
 /// The includes and helper functions every generated translation unit
 /// starts with (the evaluator's integer division, NaN-propagating max, ...).

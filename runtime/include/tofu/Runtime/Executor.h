@@ -32,14 +32,14 @@ public:
   /// Runs kernel `kernel` on `call`; may be called from several threads at
   /// once. Throws RuntimeError on failure.
   virtual void run(unsigned kernel, const KernelCall &call) = 0;
-  /// Runs the fused pair of kernels `kernelA` -> `kernelB` (runtime/
-  /// Fusion.h) as one kernel on `call`: its inputs are a's followed by b's
-  /// (b's views of a's output are not read), its output and box b's.
+  /// Runs the fused chain `chain` (runtime/Fusion.h) as one kernel on
+  /// `call`: its inputs are the ops' in order (an op's views of the
+  /// previous op's output are not read), its output and box the last op's.
   /// Returns false, having run nothing, where the provider has no such
-  /// kernel for the pair or the call (the executor then runs the two).
-  virtual bool runFused(unsigned kernelA, unsigned kernelB,
+  /// kernel for the chain or the call (the executor then runs the blocks).
+  virtual bool runFused(const std::vector<ChainOp> &chain,
                         const KernelCall &call) {
-    (void)kernelA, (void)kernelB, (void)call;
+    (void)chain, (void)call;
     return false;
   }
 };
@@ -147,11 +147,13 @@ public:
   /// The last step's spans of this process's workers, by worker, in the
   /// order they happened.
   virtual std::vector<TraceEvent> getTrace() const { return {}; }
-  /// Fuses pairs of element-wise ops from the next step on (Fusion.h);
+  /// Fuses chains of element-wise ops from the next step on (Fusion.h);
   /// empty hints (the default) fuse nothing. Executor's; others ignore it.
   virtual void setFusion(const FusionHints &) {}
-  /// The fused pairs the last step ran, over this process's workers.
+  /// The fused chains the last step ran, over this process's workers, and
+  /// the ops in them.
   virtual unsigned getNumFused() const { return 0; }
+  virtual unsigned getNumFusedOps() const { return 0; }
   /// The next values the last step's kernels computed straight into the
   /// buffers of what they replace, with no workspace and no copy
   /// (InPlaceUpdates.h: writesOverReplaced), over this process's workers.
@@ -240,6 +242,7 @@ public:
   std::vector<TraceEvent> getTrace() const override;
   void setFusion(const FusionHints &hints) override;
   unsigned getNumFused() const override;
+  unsigned getNumFusedOps() const override;
   unsigned getNumDirectUpdates() const override;
 
   struct Worker;

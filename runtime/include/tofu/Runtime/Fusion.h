@@ -1,14 +1,16 @@
 //===- Fusion.h - Element-wise chains run block by block --------*- C++ -*-===//
 //
-// This file declares the executor's fusion of two consecutive ops a -> b
-// where b reads a's output t element for element (docs/CodeGen.md,
-// "Fusion"): on a worker where both run on the same box with nothing to
-// fetch between them, a's kernel does not run at a; at b one loop over
-// cache-sized blocks of b's box calls a's kernel into a scratch block and
-// b's kernel reading it, so t never goes through memory. The plan's
+// This file declares the executor's fusion of chains of consecutive ops
+// a1 -> a2 -> ... -> an where each reads the previous one's output element
+// for element (docs/CodeGen.md, "Fusion"): on a worker where all run on the
+// same box with nothing to fetch between them, a1..a(n-1) do not run at
+// their places; at an one kernel computes the chain per element
+// (KernelProvider::runFused), or one loop over cache-sized blocks of an's
+// box calls each kernel on the block, each writing a scratch block the
+// next reads, so the intermediates never go through memory. The plan's
 // messages and the pool's allocations and releases stay those of the
-// unfused step (FusionState below), so the bytes moved and the measured
-// peak are unchanged.
+// unfused step (WorkerStep::deferKernel), so the bytes moved and the
+// measured peak are unchanged.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,29 +40,60 @@ struct FusionHints {
   std::vector<std::vector<bool>> pointwise;
 };
 
-/// Per op i of `plan`: whether op i may run inside op i + 1 (the static
-/// rule of docs/CodeGen.md "Fusion": i + 1 element-wise and reading i's
-/// output only at its own index, that output read by no other op and
-/// neither persistent nor moved between workers by the plan, neither op
-/// partial). Each worker then checks its own boxes (canFuseOnWorker).
-std::vector<bool> findFusablePairs(const ExecutablePlan &plan,
+/// The longest chain of ops the executor runs as one (the code generator
+/// emits a fused kernel for each chain up to this length).
+constexpr unsigned MaxChainLength = 8;
+
+/// The part of the fusion rule that depends on the kernels alone, which
+/// the executor (findFusableLinks) and the code generator (which emits
+/// fused kernels only where it holds) share: a's and b's kernels are
+/// element-wise loop nests, and b reads a's output at the input positions
+/// `slotsOfT` (at least one), each only at its own index (`pointwiseB`).
+inline bool fusableKernels(bool elementwiseA, bool elementwiseB,
+                           const std::vector<unsigned> &slotsOfT,
+                           const std::vector<bool> &pointwiseB) {
+  if (!elementwiseA || !elementwiseB || slotsOfT.empty())
+    return false;
+  for (unsigned p : slotsOfT)
+    if (p >= pointwiseB.size() || !pointwiseB[p])
+      return false;
+  return true;
+}
+
+/// Per op i of `plan`: whether op i may run inside op i + 1, a link of a
+/// chain (the static rule of docs/CodeGen.md "Fusion": fusableKernels, i's
+/// output read by i + 1 alone and neither persistent nor moved between
+/// workers by the plan, neither op partial, and i reading no value that
+/// an op of its chain could write over in place other than pointwise).
+/// Consecutive links form chains; each worker then checks its own boxes
+/// (canFuseOnWorker) and the pool's capacities (WorkerStep::deferKernel).
+std::vector<bool> findFusableLinks(const ExecutablePlan &plan,
                                    const Schedule &schedule,
                                    const FusionHints &hints,
                                    const std::vector<int> &lastUse);
 
-/// Whether worker `w` can run op `a` (fusable with a + 1) inside a + 1:
-/// every input of both ops other than a's output read where it is stored
-/// (no fetch), a's output stored as computed, and both iterating over the
-/// same box.
+/// Whether worker `w` can run op `a` (a link) inside a + 1: every input of
+/// a read where it is stored (no fetch), a's output stored as computed, a
+/// + 1 reading it there, and both iterating over the same box.
 bool canFuseOnWorker(const ExecutablePlan &plan, unsigned a, unsigned w);
 
-/// Runs op a's kernel and op b's over `callB`'s box, block by block:
-/// `inputsA` are a's input views, `slotsOfT` the input positions of b
-/// reading a's output (their views in callB are ignored).
-void runFusedBlocks(KernelProvider &kernels, unsigned kernelA,
-                    unsigned kernelB, std::vector<BoxView> inputsA,
-                    ElementType typeT, const KernelCall &callB,
-                    unsigned rank, const std::vector<unsigned> &slotsOfT);
+/// One op of a chain run by runFusedBlocks or KernelProvider::runFused.
+struct ChainOp {
+  unsigned kernel;
+  /// Its inputs' number in the chain's call (the ops' inputs in order).
+  unsigned numInputs;
+  /// Its output's element type.
+  ElementType outputType;
+};
+
+/// Runs a chain's kernels over `fused`'s box, block by block: each op but
+/// the last writes its block into a scratch block the next reads.
+/// `fused.inputs` are the ops' input views in order; those at the positions
+/// `readsPrevious` marks (an op's reads of the previous op's output) are
+/// ignored. `fused.output` is the last op's output.
+void runFusedBlocks(KernelProvider &kernels, const std::vector<ChainOp> &ops,
+                    const std::vector<bool> &readsPrevious,
+                    const KernelCall &fused, unsigned rank);
 
 } // namespace runtime
 } // namespace tofu
