@@ -51,6 +51,27 @@ void checkBlas(cublasStatus_t status, unsigned worker, const char *what) {
                                    what, int(status)));
 }
 
+/// cuBLAS's entry points for elements of type T (float or double).
+template <typename T> struct Blas;
+template <> struct Blas<float> {
+  static constexpr auto gemm = cublasSgemm;
+  static constexpr auto gemmStridedBatched = cublasSgemmStridedBatched;
+  static constexpr auto geam = cublasSgeam;
+};
+template <> struct Blas<double> {
+  static constexpr auto gemm = cublasDgemm;
+  static constexpr auto gemmStridedBatched = cublasDgemmStridedBatched;
+  static constexpr auto geam = cublasDgeam;
+};
+
+/// Calls `fn` with a zero of the C++ type of `type`, f32 or f64.
+template <typename Fn> void withRealType(ElementType type, Fn fn) {
+  if (type == ElementType::F32)
+    fn(0.0f);
+  else
+    fn(0.0);
+}
+
 #ifdef TOFU_HAVE_CUDNN
 void checkDnn(cudnnStatus_t status, unsigned worker, const char *what) {
   if (status != CUDNN_STATUS_SUCCESS)
@@ -385,11 +406,8 @@ private:
     check(cudaSetDevice(workers[w].gpu), w, "cudaSetDevice");
   }
 
-  /// The GEMMs of planGemm on row-major boxes: cuBLAS is column-major, so
-  /// each computes C^T = op(B)^T op(A)^T with the row strides as leading
-  /// dimensions; a batch of several is one strided-batched call. A call
-  /// with a fill (a bias) fills its C_e first (fill) and adds the product
-  /// to it (beta = 1).
+  /// The GEMMs of planGemm (runGemm). A call with a fill (a bias) fills
+  /// its C_e first (fill) and adds the product to it (beta = 1).
   void gemm(unsigned w, const DeviceGemm &g, const KernelCall &call) {
     const BoxView &c = call.output;
     if (c.type != ElementType::F32 && c.type != ElementType::F64)
@@ -409,39 +427,36 @@ private:
                 w, "gemm");
         continue;
       }
-      cublasOperation_t opA = p.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
-      cublasOperation_t opB = p.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
-      int m = int(p.m), n = int(p.n), k = int(p.k), lda = int(p.lda),
-          ldb = int(p.ldb), ldc = int(p.ldc), batch = int(p.batch);
-      cublasHandle_t h = workers[w].blas;
-      if (c.type == ElementType::F32) {
-        float alpha = float(p.alpha), beta = p.fill ? 1 : 0;
-        auto *a = static_cast<const float *>(p.a), *b = static_cast<const float *>(p.b);
-        auto *y = static_cast<float *>(p.c);
-        if (batch == 1)
-          checkBlas(cublasSgemm(h, opB, opA, n, m, k, &alpha, b, ldb, a, lda,
-                                &beta, y, ldc),
-                    w, "cublasSgemm");
-        else
-          checkBlas(cublasSgemmStridedBatched(h, opB, opA, n, m, k, &alpha, b,
-                                              ldb, p.strideB, a, lda, p.strideA,
-                                              &beta, y, ldc, p.strideC, batch),
-                    w, "cublasSgemmStridedBatched");
-      } else {
-        double alpha = p.alpha, beta = p.fill ? 1 : 0;
-        auto *a = static_cast<const double *>(p.a), *b = static_cast<const double *>(p.b);
-        auto *y = static_cast<double *>(p.c);
-        if (batch == 1)
-          checkBlas(cublasDgemm(h, opB, opA, n, m, k, &alpha, b, ldb, a, lda,
-                                &beta, y, ldc),
-                    w, "cublasDgemm");
-        else
-          checkBlas(cublasDgemmStridedBatched(h, opB, opA, n, m, k, &alpha, b,
-                                              ldb, p.strideB, a, lda, p.strideA,
-                                              &beta, y, ldc, p.strideC, batch),
-                    w, "cublasDgemmStridedBatched");
-      }
+      runGemm(w, c.type, p, p.fill ? 1 : 0, "GEMM");
     }
+  }
+
+  /// One GEMM `p` on row-major boxes of `type` (f32 or f64), C_e = alpha
+  /// op(A_e) op(B_e) + beta C_e: cuBLAS is column-major, so it computes
+  /// C^T = op(B)^T op(A)^T with the row strides as leading dimensions; a
+  /// batch of several is one strided-batched call.
+  void runGemm(unsigned w, ElementType type, const GemmCall &p, double beta,
+               const char *what) {
+    cublasOperation_t opA = p.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t opB = p.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+    int m = int(p.m), n = int(p.n), k = int(p.k), lda = int(p.lda),
+        ldb = int(p.ldb), ldc = int(p.ldc), batch = int(p.batch);
+    cublasHandle_t h = workers[w].blas;
+    withRealType(type, [&](auto zero) {
+      using T = decltype(zero);
+      T alphaT = T(p.alpha), betaT = T(beta);
+      auto *a = static_cast<const T *>(p.a), *b = static_cast<const T *>(p.b);
+      auto *y = static_cast<T *>(p.c);
+      if (batch == 1)
+        checkBlas(Blas<T>::gemm(h, opB, opA, n, m, k, &alphaT, b, ldb, a, lda,
+                                &betaT, y, ldc),
+                  w, what);
+      else
+        checkBlas(Blas<T>::gemmStridedBatched(
+                      h, opB, opA, n, m, k, &alphaT, b, ldb, p.strideB, a, lda,
+                      p.strideA, &betaT, y, ldc, p.strideC, batch),
+                  w, what);
+    });
   }
 
   /// Worker `w`'s device vector of at least `count` ones of `type`, grown
@@ -478,72 +493,54 @@ private:
   /// GemmCall::fill by cuBLAS: a full bias (unit column stride, rows at
   /// least n apart) is one geam per batch element, C_e = scale F_e; a
   /// broadcast row (row stride 0) or column (column stride 0) is one
-  /// strided-batched GEMM with k = 1 against a vector of ones, C_e =
+  /// GEMM (runGemm) with k = 1 against a vector of ones, C_e =
   /// scale (ones[m x 1] F_e[1 x n]) or scale (F_e[m x 1] ones[1 x n]):
   /// each element one product by 1, exact, then the scale.
   void fill(unsigned w, const GemmCall &p, ElementType type) {
-    cublasHandle_t h = workers[w].blas;
-    int m = int(p.m), n = int(p.n), ldc = int(p.ldc), batch = int(p.batch);
-    unsigned size = getElementSize(type);
-    bool single = type == ElementType::F32;
-    float scaleF = float(p.fillScale), zeroF = 0;
-    double scaleD = p.fillScale, zeroD = 0;
     if (p.fillCol == 1 && p.fillRow >= p.n) {
-      int ldf = int(p.fillRow);
-      for (std::int64_t e = 0; e != p.batch; ++e) {
-        const char *f = static_cast<const char *>(p.fill) + e * p.strideFill * size;
-        char *y = static_cast<char *>(p.c) + e * p.strideC * size;
-        if (single)
-          checkBlas(cublasSgeam(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, &scaleF,
-                                reinterpret_cast<const float *>(f), ldf, &zeroF,
-                                reinterpret_cast<const float *>(f), ldf,
-                                reinterpret_cast<float *>(y), ldc),
-                    w, "cublasSgeam");
-        else
-          checkBlas(cublasDgeam(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, &scaleD,
-                                reinterpret_cast<const double *>(f), ldf, &zeroD,
-                                reinterpret_cast<const double *>(f), ldf,
-                                reinterpret_cast<double *>(y), ldc),
-                    w, "cublasDgeam");
-      }
+      cublasHandle_t h = workers[w].blas;
+      int m = int(p.m), n = int(p.n), ldc = int(p.ldc), ldf = int(p.fillRow);
+      withRealType(type, [&](auto zero) {
+        using T = decltype(zero);
+        T scale = T(p.fillScale);
+        for (std::int64_t e = 0; e != p.batch; ++e) {
+          const T *f = static_cast<const T *>(p.fill) + e * p.strideFill;
+          T *y = static_cast<T *>(p.c) + e * p.strideC;
+          checkBlas(Blas<T>::geam(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, &scale,
+                                  f, ldf, &zero, f, ldf, y, ldc),
+                    w, "bias geam");
+        }
+      });
       return;
     }
-    // Row-major A [m x 1] times B [1 x n], as the GEMMs above.
-    const void *a, *b;
-    int lda, ldb = n;
-    std::int64_t strideA, strideB;
+    // Row-major A [m x 1] times B [1 x n].
+    GemmCall q;
+    q.m = p.m;
+    q.n = p.n;
+    q.k = 1;
+    q.c = p.c;
+    q.ldb = p.n;
+    q.ldc = p.ldc;
+    q.batch = p.batch;
+    q.strideC = p.strideC;
+    q.alpha = p.fillScale;
     if (p.fillRow == 0 && p.fillCol == 1) {
-      a = ones(w, type, p.m);
-      lda = 1;
-      strideA = 0;
-      b = p.fill;
-      strideB = p.strideFill;
+      q.a = ones(w, type, p.m);
+      q.lda = 1;
+      q.b = p.fill;
+      q.strideB = p.strideFill;
     } else if (p.fillCol == 0 && p.fillRow >= 1) {
-      a = p.fill;
-      lda = int(p.fillRow);
-      strideA = p.strideFill;
-      b = ones(w, type, p.n);
-      strideB = 0;
+      q.a = p.fill;
+      q.lda = p.fillRow;
+      q.strideA = p.strideFill;
+      q.b = ones(w, type, p.n);
     } else {
       throw RuntimeError(fmt::format(
           "worker {}: a bias with row stride {} and column stride {} is not "
           "one cuBLAS call",
           w, p.fillRow, p.fillCol));
     }
-    if (single)
-      checkBlas(cublasSgemmStridedBatched(
-                    h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, 1, &scaleF,
-                    static_cast<const float *>(b), ldb, strideB,
-                    static_cast<const float *>(a), lda, strideA, &zeroF,
-                    static_cast<float *>(p.c), ldc, p.strideC, batch),
-                w, "cublasSgemmStridedBatched (bias)");
-    else
-      checkBlas(cublasDgemmStridedBatched(
-                    h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, 1, &scaleD,
-                    static_cast<const double *>(b), ldb, strideB,
-                    static_cast<const double *>(a), lda, strideA, &zeroD,
-                    static_cast<double *>(p.c), ldc, p.strideC, batch),
-                w, "cublasDgemmStridedBatched (bias)");
+    runGemm(w, type, q, 0, "bias GEMM");
   }
 
 #ifdef TOFU_HAVE_CUDNN
