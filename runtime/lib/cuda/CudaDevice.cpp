@@ -276,8 +276,9 @@ private:
     int gpu = -1;
     cudaStream_t stream = nullptr;
     cublasHandle_t blas = nullptr;
-    /// Device vectors of ones (f32, f64), `ones` elements each, that the
-    /// fills of broadcast biases multiply (fill); null until the first.
+    /// Device vectors of ones (f32, f64; onesF32Size and onesF64Size
+    /// elements) that the fills of broadcast biases multiply (fill, ones);
+    /// null until the first.
     void *onesF32 = nullptr, *onesF64 = nullptr;
     std::int64_t onesF32Size = 0, onesF64Size = 0;
 #ifdef TOFU_HAVE_CUDNN
@@ -475,17 +476,13 @@ private:
     check(cudaMallocAsync(&data, std::size_t(grown) * bytes, worker.stream), w,
           "ones");
     // The host copy lives until the stream has finished the upload.
-    auto upload = [&](auto one) {
-      std::vector<decltype(one)> host(std::size_t(grown), one);
+    withRealType(type, [&](auto zero) {
+      std::vector<decltype(zero)> host(std::size_t(grown), 1);
       check(cudaMemcpyAsync(data, host.data(), host.size() * bytes,
                             cudaMemcpyHostToDevice, worker.stream),
             w, "ones");
       check(cudaStreamSynchronize(worker.stream), w, "ones");
-    };
-    if (single)
-      upload(1.0f);
-    else
-      upload(1.0);
+    });
     size = grown;
     return data;
   }

@@ -6,8 +6,8 @@
 // and the pure host function turning it and a KernelCall into row-major
 // GEMM calls on the call's boxes (planGemm). Batch elements whose operands
 // lie a constant number of elements apart form one strided batch. A body
-// `beta * T[..] + alpha * Sum(..)` (addmm, baddbmm) fills the output box
-// with beta * T first (GemmBias) and the GEMM adds alpha times the sum
+// `scale * T[..] + alpha * Sum(..)` (addmm, baddbmm) fills the output box
+// with scale * T first (GemmBias) and the GEMM adds alpha times the sum
 // (beta = 1). The CUDA device issues each call as one cublasSgemm/
 // cublasDgemm, or one cublas{S,D}gemmStridedBatched for a batch of
 // several, each fill as one more cuBLAS call (a full bias: one per batch
@@ -28,25 +28,26 @@
 namespace tofu {
 namespace runtime {
 
-/// The `beta * T[..]` of a body `beta * T[..] + alpha * Sum(..)`: T is
+/// The `scale * T[..]` of a body `scale * T[..] + alpha * Sum(..)`: T is
 /// input `input`, dimension d of which is read at output variable
 /// `vars[d]`, or at index 0 where `vars[d]` is -1 (a broadcast dimension of
 /// extent 1, as addmm's `self[0, j]` and baddbmm's `self[b % 1, ..]` read
-/// it). The generator
-/// describes it only where a fill is one cuBLAS call per batch element:
-/// T's last dimension is read at j, or j reads none of T and i does.
+/// it). The generator describes it only where a fill is one cuBLAS call
+/// per batch element: T's last dimension is read at j, or j reads none of
+/// T and i does.
 struct GemmBias {
   unsigned input = 0;
   double scale = 1;
   std::vector<int> vars;
 };
 
-/// A kernel whose whole body is `out[b.., i, j] = Sum_k A[..] * B[..]`
-/// the output variables are the batch variables b.., then i, then j
-/// (KernelCall order 0 .. rank-1); k is variable `kVar`, ranging over
-/// [0, kExtent). A is input `a`, B input `b`; `aVars[d]` (`bVars[d]`) is
-/// the variable indexing dimension d of A (B). A's last two dimensions are
-/// (i, k), or (k, i) when transA; B's (k, j), or (j, k) when transB.
+/// A kernel whose body is `out[b.., i, j] = Sum_k A[..] * B[..]` (or
+/// `bias + alpha * Sum(..)`, below): the output variables are the batch
+/// variables b.., then i, then j (KernelCall order 0 .. rank-1); k is
+/// variable `kVar`, ranging over [0, kExtent). A is input `a`, B input
+/// `b`; `aVars[d]` (`bVars[d]`) is the variable indexing dimension d of A
+/// (B). A's last two dimensions are (i, k), or (k, i) when transA; B's
+/// (k, j), or (j, k) when transB.
 struct DeviceGemm {
   unsigned a = 0, b = 1;
   bool transA = false, transB = false;
