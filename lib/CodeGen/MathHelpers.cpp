@@ -6,8 +6,8 @@
 // in a C++ (not CUDA) unit exp, erf and tanh are the prelude's branch-free
 // `vexp`, `verf` and `vtanh` instead of the C library's calls
 // (docs/CodeGen.md, "Vectorized exp and erf"). The C library's functions
-// are calls the compiler cannot vectorize; the v forms are straight-line double
-// arithmetic and selects, so loops over them vectorize (with
+// are calls the compiler cannot vectorize; the v forms are straight-line
+// double arithmetic and selects, so loops over them vectorize (with
 // -fno-trapping-math, KernelCompiler's flags), and kernels that call them
 // are compiled twice, for AVX2 and for the baseline, one chosen when the
 // library loads (target_clones; the same operations in the same order,
@@ -17,10 +17,10 @@
 // vector-math.test, 2e6 points each, bounds checked there): vexp within
 // 1e-9 relative (measured 2.7e-10) from -708 up, 0 below; sigmoid within
 // 1e-9; verf within 1e-8 (measured 4.1e-9); vtanh within 1e-9 (measured
-// 2.2e-10). All are far below half an
-// ulp of a float (6e-8): an f32 result is the C library's or its
-// neighbour, except where the kernel's own formula cancels (gelu's
-// gradient near x = -0.75 sums two terms of opposite signs).
+// 2.2e-10). All are far below half an ulp of a float (6e-8): an f32
+// result is the C library's or its neighbour, except where the kernel's
+// own formula cancels (gelu's gradient near x = -0.75 sums two terms of
+// opposite signs).
 //
 //===----------------------------------------------------------------------===//
 

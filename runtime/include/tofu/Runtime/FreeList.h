@@ -79,9 +79,9 @@ public:
   /// same pool from then on (the executor's sends first, docs/Runtime.md,
   /// "Overlap"). Only the buffers a request could take are replayed: kept
   /// ones of capacity in [want, maxReuseCapacity(want)] and spares of
-  /// exactly want, for each request's want = max(bytes, 1); the rest are left alone in
-  /// either order. So the cost grows with the requests and the buffers in
-  /// their ranges, not with the pool.
+  /// exactly want, for each request's want = max(bytes, 1); the rest are
+  /// left alone in either order. So the cost grows with the requests and
+  /// the buffers in their ranges, not with the pool.
   bool sameInEitherOrder(const std::vector<std::size_t> &first,
                          const std::vector<std::size_t> &second) const {
     std::vector<std::size_t> wants;
