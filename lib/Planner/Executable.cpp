@@ -12,6 +12,7 @@
 #include "tofu/Analysis/PointwiseInputs.h"
 #include "tofu/Plan/Layouts.h"
 #include "tofu/Planner/CostModel.h"
+#include "tofu/Planner/OpClasses.h"
 
 using namespace tofu;
 using namespace tofu::planner;
@@ -198,12 +199,13 @@ namespace {
 
 /// A plan's boxes for runtime::predictPeaks, derived op by op: stored
 /// boxes from the plan's regions (plan::getStoredRegion), shares by
-/// computeOpShare.
+/// computeOpShare, and the ops' and tensors' classes (computeOpClasses).
 class ProblemBoxes : public runtime::PlanBoxes {
 public:
   ProblemBoxes(const PlanningProblem &problem, const plan::Plan &p,
                ArrayRef<SmallVector<uint8_t, 4>> steps)
-      : problem(problem), p(p), steps(steps), digits(p.workers) {
+      : problem(problem), p(p), steps(steps), digits(p.workers),
+        classes(computeOpClasses(problem, p, steps)) {
     for (unsigned w = 0; w != p.workers; ++w)
       plan::getWorkerDigits(p.levels, w, digits[w]);
   }
@@ -238,6 +240,8 @@ public:
                    });
     return shares;
   }
+  int getOpClass(unsigned i) override { return classes.opClass[i]; }
+  int getTensorClass(unsigned t) override { return classes.tensorClass[t]; }
 
 private:
   const PlanningProblem &problem;
@@ -245,6 +249,7 @@ private:
   ArrayRef<SmallVector<uint8_t, 4>> steps;
   std::vector<SmallVector<unsigned, 8>> digits;
   std::vector<runtime::OpShare> shares;
+  OpClasses classes;
 };
 
 } // namespace

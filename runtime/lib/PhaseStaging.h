@@ -34,6 +34,9 @@ using Messages = Span<Message>;
 struct Staged {
   std::size_t bytes;
   MemoryUse use;
+  bool operator==(const Staged &o) const {
+    return bytes == o.bytes && use == o.use;
+  }
 };
 
 /// A phase's staging as a pool sees it: the first message of each size, in

@@ -6,7 +6,8 @@
 // built schedule or op by op from PlanBoxes. Op by op, each worker's
 // staging comes from PhaseStaging.h (one destination at a time, grouped
 // where an all-gather or a reduce-scatter would list K x K messages) and
-// the messages' bytes from the grid rules of MessageGrid.h.
+// the messages' bytes from the grid rules of MessageGrid.h, once per op
+// class (PlanBoxes::getOpClass) and replayed from each worker's record.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 using namespace tofu::runtime;
 using namespace tofu::runtime::detail;
@@ -70,11 +72,15 @@ struct ShareMemory {
   bool intoStored = false;
   /// The output's stored box's bytes (0: none).
   std::size_t stored = 0;
-  /// Computed into its stored box, reading what the output replaces (a
-  /// next value) only pointwise: written in place, it goes straight into
-  /// that buffer (InPlaceUpdates.h, writesOverReplaced).
-  bool overReplaced = false;
+  /// Per input position, whether the worker reads its stored box as it is
+  /// (readsReplacedPointwise's readsStored).
+  std::vector<bool> readsStored;
 
+  bool operator==(const ShareMemory &o) const {
+    return inputs == o.inputs && output == o.output &&
+           intoStored == o.intoStored && stored == o.stored &&
+           readsStored == o.readsStored;
+  }
 };
 
 /// What `bytes(t, w)` gives: worker w's stored bytes of tensor t (0: none).
@@ -93,8 +99,12 @@ public:
   /// Whether this worker writes next value `t` in place (InPlaceUpdates.h).
   void setInPlace(unsigned t, bool value) { inPlace[t] = value; }
   void beginStep();
-  void runOp(unsigned i, const ShareMemory &share, const Staging &fetch,
-             const Staging &reduce, const Staging &deliver);
+  /// Op `i` with this worker's `share`; `overReplaced` when it computes
+  /// the output straight into the buffer of what it replaces, a next value
+  /// written in place (InPlaceUpdates.h, writesOverReplaced).
+  void runOp(unsigned i, const ShareMemory &share, bool overReplaced,
+             const Staging &fetch, const Staging &reduce,
+             const Staging &deliver);
   void runNextStep(const Staging &staging);
   const WorkerPeak &getPeak() const { return peak; }
 
@@ -181,8 +191,8 @@ private:
 } // namespace
 
 void WorkerReplay::runOp(unsigned i, const ShareMemory &share,
-                         const Staging &fetch, const Staging &reduce,
-                         const Staging &deliver) {
+                         bool overReplaced, const Staging &fetch,
+                         const Staging &reduce, const Staging &deliver) {
   const OpInfo &op = plan->ops[i];
   currentOp = int(i);
   inputs.clear();
@@ -196,7 +206,7 @@ void WorkerReplay::runOp(unsigned i, const ShareMemory &share,
   // (InPlaceUpdates.h).
   if (share.intoStored && !inPlace[o])
     ensureStored(o, share.stored);
-  else if (share.output && !(inPlace[o] && share.overReplaced))
+  else if (share.output && !(inPlace[o] && overReplaced))
     outTemp = take(share.output, MemoryUse::Workspace);
   for (unsigned k = 0, e = inputs.size(); k != e; ++k)
     put(inputs[k], MemoryUse::Workspace, share.inputs[k]);
@@ -285,12 +295,21 @@ void getShareMemory(const ExecutablePlan &plan, unsigned i,
                     : 0;
   out.output = std::size_t(share.output.getVolume()) *
                tensors[op.output].elementSize;
-  out.overReplaced =
-      out.intoStored && plan.tensors[op.output].updates >= 0 &&
-      readsReplacedPointwise(plan, i, [&](unsigned p) {
-        const Box *input = stored(op.inputs[p]);
-        return input && !isEmptyBox(*input) && *input == share.inputs[p];
-      });
+  out.readsStored.resize(op.inputs.size());
+  for (unsigned p = 0, e = op.inputs.size(); p != e; ++p) {
+    const Box *input = stored(op.inputs[p]);
+    out.readsStored[p] =
+        input && !isEmptyBox(*input) && *input == share.inputs[p];
+  }
+}
+
+/// Whether a worker with `share` of op `i` computes its output into the
+/// buffer of what it replaces, when that next value is written in place.
+bool isOverReplaced(const ExecutablePlan &plan, unsigned i,
+                    const ShareMemory &share) {
+  return share.intoStored && plan.tensors[plan.ops[i].output].updates >= 0 &&
+         readsReplacedPointwise(
+             plan, i, [&](unsigned p) { return share.readsStored[p]; });
 }
 
 void getPointers(const std::vector<std::optional<Box>> &boxes,
@@ -411,7 +430,8 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan,
         getEveryStaging(span(fetch), w, fetchStaging);
         getEveryStaging(span(reduce), w, reduceStaging);
         getEveryStaging(span(deliver), w, deliverStaging);
-        replay.runOp(i, share, fetchStaging, reduceStaging, deliverStaging);
+        replay.runOp(i, share, isOverReplaced(plan, i, share), fetchStaging,
+                     reduceStaging, deliverStaging);
       }
       std::vector<Message> next = mine(
           getMessages(schedule.nextStep,
@@ -469,15 +489,102 @@ static void checkShares(const ExecutablePlan &plan, const OpInfo &op,
                   computed, out.shape);
 }
 
+namespace {
+
+/// One worker's part of an op as its replay takes it.
+struct WorkerOp {
+  ShareMemory memory;
+  Staging fetch, reduce, deliver;
+
+  bool operator==(const WorkerOp &o) const {
+    return memory == o.memory && fetch == o.fetch && reduce == o.reduce &&
+           deliver == o.deliver;
+  }
+  std::size_t hash() const {
+    std::size_t h = memory.output * 31 + memory.stored * 7 +
+                    memory.intoStored;
+    auto mix = [&](std::size_t v) { h = h * 1000003 ^ v; };
+    for (std::size_t b : memory.inputs)
+      mix(b);
+    for (bool b : memory.readsStored)
+      mix(b);
+    for (const Staging *staging : {&fetch, &reduce, &deliver}) {
+      mix(staging->size());
+      for (const Staged &m : *staging)
+        mix(m.bytes * NumMemoryUses + unsigned(m.use));
+    }
+    return h;
+  }
+};
+
+/// Every worker's WorkerOp of one op: the distinct ones, kept once, and
+/// each worker's index among them (within an op most workers' are equal),
+/// so that an op class's records cost 4 bytes per worker.
+struct OpRecords {
+  std::vector<WorkerOp> distinct;
+  std::vector<std::uint32_t> index;
+
+  /// Worker `w`'s record `op` (workers in increasing order, from 0);
+  /// `seen` is scratch space, kept from op to op.
+  void add(unsigned w, const WorkerOp &op,
+           std::unordered_map<std::size_t, std::vector<std::uint32_t>> &seen) {
+    if (w == 0) {
+      distinct.clear();
+      index.clear();
+      seen.clear();
+    }
+    if (w && distinct[index.back()] == op) {
+      index.push_back(index.back());
+      return;
+    }
+    std::vector<std::uint32_t> &same = seen[op.hash()];
+    for (std::uint32_t k : same)
+      if (distinct[k] == op) {
+        index.push_back(k);
+        return;
+      }
+    same.push_back(distinct.size());
+    index.push_back(distinct.size());
+    distinct.push_back(op);
+  }
+};
+
+/// What an updated tensor gives the replay before the step: whether each
+/// worker writes it in place, and its next-step messages.
+struct UpdateRecord {
+  std::vector<bool> inPlace;
+  std::vector<Message> messages;
+};
+
+} // namespace
+
 std::vector<WorkerPeak>
 tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
                             PlanBoxes &boxes,
                             const std::vector<TensorMemory> &tensors,
                             unsigned steps, std::size_t minRowCells) {
+  // Tensors of one class have the same boxes: what depends on their boxes
+  // alone is computed for the first of each class.
+  std::vector<int> tensorClass;
+  for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t)
+    tensorClass.push_back(boxes.getTensorClass(t));
+  auto firstOfClass = [](std::vector<bool> &seen, int c) {
+    if (c < 0)
+      return true;
+    if (seen.size() <= unsigned(c))
+      seen.resize(c + 1, false);
+    if (seen[c])
+      return false;
+    seen[c] = true;
+    return true;
+  };
   // validatePlan's tensor rules, one tensor at a time.
   std::vector<std::optional<Box>> stored;
   std::vector<const Box *> pointers;
+  std::vector<bool> checkedClasses;
   for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t) {
+    if (!firstOfClass(checkedClasses, tensorClass[t]))
+      continue;
     const TensorInfo &info = plan.tensors[t];
     boxes.getStored(t, stored);
     if (stored.size() != workers)
@@ -495,10 +602,26 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
   std::vector<int> lastUse = computeLastUse(plan);
   // Each input's and the output's stored boxes. A worker releases an op's
   // inputs and output, and takes its output, while the op's boxes are kept:
-  // their bytes are read from the boxes rather than derived again.
+  // their bytes are read from the boxes rather than derived again. A
+  // tensor of a class reads every worker's bytes of its class, derived
+  // once.
   StoredBoxCache storedCache;
-  StoredBytesFn storedBytes = [&boxes, &tensors,
-                               &storedCache](unsigned t, unsigned w) {
+  std::vector<std::vector<std::size_t>> classBytes;
+  std::vector<std::optional<Box>> classStored;
+  StoredBytesFn storedBytes = [&](unsigned t, unsigned w) {
+    if (int c = tensorClass[t]; c >= 0) {
+      if (classBytes.size() <= unsigned(c))
+        classBytes.resize(c + 1);
+      std::vector<std::size_t> &bytes = classBytes[c];
+      if (bytes.empty()) {
+        boxes.getStored(t, classStored);
+        for (const std::optional<Box> &box : classStored)
+          bytes.push_back(box ? std::size_t(box->getVolume()) *
+                                    tensors[t].elementSize
+                              : 0);
+      }
+      return bytes[w];
+    }
     if (const std::vector<const Box *> *kept = storedCache.find(t)) {
       const Box *box = (*kept)[w];
       return box ? std::size_t(box->getVolume()) * tensors[t].elementSize
@@ -514,26 +637,45 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
   for (unsigned w = 0; w != workers; ++w)
     replays.emplace_back(plan, lastUse, tensors, storedBytes, w);
   // The next step's messages do not change from step to step.
-  // Nor which workers write which next values in place.
+  // Nor which workers write which next values in place. Both are the same
+  // for an updated tensor and its parameter of the same classes.
   std::vector<bool> candidates = getInPlaceCandidates(
       plan, lastUse, [&](unsigned t) { return tensors[t].elementSize; });
-  PairBytes nextBytes;
+  PairBytes nextBytes, found;
   FetchGrid fetchGrid;
   std::vector<std::optional<Box>> updated;
   std::vector<const Box *> updatedPointers;
+  std::map<std::pair<int, int>, UpdateRecord> updateRecords;
+  UpdateRecord unclassed;
   for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t) {
     int param = plan.tensors[t].updates;
     if (param < 0)
       continue;
-    boxes.getStored(param, stored);
-    getPointers(stored, pointers);
-    boxes.getStored(t, updated);
+    UpdateRecord *record = &unclassed;
+    bool fresh = true;
+    if (tensorClass[param] >= 0 && tensorClass[t] >= 0) {
+      auto it = updateRecords.try_emplace({tensorClass[param], tensorClass[t]});
+      record = &it.first->second;
+      fresh = it.second;
+    }
+    if (fresh) {
+      boxes.getStored(param, stored);
+      getPointers(stored, pointers);
+      boxes.getStored(t, updated);
+      record->inPlace.resize(workers);
+      for (unsigned w = 0; w != workers; ++w)
+        record->inPlace[w] = isUpdatedInPlace(stored[w], updated[w]);
+      getPointers(updated, updatedPointers);
+      found.clear();
+      addFetchedBytes(pointers, updatedPointers, tensors[t].elementSize,
+                      kMaxGridCells, found, fetchGrid);
+      record->messages = found.found;
+    }
     if (candidates[t])
       for (unsigned w = 0; w != workers; ++w)
-        replays[w].setInPlace(t, isUpdatedInPlace(stored[w], updated[w]));
-    getPointers(updated, updatedPointers);
-    addFetchedBytes(pointers, updatedPointers, tensors[t].elementSize,
-                    kMaxGridCells, nextBytes, fetchGrid);
+        replays[w].setInPlace(t, record->inPlace[w]);
+    nextBytes.found.insert(nextBytes.found.end(), record->messages.begin(),
+                           record->messages.end());
   }
   std::vector<Message> byDst;
   std::vector<std::size_t> start;
@@ -548,75 +690,100 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
   GroupScratch groupScratch;
   FetchStaging fetchPhase(minRowCells);
   std::vector<const Box *> computed;
-  Staging fetchStaging, reduceStaging, deliverStaging, nextStaging;
-  ShareMemory memory;
   std::vector<const std::vector<const Box *> *> storedInputs;
   std::vector<unsigned> inputSizes;
+  WorkerOp workerOp;
+  std::unordered_map<std::size_t, std::vector<std::uint32_t>> seen;
+  // Every worker's part of op `i` into `records`: its share, the boxes it
+  // stores, and its staging of each phase.
+  auto getRecords = [&](unsigned i, OpRecords &records) {
+    const OpInfo &op = plan.ops[i];
+    const std::vector<OpShare> &shares = boxes.getShares(i);
+    checkShares(plan, op, shares, workers);
+    unsigned numInputs = op.inputs.size();
+    storedCache.begin(numInputs + 1);
+    storedInputs.resize(numInputs);
+    inputSizes.clear();
+    for (unsigned p = 0; p != numInputs; ++p) {
+      storedInputs[p] = &storedCache.get(boxes, op.inputs[p]);
+      inputSizes.push_back(tensors[op.inputs[p]].elementSize);
+    }
+    const std::vector<const Box *> &storedOutput =
+        storedCache.get(boxes, op.output);
+    // The fetch messages destination by destination (each worker's of
+    // every input); reduce and deliver as the delivery rule finds them.
+    if (fetchGrids.size() < numInputs)
+      fetchGrids.resize(numInputs);
+    for (unsigned p = 0; p != numInputs; ++p)
+      fetchGrids[p].assign(*storedInputs[p], inputSizes[p], kMaxGridCells);
+    fetchPhase.run(shares, fetchGrids, numInputs, workers, fetch);
+    computed.resize(workers);
+    for (unsigned w = 0; w != workers; ++w)
+      computed[w] = &shares[w].output;
+    reduceBytes.clear();
+    deliverBytes.clear();
+    reduce.begin(workers);
+    if (!op.partial ||
+        !addGroupedReduce(computed, storedOutput,
+                          tensors[op.output].elementSize, kMaxGridCells,
+                          reduce, deliverBytes, groupScratch)) {
+      deliverBytes.clear();
+      addDeliveryBytes(computed, storedOutput, tensors[op.output].elementSize,
+                       op.partial, kMaxGridCells, reduceBytes, deliverBytes,
+                       bounds, computers, storers);
+      reduce.addFound(reduceBytes, byDst, start);
+    }
+    deliver.begin(workers);
+    deliver.addFound(deliverBytes, byDst, start);
+    for (unsigned w = 0; w != workers; ++w) {
+      getShareMemory(
+          plan, i, shares[w], tensors,
+          [&](unsigned t) -> const Box * {
+            if (t == op.output)
+              return storedOutput[w];
+            for (unsigned p = 0, n = op.inputs.size(); p != n; ++p)
+              if (op.inputs[p] == t)
+                return (*storedInputs[p])[w];
+            return nullptr;
+          },
+          workerOp.memory);
+      fetch.get(w, workerOp.fetch);
+      reduce.get(w, workerOp.reduce);
+      deliver.get(w, workerOp.deliver);
+      records.add(w, workerOp, seen);
+    }
+  };
+  // Ops of one class have every worker's part equal: it is derived for the
+  // first of each class and replayed from its records for the others.
+  std::vector<OpRecords> classRecords;
+  OpRecords unclassedRecords;
+  std::vector<bool> overReplaced;
   for (unsigned s = 0; s != steps; ++s) {
     for (WorkerReplay &replay : replays)
       replay.beginStep();
     for (unsigned i = 0, e = plan.ops.size(); i != e; ++i) {
-      const OpInfo &op = plan.ops[i];
-      const std::vector<OpShare> &shares = boxes.getShares(i);
-      checkShares(plan, op, shares, workers);
-      unsigned numInputs = op.inputs.size();
-      storedCache.begin(numInputs + 1);
-      storedInputs.resize(numInputs);
-      inputSizes.clear();
-      for (unsigned p = 0; p != numInputs; ++p) {
-        storedInputs[p] = &storedCache.get(boxes, op.inputs[p]);
-        inputSizes.push_back(tensors[op.inputs[p]].elementSize);
+      OpRecords *records = &unclassedRecords;
+      if (int c = boxes.getOpClass(i); c >= 0) {
+        if (classRecords.size() <= unsigned(c))
+          classRecords.resize(c + 1);
+        records = &classRecords[c];
       }
-      const std::vector<const Box *> &storedOutput =
-          storedCache.get(boxes, op.output);
-      // The fetch messages destination by destination (each worker's of
-      // every input); reduce and deliver as the delivery rule finds them.
-      if (fetchGrids.size() < numInputs)
-        fetchGrids.resize(numInputs);
-      for (unsigned p = 0; p != numInputs; ++p)
-        fetchGrids[p].assign(*storedInputs[p], inputSizes[p], kMaxGridCells);
-      fetchPhase.run(shares, fetchGrids, numInputs, workers, fetch);
-      computed.resize(workers);
-      for (unsigned w = 0; w != workers; ++w)
-        computed[w] = &shares[w].output;
-      reduceBytes.clear();
-      deliverBytes.clear();
-      reduce.begin(workers);
-      if (!op.partial ||
-          !addGroupedReduce(computed, storedOutput,
-                            tensors[op.output].elementSize, kMaxGridCells,
-                            reduce, deliverBytes, groupScratch)) {
-        deliverBytes.clear();
-        addDeliveryBytes(computed, storedOutput,
-                         tensors[op.output].elementSize, op.partial,
-                         kMaxGridCells, reduceBytes, deliverBytes, bounds,
-                         computers, storers);
-        reduce.addFound(reduceBytes, byDst, start);
-      }
-      deliver.begin(workers);
-      deliver.addFound(deliverBytes, byDst, start);
+      if (records->index.empty() || records == &unclassedRecords)
+        getRecords(i, *records);
+      // Which input reads what the output replaces is the op's own.
+      overReplaced.clear();
+      for (const WorkerOp &r : records->distinct)
+        overReplaced.push_back(isOverReplaced(plan, i, r.memory));
       for (unsigned w = 0; w != workers; ++w) {
-        getShareMemory(
-            plan, i, shares[w], tensors,
-            [&](unsigned t) -> const Box * {
-              if (t == op.output)
-                return storedOutput[w];
-              for (unsigned p = 0, n = op.inputs.size(); p != n; ++p)
-                if (op.inputs[p] == t)
-                  return (*storedInputs[p])[w];
-              return nullptr;
-            },
-            memory);
-        fetch.get(w, fetchStaging);
-        reduce.get(w, reduceStaging);
-        deliver.get(w, deliverStaging);
-        replays[w].runOp(i, memory, fetchStaging, reduceStaging,
-                         deliverStaging);
+        std::uint32_t k = records->index[w];
+        const WorkerOp &r = records->distinct[k];
+        replays[w].runOp(i, r.memory, overReplaced[k], r.fetch, r.reduce,
+                         r.deliver);
       }
     }
     for (unsigned w = 0; w != workers; ++w) {
-      next.get(w, nextStaging);
-      replays[w].runNextStep(nextStaging);
+      next.get(w, workerOp.fetch);
+      replays[w].runNextStep(workerOp.fetch);
     }
   }
   std::vector<WorkerPeak> peaks;

@@ -47,6 +47,13 @@
 // gathered destination by destination without sorting or listing the
 // messages per worker (an all-gather's K x K messages cost an addition and
 // a comparison each): the form the planner uses at thousands of workers.
+// There, ops of one class (PlanBoxes::getOpClass: the same boxes on every
+// worker, GPT-3's 96 identical layers) are derived, checked and staged
+// once: the first op of a class keeps each worker's part (its buffers'
+// sizes and its staging of each phase) as the distinct parts and a 32-bit
+// index per worker, and every later op of the class is replayed from them.
+// Tensors of one class (getTensorClass) are checked, and their bytes per
+// worker derived, once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -174,6 +181,14 @@ public:
   virtual std::int64_t getStoredVolume(unsigned t, unsigned w) = 0;
   /// Op `i`'s share on every worker; valid until the next call.
   virtual const std::vector<OpShare> &getShares(unsigned i) = 0;
+  /// Op `i`'s class, or -1 for none: ops of one class have equal shares on
+  /// every worker, the same tensor class at each input position and at
+  /// the output, and the same partial flag (what
+  /// planner::computeOpClasses gives).
+  virtual int getOpClass(unsigned i) { return -1; }
+  /// Tensor `t`'s class, or -1 for none: tensors of one class have the
+  /// same shape, element size and stored box on every worker.
+  virtual int getTensorClass(unsigned t) { return -1; }
 };
 
 /// predictPeaks over a plan whose `stored` boxes and op `workers` lists
