@@ -390,19 +390,16 @@ void WorkerStep::runOp(unsigned i) {
   // kernel may read the old value), unless the kernel reads that only at
   // the element it writes: then straight into its buffer, which the value
   // takes at delivery (InPlaceUpdates.h).
-  // writesOverReplaced, with writesInPlace evaluated once.
-  bool inBox = writesInPlace(plan, i, w);
-  bool over = inBox && worker.inPlace[o] && readsReplacedInPlace(plan, i, w);
-  bool direct = inBox && (!worker.inPlace[o] || over);
+  OutputPlace place = getOutputPlace(plan, i, w, worker.inPlace);
   Buffer outTemp;
   unsigned char *outData = nullptr;
   bool defer = false;
-  if (over) {
+  if (place.overReplaced) {
     Buffer &replaced = worker.stored[o] ? worker.stored[o]
                                         : worker.stored[plan.tensors[o].updates];
     outData = replaced.data();
     ++worker.overwritten;
-  } else if (direct) {
+  } else if (place.direct) {
     outData = ensureStored(o).data();
     defer = deferKernel(i);
   } else if (!share.output.isEmpty()) {
@@ -449,7 +446,7 @@ void WorkerStep::runOp(unsigned i) {
     if (worker.inPlace[o] && !worker.stored[o])
       worker.stored[o] = std::move(worker.stored[plan.tensors[o].updates]);
     Buffer &dst = ensureStored(o);
-    if (!direct)
+    if (!place.direct)
       for (const Piece &piece : sched.deliver)
         if (piece.src == w && piece.dst == w)
           copyRegion(piece.box, outData, share.output, dst.data(),
