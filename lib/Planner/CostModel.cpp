@@ -12,10 +12,12 @@
 #include "tofu/Plan/WorkerParts.h"
 #include "tofu/Planner/Assignment.h"
 #include "tofu/Planner/Executable.h"
+#include "tofu/Planner/OpClasses.h"
 #include "tofu/Runtime/Error.h"
 #include "tofu/Runtime/ExecutablePlan.h"
 
 #include <algorithm>
+#include <map>
 
 using namespace tofu;
 using namespace tofu::planner;
@@ -252,7 +254,10 @@ namespace {
 /// Evaluates one plan: per op the regions of every worker and the fetch and
 /// produce terms. Stored regions are taken through
 /// plan::forEachStoredRegion (getStoredRegion for every worker at once),
-/// one op's tensors at a time.
+/// one op's tensors at a time. Ops of one class (OpClasses.h) have the
+/// same terms and buffers, tensors of one class the same stored bytes:
+/// each is computed once per class, so the work grows with K times the
+/// classes, not K times the graph.
 class PlanEvaluator {
 public:
   PlanEvaluator(const PlanningProblem &problem, const plan::Plan &p,
@@ -343,28 +348,53 @@ CostReport PlanEvaluator::run() {
   report.nextStepBytes.assign(g.getNumTensors(), 0);
   report.residentBytesPerWorker.assign(k, 0);
   report.largestBuffersPerWorker.assign(k, 0);
+  OpClasses classes = computeOpClasses(problem, p, steps);
+  // Each tensor class's stored bytes, once per worker, times its tensors.
+  std::vector<int> firstTensor(classes.numTensorClasses, -1);
+  std::vector<int64_t> tensorsInClass(classes.numTensorClasses, 0);
   for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
-    int64_t size = problem.getTensor(t).elementSize;
+    unsigned c = classes.tensorClass[t];
+    if (firstTensor[c] < 0)
+      firstTensor[c] = int(t);
+    ++tensorsInClass[c];
+  }
+  for (unsigned c = 0; c != classes.numTensorClasses; ++c) {
+    unsigned t = unsigned(firstTensor[c]);
+    int64_t size = problem.getTensor(t).elementSize * tensorsInClass[c];
     plan::forEachStoredRegion(
         p.tensors[t], p.levels, [&](unsigned w, const Region *region) {
           if (region)
             report.residentBytesPerWorker[w] += plan::getVolume(*region) * size;
         });
   }
+  std::vector<int> firstOp(classes.numOpClasses, -1);
   for (unsigned i = 0, e = g.getNumOps(); i != e; ++i) {
-    evaluateOp(i);
+    int &first = firstOp[classes.opClass[i]];
+    if (first < 0) {
+      first = int(i);
+      evaluateOp(i);
+    } else {
+      report.ops[i] = report.ops[first];
+    }
     report.commBytes += report.ops[i].total();
   }
+  // A next value's bytes follow its and its parameter's classes.
+  std::map<std::pair<unsigned, unsigned>, int64_t> nextStepByClasses;
   SmallVector<HeldRegion, 8> param(k), updated(k);
   SmallVector<Region, 8> paramRegions(k), updatedRegions(k);
   for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t) {
     int target = problem.getTensor(t).updates;
     if (target < 0)
       continue;
-    heldByAll(target, paramRegions, param);
-    heldByAll(t, updatedRegions, updated);
-    report.nextStepBytes[t] =
-        countNextStep(param, updated) * problem.getTensor(target).elementSize;
+    auto [known, inserted] = nextStepByClasses.try_emplace(
+        {classes.tensorClass[target], classes.tensorClass[t]}, 0);
+    if (inserted) {
+      heldByAll(target, paramRegions, param);
+      heldByAll(t, updatedRegions, updated);
+      known->second = countNextStep(param, updated) *
+                      problem.getTensor(target).elementSize;
+    }
+    report.nextStepBytes[t] = known->second;
     report.commBytes += report.nextStepBytes[t];
   }
   return report;
