@@ -285,7 +285,10 @@ llvm::Optional<runtime::GemmBias> describeBias(const Expr &x, unsigned rank,
 
 } // namespace
 
-runtime::DeviceGemm KernelBuilder::describeGemm(const Contraction &c) const {
+llvm::Optional<runtime::DeviceGemm>
+KernelBuilder::describeGemm(const Contraction &c) const {
+  if (c.widened || (!c.wholeBody && !c.prefill))
+    return llvm::None;
   runtime::DeviceGemm g;
   g.a = c.a->getTensor()->getPosition();
   g.b = c.b->getTensor()->getPosition();
@@ -306,10 +309,10 @@ runtime::DeviceGemm KernelBuilder::describeGemm(const Contraction &c) const {
       c.alpha ? realConstant(*c.alpha, inst, fold) : 1.0;
   llvm::Optional<runtime::GemmBias> bias = describeBias(
       *c.prefill, op.getOutputRank(), inst, varExtents, fold);
-  if (alpha && bias) {
-    g.alpha = *alpha;
-    g.bias = std::move(*bias);
-  }
+  if (!alpha || !bias)
+    return llvm::None;
+  g.alpha = *alpha;
+  g.bias = std::move(*bias);
   return g;
 }
 

@@ -205,9 +205,11 @@ public:
   /// The offset of the element at `index` (one expression per output
   /// dimension) in the widened contraction's dense box buffer `gsum`.
   std::string boxOffset(ArrayRef<std::string> index) const;
-  /// The description of `c` (a contraction of the whole body) that the
-  /// device executor computes with library GEMMs.
-  runtime::DeviceGemm describeGemm(const Contraction &c) const;
+  /// The description of `c` that the device executor computes with
+  /// library GEMMs: a contraction of the whole body, or a prefilled one
+  /// (matchPrefill) whose X is one fill (GemmBias); None otherwise, and
+  /// for widened operands.
+  llvm::Optional<runtime::DeviceGemm> describeGemm(const Contraction &c) const;
   /// The statements calling BLAS for `c`.
   void emitContraction(const Contraction &c, std::vector<std::string> &out);
   /// Where a GEMM call of `c` starts along variable `id`: a batch variable

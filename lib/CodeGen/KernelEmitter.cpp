@@ -133,22 +133,20 @@ bool KernelBuilder::lowerBody(std::string &value) {
     // executor hands a matching contraction to cuBLAS, with the fill of
     // a prefilled one's bias (DeviceGemm::bias).
     llvm::Optional<Contraction> found = matchContraction();
-    if (found && (found->wholeBody || matchPrefill(*found)))
-      if (runtime::DeviceGemm g = describeGemm(*found); !found->prefill || g.bias)
-        gemm = std::move(g);
+    if (found) {
+      matchPrefill(*found);
+      gemm = describeGemm(*found);
+    }
     deviceGemm = found.hasValue();
     if (!found)
       if (llvm::Optional<Contraction> c = matchConvolution())
         conv = describeConvolution(*c);
   } else if (options.useBlas) {
     contraction = matchContraction(/*widen16=*/true);
-    if (contraction)
+    if (contraction) {
       matchPrefill(*contraction);
-    if (contraction && !contraction->widened &&
-        (contraction->wholeBody || contraction->prefill))
-      if (runtime::DeviceGemm g = describeGemm(*contraction);
-          !contraction->prefill || g.bias)
-        gemm = std::move(g);
+      gemm = describeGemm(*contraction);
+    }
     if (!contraction) {
       contraction = matchConvolution();
       if (contraction)
