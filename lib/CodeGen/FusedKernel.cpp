@@ -9,10 +9,11 @@
 // lambda computing its element at the variables (from the previous op's
 // value, its reads of that output replaced: KernelBuilder::inlinedInputs)
 // and converting it to its output's element type exactly as its store
-// does; the last op's lambda ends in its own store. One loop over the
-// call's dense run calls the lambdas in a nest per element, so each element
-// of an's output is bit for bit what the n kernels, storing and reading
-// back each intermediate, compute.
+// does; the last op's lambda ends in its own store. The call's dense run
+// goes in blocks of 512 elements, each op's loop over the block writing its
+// values into a block on the stack that the next op's loop reads, so each
+// element of an's output is bit for bit what the n kernels, storing and
+// reading back each intermediate, compute.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +26,10 @@ using namespace tofu;
 using namespace tofu::codegen;
 
 namespace {
+/// Elements of a block of the run, per op (each intermediate's block on
+/// the stack: at most 7 x 4 KiB of f64).
+constexpr unsigned FusedBlockElements = 512;
+
 /// The lambda factory of one side: `call` bound to `callName`, the side's
 /// box declarations (without the early returns, which the fused kernel
 /// makes itself) and constants, returning a lambda over the output
@@ -169,11 +174,29 @@ codegen::emitFusedKernel(ArrayRef<KernelInstance> chain,
   std::string ls = std::to_string(rank - 1);
   lines.push_back("const std::int64_t runEnd = lo[" + ls + "] + " + volume +
                   ";");
-  lines.push_back("for (std::int64_t e = lo[" + ls + "]; e < runEnd; ++e)");
-  std::string element = "element0(" + fixed + "e)";
-  for (unsigned k = 1; k != n; ++k)
-    element = "element" + std::to_string(k) + "(" + fixed + "e, " + element + ")";
-  lines.push_back(element + ";");
+  // The run in blocks, each op's loop over a block on its own, writing its
+  // values to a block on the stack that the next op's loop reads: each loop
+  // vectorizes or not by itself (one op's branch, such as sqrt's errno,
+  // does not keep the others scalar), and the blocks stay in the
+  // first-level cache.
+  std::string block = std::to_string(FusedBlockElements);
+  for (unsigned k = 0; k + 1 < n; ++k)
+    lines.push_back(std::string(getElementTypeName(chain[k].outputType)) +
+                    " tofu_v" + std::to_string(k) + "[" + block + "];");
+  lines.push_back("for (std::int64_t b = lo[" + ls + "]; b < runEnd; b += " +
+                  block + ") {");
+  lines.push_back("const std::int64_t bEnd = runEnd - b < " + block +
+                  " ? runEnd : b + " + block + ";");
+  for (unsigned k = 0; k != n; ++k) {
+    std::string ks = std::to_string(k);
+    std::string args = fixed + "e" +
+                       (k ? ", tofu_v" + std::to_string(k - 1) + "[e - b]" : "");
+    lines.push_back("for (std::int64_t e = b; e < bEnd; ++e)");
+    lines.push_back(k + 1 == n ? "element" + ks + "(" + args + ");"
+                               : "tofu_v" + ks + "[e - b] = element" + ks +
+                                     "(" + args + ");");
+  }
+  lines.push_back("}");
   lines.push_back("return true;");
   lines.push_back("}");
   if (llvm::any_of(lines, callsVectorForms))

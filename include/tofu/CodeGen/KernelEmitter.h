@@ -144,9 +144,10 @@ llvm::Expected<GeneratedKernel> emitKernel(const KernelInstance &instance,
 /// for the fused chain a1 -> a2 -> ... -> an of `chain` (n >= 2,
 /// docs/CodeGen.md "Fusion"): op k's inputs at the positions
 /// `slotsOfPrevious[k]` (k >= 1) are op k - 1's output, read at op k's own
-/// element index, and each op but the last computes its value per element
-/// in the same loop, converted to its output's element type as its kernel
-/// stores it, so the results are bit for bit those of the n kernels. The
+/// element index, and each op but the last computes its values in the same
+/// kernel, block by block (a stack block per intermediate), converted to its
+/// output's element type as its kernel stores it, so the results are bit for
+/// bit those of the n kernels. The
 /// call's inputs are the ops' in order (the views at the `slotsOfPrevious`
 /// positions are not read), its output and box an's. It returns false,
 /// writing nothing, where the box is not one dense run of every box it
