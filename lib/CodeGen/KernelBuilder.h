@@ -328,8 +328,8 @@ public:
   llvm::Optional<runtime::DevicePooling> pooling;
   unsigned counter = 0;
   /// Per input position: a C++ expression of the input's element type that
-  /// replaces its reads (FusedKernel.cpp: the consumer of a fused pair reads
-  /// the producer's value, computed in the same iteration); empty: none.
+  /// replaces its reads (FusedKernel.cpp: each op of a fused chain reads the
+  /// previous op's value, computed in the same kernel); empty: none.
   std::vector<std::string> inlinedInputs;
   /// Inside tabulateReduce (nothing is tabulated twice).
   bool tabulating = false;

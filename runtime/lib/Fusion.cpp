@@ -1,7 +1,7 @@
 //===- Fusion.cpp - Element-wise chains run block by block ----------------===//
 //
-// This file implements the rule that picks the fused pairs and the blocked
-// loop that runs them (Fusion.h, docs/CodeGen.md "Fusion").
+// This file implements the rule that picks the links of fused chains and
+// the blocked loop that runs a chain (Fusion.h, docs/CodeGen.md "Fusion").
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +34,7 @@ std::vector<bool> tofu::runtime::findFusableLinks(
     if (int p = plan.tensors[plan.ops[i].output].updates; p >= 0)
       replacedAt[p] = int(i);
   std::vector<unsigned> slots;
+  const std::vector<bool> noHints;
   for (unsigned a = 0; a + 1 < numOps; ++a) {
     const OpInfo &opA = plan.ops[a], &opB = plan.ops[a + 1];
     unsigned t = opA.output;
@@ -45,11 +46,10 @@ std::vector<bool> tofu::runtime::findFusableLinks(
     for (unsigned p = 0; p != opB.inputs.size(); ++p)
       if (opB.inputs[p] == t)
         slots.push_back(p);
-    static const std::vector<bool> none;
     if (!fusableKernels(elementwise(opA), elementwise(opB), slots,
                         opB.kernel < hints.pointwise.size()
                             ? hints.pointwise[opB.kernel]
-                            : none))
+                            : noHints))
       continue;
     bool ok = true;
     // a's output moves nowhere: no deliver to another worker, no fetch of

@@ -47,9 +47,9 @@ struct LibraryOptions {
   /// training batch norm from its input gradient's sums
   /// (runtime/BatchNormStats.h, BatchNormSums).
   bool batchNormSums = true;
-  /// Run a fused pair of element-wise ops as the unit's one fused kernel
-  /// where it has one (codegen::emitFusedKernel) instead of the two
-  /// kernels in blocks.
+  /// Run a fused chain of element-wise ops as the unit's one fused kernel
+  /// where it has one (codegen::emitFusedKernel) instead of its kernels in
+  /// blocks.
   bool fusedKernels = true;
 };
 
