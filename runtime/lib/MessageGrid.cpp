@@ -28,33 +28,28 @@ void tofu::runtime::detail::addFetchedBytes(
 
 namespace {
 
-/// The deliver (and, for partial ops, reduce) rule on one cell of volume
-/// `volume`, whose computers and storers are given lowest first.
+/// A partial op's reduce and deliver rule on one cell of `bytesPerCell`,
+/// whose computers and storers are given lowest first: the cell's root
+/// (its lowest computer storing it, else its lowest computer) receives
+/// every other computer's partial values and delivers the sum.
 template <typename Computers, typename Storers>
-void addDelivered(const Computers &computers, const Storers &storers,
-                  std::size_t bytesPerCell, bool partial, PairBytes &reduce,
-                  PairBytes &deliver) {
+void addReducedAndDelivered(const Computers &computers, const Storers &storers,
+                            std::size_t bytesPerCell, PairBytes &reduce,
+                            PairBytes &deliver) {
   if (computers.empty())
     return;
-  unsigned first = computers.front(), root = first;
-  if (partial) {
-    for (unsigned c : computers)
-      if (std::binary_search(storers.begin(), storers.end(), c)) {
-        root = c;
-        break;
-      }
-    for (unsigned c : computers)
-      if (c != root)
-        reduce[{c, root}] += bytesPerCell;
-  }
-  for (unsigned d : storers) {
-    unsigned src = partial ? root
-                   : std::binary_search(computers.begin(), computers.end(), d)
-                       ? d
-                       : first;
-    if (src != d)
-      deliver[{src, d}] += bytesPerCell;
-  }
+  unsigned root = computers.front();
+  for (unsigned c : computers)
+    if (std::binary_search(storers.begin(), storers.end(), c)) {
+      root = c;
+      break;
+    }
+  for (unsigned c : computers)
+    if (c != root)
+      reduce[{c, root}] += bytesPerCell;
+  for (unsigned d : storers)
+    if (root != d)
+      deliver[{root, d}] += bytesPerCell;
 }
 
 } // namespace
@@ -64,7 +59,11 @@ void tofu::runtime::detail::addDeliveryBytes(
     const std::vector<const Box *> &stored, unsigned elementSize, bool partial,
     std::size_t maxCells, PairBytes &reduce, PairBytes &deliver,
     std::vector<std::vector<int64_t>> &bounds, CellWorkers &computers,
-    CellWorkers &storers) {
+    CellWorkers &storers, FetchGrid &fetch) {
+  if (!partial) {
+    addFetchedBytes(stored, computed, elementSize, maxCells, deliver, fetch);
+    return;
+  }
   Grid grid({&stored, &computed}, maxCells, bounds);
   if (grid.isTooLarge()) {
     std::vector<const Box *> cuts = stored;
@@ -91,9 +90,9 @@ void tofu::runtime::detail::addDeliveryBytes(
         if (holds(stored[w], cell))
           storers.push_back(w);
       }
-      addDelivered(computers, storers,
-                   std::size_t(cell.getVolume()) * elementSize, partial, reduce,
-                   deliver);
+      addReducedAndDelivered(computers, storers,
+                             std::size_t(cell.getVolume()) * elementSize,
+                             reduce, deliver);
     });
     return;
   }
@@ -106,9 +105,10 @@ void tofu::runtime::detail::addDeliveryBytes(
     int64_t volume = 1;
     for (unsigned d = 0, r = at.size(); d != r; ++d)
       volume *= grid.getLength(d, at[d]);
-    addDelivered(Span<unsigned>{computers.begin(cell), computers.end(cell)},
-                 Span<unsigned>{storers.begin(cell), storers.end(cell)},
-                 std::size_t(volume) * elementSize, partial, reduce, deliver);
+    addReducedAndDelivered(
+        Span<unsigned>{computers.begin(cell), computers.end(cell)},
+        Span<unsigned>{storers.begin(cell), storers.end(cell)},
+        std::size_t(volume) * elementSize, reduce, deliver);
   });
 }
 
@@ -189,7 +189,7 @@ void countOpMessages(const std::vector<OpShare> &shares,
     b.targets[w] = &shares[w].output;
   addDeliveryBytes(b.targets, storedOutput, outputElementSize, partial,
                    maxGridCells, b.reduce, b.deliver, b.bounds, b.computers,
-                   b.storers);
+                   b.storers, b.fetchGrid);
   toMessages(b.fetch, b.sorted, b.start, out.fetch);
   toMessages(b.reduce, b.sorted, b.start, out.reduce);
   toMessages(b.deliver, b.sorted, b.start, out.deliver);

@@ -397,13 +397,20 @@ template <typename T> struct Span {
   const T &front() const { return *b; }
 };
 
-/// `bounds`, `computers` and `storers` are scratch space.
+/// The deliver (and for a partial op, reduce) rule's bytes of an op that
+/// computes `computed` and stores `stored` (per worker). A non-partial
+/// op's is the fetch rule with the computed boxes as the holders (each
+/// stored cell from its lowest computer, unless its storer computes it):
+/// a grid of the computed boxes alone, not of both (GPT-3 at K = 16384
+/// stores an output of 8 x 2048 x 4096 cells of both). `bounds`,
+/// `computers`, `storers` and `fetch` are scratch space.
 void addDeliveryBytes(const std::vector<const Box *> &computed,
                       const std::vector<const Box *> &stored,
                       unsigned elementSize, bool partial, std::size_t maxCells,
                       PairBytes &reduce, PairBytes &deliver,
                       std::vector<std::vector<int64_t>> &bounds,
-                      CellWorkers &computers, CellWorkers &storers);
+                      CellWorkers &computers, CellWorkers &storers,
+                      FetchGrid &fetch);
 
 /// Stable counting sort of `in` by `key` (below `keys`); `start` is
 /// scratch space.

@@ -730,7 +730,7 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
       deliverBytes.clear();
       addDeliveryBytes(computed, storedOutput, tensors[op.output].elementSize,
                        op.partial, kMaxGridCells, reduceBytes, deliverBytes,
-                       bounds, computers, storers);
+                       bounds, computers, storers, fetchGrid);
       reduce.addFound(reduceBytes, byDst, start);
     }
     deliver.begin(workers);
