@@ -332,13 +332,6 @@ public:
     if (entries.size() < tensors + kSpare)
       entries.resize(tensors + kSpare);
   }
-  /// Every worker's stored box of tensor `t` if kept, else null.
-  const std::vector<const Box *> *find(unsigned t) const {
-    for (const Entry &e : entries)
-      if (e.tensor == int(t))
-        return &e.pointers;
-    return nullptr;
-  }
   /// Every worker's stored box of tensor `t` (null: none).
   const std::vector<const Box *> &get(PlanBoxes &boxes, unsigned t) {
     for (Entry &e : entries)
@@ -600,42 +593,45 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
                     pointers, info.shape);
   }
   std::vector<int> lastUse = computeLastUse(plan);
-  // Each input's and the output's stored boxes. A worker releases an op's
-  // inputs and output, and takes its output, while the op's boxes are kept:
-  // their bytes are read from the boxes rather than derived again. A
-  // tensor of a class reads every worker's bytes of its class, derived
-  // once.
-  StoredBoxCache storedCache;
-  std::vector<std::vector<std::size_t>> classBytes;
-  std::vector<std::optional<Box>> classStored;
-  StoredBytesFn storedBytes = [&](unsigned t, unsigned w) {
-    if (int c = tensorClass[t]; c >= 0) {
-      if (classBytes.size() <= unsigned(c))
-        classBytes.resize(c + 1);
-      std::vector<std::size_t> &bytes = classBytes[c];
-      if (bytes.empty()) {
-        boxes.getStored(t, classStored);
-        for (const std::optional<Box> &box : classStored)
-          bytes.push_back(box ? std::size_t(box->getVolume()) *
-                                    tensors[t].elementSize
-                              : 0);
-      }
-      return bytes[w];
+  // What the replay takes of a tensor or op with no class is kept as if it
+  // had a class of its own: a slot per class, and one per such tensor or
+  // op.
+  auto getSlot = [](std::vector<int> &classSlot, int c, unsigned &slots,
+                    bool &fresh) {
+    fresh = true;
+    if (c < 0)
+      return slots++;
+    if (classSlot.size() <= unsigned(c))
+      classSlot.resize(c + 1, -1);
+    if (classSlot[c] >= 0) {
+      fresh = false;
+      return unsigned(classSlot[c]);
     }
-    if (const std::vector<const Box *> *kept = storedCache.find(t)) {
-      const Box *box = (*kept)[w];
-      return box ? std::size_t(box->getVolume()) * tensors[t].elementSize
-                 : std::size_t(0);
-    }
-    return std::size_t(boxes.getStoredVolume(t, w)) * tensors[t].elementSize;
+    classSlot[c] = int(slots);
+    return slots++;
   };
-  // One replay per worker: workers differ in the order of their messages
-  // as well as in their boxes (on GPT-3 at K = 64 and gpt-2l and
-  // ResNet-18 at K = 16 and 256 no two workers see the same events).
-  std::vector<WorkerReplay> replays;
-  replays.reserve(workers);
-  for (unsigned w = 0; w != workers; ++w)
-    replays.emplace_back(plan, lastUse, tensors, storedBytes, w);
+  // Every worker's stored bytes of each tensor slot, derived when first
+  // asked for.
+  std::vector<int> tensorSlotOfClass;
+  std::vector<unsigned> tensorSlot;
+  unsigned tensorSlots = 0;
+  for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t) {
+    bool fresh;
+    tensorSlot.push_back(
+        getSlot(tensorSlotOfClass, tensorClass[t], tensorSlots, fresh));
+  }
+  std::vector<std::vector<std::size_t>> slotBytes(tensorSlots);
+  std::vector<std::optional<Box>> slotStored;
+  StoredBytesFn storedBytes = [&](unsigned t, unsigned w) {
+    std::vector<std::size_t> &bytes = slotBytes[tensorSlot[t]];
+    if (bytes.empty()) {
+      boxes.getStored(t, slotStored);
+      for (const std::optional<Box> &box : slotStored)
+        bytes.push_back(
+            box ? std::size_t(box->getVolume()) * tensors[t].elementSize : 0);
+    }
+    return bytes[w];
+  };
   // The next step's messages do not change from step to step.
   // Nor which workers write which next values in place. Both are the same
   // for an updated tensor and its parameter of the same classes.
@@ -645,43 +641,48 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
   FetchGrid fetchGrid;
   std::vector<std::optional<Box>> updated;
   std::vector<const Box *> updatedPointers;
-  std::map<std::pair<int, int>, UpdateRecord> updateRecords;
-  UpdateRecord unclassed;
+  std::map<std::pair<int, int>, unsigned> updateSlotOfClasses;
+  std::vector<UpdateRecord> updateRecords;
+  std::vector<std::pair<unsigned, unsigned>> updateOf;
   for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t) {
     int param = plan.tensors[t].updates;
     if (param < 0)
       continue;
-    UpdateRecord *record = &unclassed;
+    unsigned slot = updateRecords.size();
     bool fresh = true;
     if (tensorClass[param] >= 0 && tensorClass[t] >= 0) {
-      auto it = updateRecords.try_emplace({tensorClass[param], tensorClass[t]});
-      record = &it.first->second;
+      auto it = updateSlotOfClasses.try_emplace(
+          {tensorClass[param], tensorClass[t]}, slot);
+      slot = it.first->second;
       fresh = it.second;
     }
     if (fresh) {
+      UpdateRecord &record = updateRecords.emplace_back();
       boxes.getStored(param, stored);
       getPointers(stored, pointers);
       boxes.getStored(t, updated);
-      record->inPlace.resize(workers);
+      record.inPlace.resize(workers);
       for (unsigned w = 0; w != workers; ++w)
-        record->inPlace[w] = isUpdatedInPlace(stored[w], updated[w]);
+        record.inPlace[w] = isUpdatedInPlace(stored[w], updated[w]);
       getPointers(updated, updatedPointers);
       found.clear();
       addFetchedBytes(pointers, updatedPointers, tensors[t].elementSize,
                       kMaxGridCells, found, fetchGrid);
-      record->messages = found.found;
+      record.messages = found.found;
     }
     if (candidates[t])
-      for (unsigned w = 0; w != workers; ++w)
-        replays[w].setInPlace(t, record->inPlace[w]);
-    nextBytes.found.insert(nextBytes.found.end(), record->messages.begin(),
-                           record->messages.end());
+      updateOf.emplace_back(t, slot);
+    const std::vector<Message> &messages = updateRecords[slot].messages;
+    nextBytes.found.insert(nextBytes.found.end(), messages.begin(),
+                           messages.end());
   }
   std::vector<Message> byDst;
   std::vector<std::size_t> start;
   PhaseStaging next, fetch, reduce, deliver;
   next.begin(workers);
   next.addFound(nextBytes, byDst, start);
+  // Each input's and the output's stored boxes, kept for the ops after.
+  StoredBoxCache storedCache;
   // Per input of an op, its fetch rule; kept from op to op.
   std::vector<FetchGrid> fetchGrids;
   PairBytes reduceBytes, deliverBytes;
@@ -753,41 +754,49 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
       records.add(w, workerOp, seen);
     }
   };
-  // Ops of one class have every worker's part equal: it is derived for the
-  // first of each class and replayed from its records for the others.
-  std::vector<OpRecords> classRecords;
-  OpRecords unclassedRecords;
+  // Every op's records, op by op (so that a plan's first wrong box is
+  // reported): ops of one class have every worker's part equal, derived for
+  // the first of the class. Which input reads what the output replaces is
+  // each op's own: whether a record writes over it, per op.
+  std::vector<int> opSlotOfClass;
+  std::vector<OpRecords> slotRecords;
+  std::vector<unsigned> opSlot;
+  std::vector<std::size_t> overStart;
   std::vector<bool> overReplaced;
-  for (unsigned s = 0; s != steps; ++s) {
-    for (WorkerReplay &replay : replays)
-      replay.beginStep();
-    for (unsigned i = 0, e = plan.ops.size(); i != e; ++i) {
-      OpRecords *records = &unclassedRecords;
-      if (int c = boxes.getOpClass(i); c >= 0) {
-        if (classRecords.size() <= unsigned(c))
-          classRecords.resize(c + 1);
-        records = &classRecords[c];
-      }
-      if (records->index.empty() || records == &unclassedRecords)
-        getRecords(i, *records);
-      // Which input reads what the output replaces is the op's own.
-      overReplaced.clear();
-      for (const WorkerOp &r : records->distinct)
-        overReplaced.push_back(isOverReplaced(plan, i, r.memory));
-      for (unsigned w = 0; w != workers; ++w) {
-        std::uint32_t k = records->index[w];
-        const WorkerOp &r = records->distinct[k];
-        replays[w].runOp(i, r.memory, overReplaced[k], r.fetch, r.reduce,
-                         r.deliver);
-      }
-    }
-    for (unsigned w = 0; w != workers; ++w) {
-      next.get(w, workerOp.fetch);
-      replays[w].runNextStep(workerOp.fetch);
-    }
+  unsigned opSlots = 0;
+  for (unsigned i = 0, e = plan.ops.size(); i != e; ++i) {
+    bool fresh;
+    unsigned slot = getSlot(opSlotOfClass, boxes.getOpClass(i), opSlots, fresh);
+    if (fresh)
+      getRecords(i, slotRecords.emplace_back());
+    opSlot.push_back(slot);
+    overStart.push_back(overReplaced.size());
+    for (const WorkerOp &r : slotRecords[slot].distinct)
+      overReplaced.push_back(isOverReplaced(plan, i, r.memory));
   }
+  // One replay per worker, worker by worker (its pool and buffers stay in
+  // the cache): workers differ in the order of their messages as well as
+  // in their boxes (on GPT-3 at K = 64 and gpt-2l and ResNet-18 at K = 16
+  // and 256 no two workers see the same events).
   std::vector<WorkerPeak> peaks;
-  for (const WorkerReplay &replay : replays)
+  Staging nextStaging;
+  for (unsigned w = 0; w != workers; ++w) {
+    WorkerReplay replay(plan, lastUse, tensors, storedBytes, w);
+    for (const auto &[t, slot] : updateOf)
+      replay.setInPlace(t, updateRecords[slot].inPlace[w]);
+    next.get(w, nextStaging);
+    for (unsigned s = 0; s != steps; ++s) {
+      replay.beginStep();
+      for (unsigned i = 0, e = plan.ops.size(); i != e; ++i) {
+        const OpRecords &records = slotRecords[opSlot[i]];
+        std::uint32_t k = records.index[w];
+        const WorkerOp &r = records.distinct[k];
+        replay.runOp(i, r.memory, overReplaced[overStart[i] + k], r.fetch,
+                     r.reduce, r.deliver);
+      }
+      replay.runNextStep(nextStaging);
+    }
     peaks.push_back(replay.getPeak());
+  }
   return peaks;
 }
