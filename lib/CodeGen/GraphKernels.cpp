@@ -80,11 +80,12 @@ std::string emitLaunchTable(const graph::Graph &g, const GraphKernels &result) {
          ";\n  return table;\n}\n#endif\n";
 }
 
-/// The fused kernels (emitFusedKernel) of the chains of up to
+/// The fused kernels (emitFusedKernel) of chains of up to
 /// runtime::MaxChainLength consecutive ops the runtime's fusion rule may
 /// pick by their kernels alone (runtime::fusableKernels) where each
-/// intermediate has no other reader; sets `result.fused`. The plan and the
-/// workers decide which chains run (runtime::findFusableLinks).
+/// intermediate has no other reader: from each op, the pair and the
+/// longest such chain; sets `result.fused`. The plan and the workers
+/// decide which chains run (runtime::findFusableLinks).
 std::string emitFusedChains(const graph::Graph &g, graph::SpecLibrary &specs,
                             GraphKernels &result) {
   std::string body;
@@ -125,41 +126,56 @@ std::string emitFusedChains(const graph::Graph &g, graph::SpecLibrary &specs,
     return &*instances[i];
   };
   llvm::StringMap<std::string> byText;
-  for (unsigned i = 0; i + 1 < n; ++i) {
-    std::vector<KernelInstance> chain;
-    std::vector<std::vector<unsigned>> slots(1);
-    const KernelInstance *head = link[i].empty() ? nullptr : instance(i);
-    if (head)
-      chain.push_back(*head);
-    for (unsigned j = i; head && j + 1 < n && !link[j].empty() &&
-                         chain.size() < runtime::MaxChainLength;
-         ++j) {
-      const KernelInstance *next = instance(j + 1);
-      if (!next)
-        break;
-      chain.push_back(*next);
-      slots.push_back(link[j]);
-      llvm::Expected<std::string> source =
-          emitFusedKernel(chain, slots, Placeholder);
-      if (!source) {
-        // Not a dense-run chain (nor any longer one through this op): the
-        // runtime runs the kernels in blocks.
-        llvm::consumeError(source.takeError());
-        break;
-      }
-      auto [it, added] = byText.try_emplace(*source, "");
-      if (added) {
-        it->second = "tofu_fused" + std::to_string(byText.size() - 1);
-        for (unsigned k = i; k <= j + 1; ++k)
-          it->second += "_" + sanitizeIdentifier(g.getOp(k).type);
-        std::string text = *source;
-        for (size_t at = text.find(Placeholder); at != std::string::npos;
-             at = text.find(Placeholder, at + it->second.size()))
-          text.replace(at, strlen(Placeholder), it->second);
-        body += text + "\n";
-      }
-      result.fused[getFusedTableIndex(i, chain.size())] = it->second;
+  std::vector<KernelInstance> chain;
+  std::vector<std::vector<unsigned>> slots;
+  // The kernel of the first `length` ops of `chain` (from op i), if they
+  // are a dense-run chain.
+  auto emit = [&](unsigned i, unsigned length) {
+    llvm::Expected<std::string> source = emitFusedKernel(
+        ArrayRef<KernelInstance>(chain).take_front(length),
+        ArrayRef<std::vector<unsigned>>(slots).take_front(length),
+        Placeholder);
+    if (!source) {
+      llvm::consumeError(source.takeError());
+      return false;
     }
+    auto [it, added] = byText.try_emplace(*source, "");
+    if (added) {
+      it->second = "tofu_fused" + std::to_string(byText.size() - 1);
+      for (unsigned k = i; k != i + length; ++k)
+        it->second += "_" + sanitizeIdentifier(g.getOp(k).type);
+      std::string text = *source;
+      for (size_t at = text.find(Placeholder); at != std::string::npos;
+           at = text.find(Placeholder, at + it->second.size()))
+        text.replace(at, strlen(Placeholder), it->second);
+      body += text + "\n";
+    }
+    result.fused[getFusedTableIndex(i, length)] = it->second;
+    return true;
+  };
+  for (unsigned i = 0; i + 1 < n; ++i) {
+    chain.clear();
+    slots.assign(1, {});
+    for (unsigned j = i; j < n; ++j) {
+      const KernelInstance *inst = instance(j);
+      if (!inst)
+        break;
+      chain.push_back(*inst);
+      if (j > i)
+        slots.push_back(link[j - 1]);
+      if (link[j].empty() || chain.size() == runtime::MaxChainLength)
+        break;
+    }
+    // From op i: the pair, and the longest chain that is a dense run (a
+    // worker's chain from i runs to there unless the pool or its boxes end
+    // it earlier: such a chain runs in blocks), not every length, which
+    // costs compile time for chains that rarely run (docs/CodeGen.md
+    // "Fusion"). A pair that is not a dense run is in every longer chain.
+    if (chain.size() < 2 || !emit(i, 2))
+      continue;
+    for (unsigned length = chain.size(); length > 2 && !emit(i, length);
+         --length)
+      ;
   }
   return body;
 }
