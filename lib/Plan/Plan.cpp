@@ -90,15 +90,40 @@ int64_t plan::getIntersectionVolume(ArrayRef<Range> a, ArrayRef<Range> b) {
   return v;
 }
 
+/// Sorts `ids` by their regions' ranges from `dim` on and drops every
+/// region equal there to the one before it: it adds nothing to the union of
+/// those dimensions (K workers' regions repeat where a level replicates).
+static void dropRepeatedRegions(ArrayRef<Region> regions,
+                                SmallVectorImpl<unsigned> &ids, unsigned dim) {
+  auto tail = [&](unsigned i) {
+    return ArrayRef<Range>(regions[i]).drop_front(dim);
+  };
+  auto less = [&](unsigned a, unsigned b) {
+    return std::lexicographical_compare(
+        tail(a).begin(), tail(a).end(), tail(b).begin(), tail(b).end(),
+        [](const Range &x, const Range &y) {
+          return std::make_pair(x.lo, x.hi) < std::make_pair(y.lo, y.hi);
+        });
+  };
+  llvm::sort(ids, less);
+  ids.erase(std::unique(ids.begin(), ids.end(),
+                        [&](unsigned a, unsigned b) {
+                          return !less(a, b) && !less(b, a);
+                        }),
+            ids.end());
+}
+
 /// The union volume of `regions[ids]` over dimensions [dim, rank): a sweep
-/// over the breakpoints of dimension `dim`, recursing on each slab.
+/// over the breakpoints of dimension `dim`, recursing on each slab; `ids`
+/// is reordered.
 static int64_t unionVolumeFrom(ArrayRef<Region> regions,
-                               ArrayRef<unsigned> ids, unsigned dim,
+                               SmallVectorImpl<unsigned> &ids, unsigned dim,
                                unsigned rank) {
   if (ids.empty())
     return 0;
   if (dim == rank)
     return 1;
+  dropRepeatedRegions(regions, ids, dim);
   SmallVector<int64_t, 16> cuts;
   for (unsigned i : ids) {
     cuts.push_back(regions[i][dim].lo);
@@ -106,16 +131,27 @@ static int64_t unionVolumeFrom(ArrayRef<Region> regions,
   }
   llvm::sort(cuts);
   cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-  int64_t total = 0;
-  SmallVector<unsigned, 16> active;
+  // The regions open at a cut (begun at or before it, not yet ended; `ids`
+  // is in order of their starts) are kept as the sweep passes them, so each
+  // interval costs the regions over it, not all of them (K^2 for K
+  // workers' parts before). Neighbouring intervals over the same regions
+  // share one union of the rest.
+  int64_t total = 0, inner = 0;
+  SmallVector<unsigned, 16> open, previous, active;
+  unsigned next = 0;
   for (unsigned c = 0; c + 1 < cuts.size(); ++c) {
-    active.clear();
-    for (unsigned i : ids)
-      if (regions[i][dim].lo <= cuts[c] && cuts[c + 1] <= regions[i][dim].hi)
-        active.push_back(i);
-    if (!active.empty())
-      total += (cuts[c + 1] - cuts[c]) *
-               unionVolumeFrom(regions, active, dim + 1, rank);
+    while (next != ids.size() && regions[ids[next]][dim].lo <= cuts[c])
+      open.push_back(ids[next++]);
+    llvm::erase_if(open,
+                   [&](unsigned i) { return regions[i][dim].hi <= cuts[c]; });
+    if (open.empty())
+      continue;
+    if (open != previous) {
+      previous = open;
+      active = open;
+      inner = unionVolumeFrom(regions, active, dim + 1, rank);
+    }
+    total += (cuts[c + 1] - cuts[c]) * inner;
   }
   return total;
 }
