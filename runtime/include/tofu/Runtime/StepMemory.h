@@ -53,7 +53,9 @@
 // sizes and its staging of each phase) as the distinct parts and a 32-bit
 // index per worker, and every later op of the class is replayed from them.
 // Tensors of one class (getTensorClass) are checked, and their bytes per
-// worker derived, once.
+// worker derived, once. With every op's records made (in op order, so
+// that the first wrong box is reported), the replay runs worker by
+// worker, one worker's pool alive at a time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -195,7 +197,8 @@ public:
 /// may be empty (`plan` gives the tensors' flags and the ops' inputs,
 /// outputs and partial flags; `workers` the worker count): the boxes come
 /// from `boxes` one op at a time and the messages from getOpMessages, so
-/// memory grows with the workers times the tensors, not with a schedule.
+/// memory grows with the workers times the op and tensor classes, not
+/// with a schedule.
 /// Checks the boxes as validatePlan does (throws RuntimeError).
 /// A partial op's reduce staging is noted per group of workers computing
 /// one box, and the fetch staging of destinations whose box of an input
