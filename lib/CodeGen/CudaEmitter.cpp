@@ -11,8 +11,11 @@
 // variables only: a softmax's row sum, a normalization's mean) is a phase
 // (CudaPhase): an earlier kernel, one thread per value of its variables,
 // runs the same sequential loop into a table of doubles in scratch memory,
-// which the later kernels read. Per kernel `NAME` with phases 0..P-1 it
-// emits
+// which the later kernels read. A long sum with few values is split: one
+// phase of SplitParts threads per value, each adding a strided share of its
+// points, then one adding each value's partial sums in order (no barrier:
+// each thread runs alone, as on the host). Per kernel `NAME` with phases
+// 0..P-1 it emits
 //
 //   TOFU_HD std::int64_t NAME_scratch(lo, hi);   // the tables' doubles
 //   TOFU_HD void NAME_pK_body(const DeviceCall<I, V> &call, double *scratch,
@@ -53,6 +56,12 @@ static constexpr unsigned EmulatedBlockSize = 32;
 /// so small blocks spread them over more multiprocessors.
 static constexpr unsigned PhaseBlockSize = 32;
 
+/// A phase's sum is split (CudaPhase::parts) where it has at most this many
+/// values, each over at least MinSplitPoints points: its partial sums take
+/// MaxSplitValues * SplitParts doubles (8 MiB) of scratch at most.
+static constexpr int64_t MaxSplitValues = 4096;
+static constexpr int64_t MinSplitPoints = 16 * CudaPhase::SplitParts;
+
 /// The number of points of the box of output variables `vars` in the box
 /// [lo, hi) (C++ arrays named `lo`, `hi`): "1" for none.
 static std::string boxSize(ArrayRef<unsigned> vars, StringRef lo, StringRef hi) {
@@ -83,11 +92,22 @@ llvm::Optional<std::string> KernelBuilder::hoistToPhase(const ReduceExpr &e,
         guard += (guard.empty() ? "" : " && ") + v + "lo < " + v + "hi";
       }
   SmallVector<unsigned, 4> free = collectFreeIndexVars(e);
-  if (free.size() >= threadVars.size())
-    return llvm::None;
   for (unsigned v : free)
     if (!llvm::is_contained(threadVars, v))
       return llvm::None;
+  // A long sum with few values is split: SplitParts threads per value each
+  // add a strided share of its points, a second phase adds their partial
+  // sums in order of part. It is a phase even where it is free in every
+  // variable the thread binds (a batch norm's statistics).
+  int64_t values = 1, points = 1;
+  for (unsigned v : free)
+    values *= varExtents[v];
+  for (const auto &var : e.getVars())
+    points *= varExtents[var->getId()];
+  bool split = &e != cudaSplit && e.getReducer() == Reducer::Sum &&
+               values <= MaxSplitValues && points >= MinSplitPoints;
+  if (!split && free.size() >= threadVars.size())
+    return llvm::None;
   // Lowered before under the same guard: its table is filled.
   auto known = cudaTables.find(&e);
   if (known != cudaTables.end() && cudaPhases[known->second].guard == guard)
@@ -102,7 +122,11 @@ llvm::Optional<std::string> KernelBuilder::hoistToPhase(const ReduceExpr &e,
     scopes[v + 1].vars.push_back(v);
   threadVars.assign(free.begin(), free.end());
   CudaPhase phase;
+  const ReduceExpr *savedSplit = cudaSplit;
+  if (split)
+    cudaSplit = &e;
   phase.value = lowerReduce(e);
+  cudaSplit = savedSplit;
   for (Scope &s : scopes)
     for (std::string &line : s.lines)
       phase.lines.push_back(std::move(line));
@@ -121,9 +145,33 @@ llvm::Optional<std::string> KernelBuilder::hoistToPhase(const ReduceExpr &e,
                                   "]) + " + at;
   }
   phase.entry = phase.table + "[" + (offset.empty() ? "0" : offset) + "]";
+  if (split) {
+    CudaPhase total;
+    total.vars = free;
+    total.guard = guard;
+    total.table = fresh("tab");
+    total.entry = total.table + phase.entry.substr(phase.table.size());
+    std::string acc = fresh("r"), part = fresh("p"),
+                parts = std::to_string(CudaPhase::SplitParts);
+    total.lines.push_back("double " + acc + " = 0.0;");
+    total.lines.push_back("for (std::int64_t " + part + " = 0; " + part + " < " +
+                          parts + "; ++" + part + ") " + acc + " += " +
+                          phase.table + "[t0 * " + parts + " + " + part + "];");
+    total.value = acc;
+    phase.parts = CudaPhase::SplitParts;
+    cudaPhases.push_back(std::move(phase));
+    phase = std::move(total);
+  }
   cudaTables[&e] = cudaPhases.size();
   cudaPhases.push_back(std::move(phase));
   return cudaPhases.back().entry;
+}
+
+/// The number of threads of phase `p` (and doubles of its table) in the
+/// box [lo, hi).
+static std::string phaseThreads(const CudaPhase &p, StringRef lo, StringRef hi) {
+  std::string size = boxSize(p.vars, lo, hi);
+  return p.parts == 1 ? size : "(" + size + ") * " + std::to_string(p.parts);
 }
 
 /// The declarations of those of `b`'s phase tables (one after another in
@@ -137,21 +185,26 @@ static void declarePhaseTables(const KernelBuilder &b,
           return line.find(p.table + "[") != std::string::npos;
         }))
       lines.push_back("double *" + p.table + " = " + at + ";");
-    at += " + " + boxSize(p.vars, "lo", "hi");
+    at += " + " + phaseThreads(p, "lo", "hi");
   }
 }
 
 /// The statements binding output variables `vars` (increasing) from the
 /// thread's row-major rank `t` in their box of `count` points, returning
 /// past its end; with `keepRank`, the rank is kept in `t0` (a phase's
-/// table entry).
+/// table entry). With `parts` above 1, the thread's `part` is the rank's
+/// innermost digit, below the variables.
 static void bindThreadVars(const KernelBuilder &b, ArrayRef<unsigned> vars,
                            const std::string &count, bool keepRank,
-                           std::vector<std::string> &lines) {
+                           unsigned parts, std::vector<std::string> &lines) {
   lines.push_back("std::int64_t t = std::int64_t(block.x) * blockSize.x + thread.x;");
   lines.push_back("if (t >= " + count + ") return;");
   if (keepRank)
     lines.push_back("const std::int64_t t0 = t;");
+  if (parts != 1) {
+    lines.push_back("const std::int64_t part = t % " + std::to_string(parts) + ";");
+    lines.push_back("t /= " + std::to_string(parts) + ";");
+  }
   for (unsigned i = vars.size(); i-- > 0;) {
     std::string v = b.varName(vars[i]), d = std::to_string(vars[i]);
     if (i == 0) {
@@ -212,7 +265,7 @@ std::string KernelBuilder::buildCuda(StringRef name) {
                     "_scratch(const std::int64_t *lo, const std::int64_t *hi) {");
     std::string total;
     for (const CudaPhase &p : cudaPhases)
-      total += (total.empty() ? "" : " + ") + boxSize(p.vars, "lo", "hi");
+      total += (total.empty() ? "" : " + ") + phaseThreads(p, "lo", "hi");
     lines.push_back("return " + total + ";");
     lines.push_back("}");
   }
@@ -226,8 +279,8 @@ std::string KernelBuilder::buildCuda(StringRef name) {
       store = "if (" + p.guard + ") " + store;
     p.lines.push_back(store);
     declarePhaseTables(*this, p.lines, lines);
-    bindThreadVars(*this, p.vars, boxSize(p.vars, "lo", "hi"),
-                   /*keepRank=*/true, lines);
+    bindThreadVars(*this, p.vars, phaseThreads(p, "lo", "hi"),
+                   /*keepRank=*/true, p.parts, lines);
     for (std::string &line : p.lines)
       lines.push_back(std::move(line));
     lines.push_back("}");
@@ -246,7 +299,7 @@ std::string KernelBuilder::buildCuda(StringRef name) {
   bindThreadVars(*this, threadVars,
                  "tofu::runtime::deviceThreadCount(lo, hi, " +
                      std::to_string(rank) + ")",
-                 /*keepRank=*/false, lines);
+                 /*keepRank=*/false, 1, lines);
   for (std::string &line : body)
     lines.push_back(std::move(line));
   lines.push_back("}");
@@ -278,10 +331,20 @@ std::string KernelBuilder::buildCuda(StringRef name) {
   lines.push_back("if ((n + bs - 1) / bs > 2147483647) return "
                   "cudaErrorInvalidConfiguration;");
   if (phased) {
-    // A phase has at most n threads, in blocks of PhaseBlockSize.
+    // A phase has at most n threads, in blocks of PhaseBlockSize; a split
+    // one's partial sums SplitParts per value, in blocks of bs.
     lines.push_back("if ((n + " + std::to_string(PhaseBlockSize - 1) + ") / " +
                     std::to_string(PhaseBlockSize) +
                     " > 2147483647) return cudaErrorInvalidConfiguration;");
+    for (unsigned k = 0; k != cudaPhases.size(); ++k) {
+      const CudaPhase &p = cudaPhases[k];
+      std::string pn = "p" + std::to_string(k) + "n";
+      lines.push_back("const std::int64_t " + pn + " = " +
+                      phaseThreads(p, "dc.varLo", "dc.varHi") + ";");
+      if (p.parts != 1)
+        lines.push_back("if ((" + pn + " + bs - 1) / bs > 2147483647) return "
+                        "cudaErrorInvalidConfiguration;");
+    }
     lines.push_back("double *scratch = nullptr;");
     lines.push_back("cudaError_t err = cudaMallocAsync(reinterpret_cast<void "
                     "**>(&scratch), std::size_t(" + n +
@@ -290,10 +353,10 @@ std::string KernelBuilder::buildCuda(StringRef name) {
     lines.push_back("const unsigned ps = " + std::to_string(PhaseBlockSize) + ";");
     for (unsigned k = 0; k != cudaPhases.size(); ++k) {
       std::string pn = "p" + std::to_string(k) + "n";
-      lines.push_back("const std::int64_t " + pn + " = " +
-                      boxSize(cudaPhases[k].vars, "dc.varLo", "dc.varHi") + ";");
+      std::string size = cudaPhases[k].parts == 1 ? "ps" : "bs";
       lines.push_back(n + "_p" + std::to_string(k) + "_global<<<unsigned((" +
-                      pn + " + ps - 1) / ps), ps, 0, stream>>>(dc, scratch);");
+                      pn + " + " + size + " - 1) / " + size + "), " + size +
+                      ", 0, stream>>>(dc, scratch);");
     }
     lines.push_back(n + "_global<<<unsigned((n + bs - 1) / bs), bs, 0, "
                         "stream>>>(dc, scratch);");
@@ -333,7 +396,7 @@ std::string KernelBuilder::buildCuda(StringRef name) {
     lines.push_back("double *scratch = tables.data();");
     for (unsigned k = 0; k != cudaPhases.size(); ++k)
       emulate(n + "_p" + std::to_string(k),
-              "(" + boxSize(cudaPhases[k].vars, "dc.varLo", "dc.varHi") + ")");
+              "(" + phaseThreads(cudaPhases[k], "dc.varLo", "dc.varHi") + ")");
   }
   emulate(n, "n");
   lines.push_back("}");

@@ -610,6 +610,36 @@ std::string KernelBuilder::lowerReduce(const ReduceExpr &e) {
                                blk + "v[" + v + " - " + blk + "]"));
     lines.push_back("}");
     lines.push_back("}");
+  } else if (&e == cudaSplit) {
+    // The thread's share of a split phase (hoistToPhase): the points of the
+    // reduction's box whose row-major rank is `part` modulo SplitParts, in
+    // increasing rank.
+    std::string count = acc + "n", rank = acc + "f", rest = acc + "q";
+    std::string size;
+    for (const auto &var : e.getVars()) {
+      std::string v = varName(var->getId());
+      size += (size.empty() ? "" : " * ") + ("std::max<std::int64_t>(" + v +
+                                             "hi - " + v + "lo, 0)");
+    }
+    lines.push_back("const std::int64_t " + count + " = " + size + ";");
+    lines.push_back("for (std::int64_t " + rank + " = part; " + rank + " < " +
+                    count + "; " + rank + " += " +
+                    std::to_string(CudaPhase::SplitParts) + ") {");
+    lines.push_back("std::int64_t " + rest + " = " + rank + ";");
+    for (unsigned i = e.getVars().size(); i-- > 0;) {
+      std::string v = varName(e.getVars()[i]->getId());
+      if (i == 0) {
+        lines.push_back("const std::int64_t " + v + " = " + v + "lo + " + rest + ";");
+        continue;
+      }
+      lines.push_back("const std::int64_t " + v + " = " + v + "lo + " + rest +
+                      " % (" + v + "hi - " + v + "lo);");
+      lines.push_back(rest + " /= " + v + "hi - " + v + "lo;");
+    }
+    for (std::string &line : body.lines)
+      lines.push_back(std::move(line));
+    lines.push_back(accumulate(e.getReducer(), acc, value));
+    lines.push_back("}");
   } else {
     for (const auto &var : e.getVars()) {
       std::string v = varName(var->getId());

@@ -109,6 +109,12 @@ struct CudaPhase {
   std::string guard;
   /// The table's name, and the read of its entry at the variables.
   std::string table, entry;
+  /// Threads per point of the variables' box: more than 1 for the partial
+  /// sums of a split reduction (thread `part` of a point sums the part'th
+  /// strided share of its points into entry `rank * parts + part`).
+  unsigned parts = 1;
+  /// The parts of a split reduction.
+  static constexpr unsigned SplitParts = 256;
 };
 
 /// A list of statements, one line each; indentation is added at the end.
@@ -313,6 +319,9 @@ public:
   /// CUDA target: the reductions computed before the element kernel, in
   /// launch order (CudaEmitter.cpp).
   std::vector<CudaPhase> cudaPhases;
+  /// CUDA target: the reduction a split phase is lowering (hoistToPhase):
+  /// its loop is one strided share of its points, the thread's `part`.
+  const tdl::ReduceExpr *cudaSplit = nullptr;
   /// CUDA target: the phase of each reduction already in cudaPhases.
   llvm::DenseMap<const tdl::ReduceExpr *, unsigned> cudaTables;
   /// CUDA target: the output variables a thread of the kernel being lowered
