@@ -4,11 +4,11 @@
 # (docs/Planner.md, "Performance"): for each K, tofu-plan's wall time and
 # peak memory (GNU time), the plan file's size (compact layouts above 64
 # workers, docs/PlanFormat.md), and --verify's wall time and peak memory
-# on that file. Not a CI test: at K = 1024 a run takes minutes and GBs.
+# on that file. Not a CI test: at K = 16384 a run takes a minute and GBs.
 # Both runs predict every worker's peak (docs/CostModel.md, "resident and
-# peak bytes"): memory K x tensors, time K x ops (each worker's regions
-# and replay; an all-gather's messages are staged per group of workers,
-# not one by one), the part that grows fastest with K.
+# peak bytes"): each op class's regions and messages once (GPT-3 has about
+# 120 op classes), then every worker's replay of every op (time K x ops),
+# the part that grows fastest with K.
 # Run it on an otherwise idle machine: the wall times are what it reports;
 # on a loaded one read the CPU columns (user + sys), which issue 22's
 # targets (< 60 s, < 8 GiB) are checked against here. Each run is stopped

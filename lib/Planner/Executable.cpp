@@ -204,11 +204,8 @@ class ProblemBoxes : public runtime::PlanBoxes {
 public:
   ProblemBoxes(const PlanningProblem &problem, const plan::Plan &p,
                ArrayRef<SmallVector<uint8_t, 4>> steps)
-      : problem(problem), p(p), steps(steps), digits(p.workers),
-        classes(computeOpClasses(problem, p, steps)) {
-    for (unsigned w = 0; w != p.workers; ++w)
-      plan::getWorkerDigits(p.levels, w, digits[w]);
-  }
+      : problem(problem), p(p), steps(steps),
+        classes(computeOpClasses(problem, p, steps)) {}
   void getStored(unsigned t, std::vector<std::optional<Box>> &out) override {
     out.resize(p.workers);
     plan::forEachStoredRegion(
@@ -222,9 +219,6 @@ public:
             out[w].emplace();
           assignRuntimeBox(*region, *out[w]);
         });
-  }
-  int64_t getStoredVolume(unsigned t, unsigned w) override {
-    return plan::getStoredVolume(p.tensors[t], p.levels, digits[w]);
   }
   const std::vector<runtime::OpShare> &getShares(unsigned i) override {
     shares.resize(p.workers);
@@ -247,7 +241,6 @@ private:
   const PlanningProblem &problem;
   const plan::Plan &p;
   ArrayRef<SmallVector<uint8_t, 4>> steps;
-  std::vector<SmallVector<unsigned, 8>> digits;
   std::vector<runtime::OpShare> shares;
   OpClasses classes;
 };

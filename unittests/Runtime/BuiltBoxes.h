@@ -22,10 +22,6 @@ public:
   void getStored(unsigned t, std::vector<std::optional<Box>> &out) override {
     out = plan.tensors[t].stored;
   }
-  std::int64_t getStoredVolume(unsigned t, unsigned w) override {
-    const auto &box = plan.tensors[t].stored[w];
-    return box ? box->getVolume() : 0;
-  }
   const std::vector<OpShare> &getShares(unsigned i) override {
     return plan.ops[i].workers;
   }

@@ -48,10 +48,11 @@ buildExecutablePlan(const PlanningProblem &problem, const plan::Plan &p,
 
 /// Per worker, the peak its pool measures in the runtime's first step of
 /// `p` (runtime::predictPeaks), with the boxes buildExecutablePlan gives
-/// derived one op at a time and each op's messages counted from a grid of
-/// its boxes: memory grows with K x tensors and time with the cells the
-/// step moves, never with a whole schedule. An error if the plan is not
-/// executable (its regions leave a tensor uncovered, or lie outside it).
+/// derived once per op class (computeOpClasses) and each op's messages
+/// counted from a grid of its boxes: memory grows with K x classes and
+/// time with K x ops for the replay, never with a whole schedule. An error
+/// if the plan is not executable (its regions leave a tensor uncovered, or
+/// lie outside it).
 llvm::Expected<std::vector<runtime::WorkerPeak>>
 predictPlanPeaks(const PlanningProblem &problem, const plan::Plan &p,
                  ArrayRef<SmallVector<uint8_t, 4>> steps);

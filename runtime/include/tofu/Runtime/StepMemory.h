@@ -179,8 +179,6 @@ public:
   /// (nullopt: it stores none); the boxes `out` holds may be reused, so
   /// that asking op after op allocates nothing.
   virtual void getStored(unsigned t, std::vector<std::optional<Box>> &out) = 0;
-  /// The elements of worker `w`'s stored box of `t` (0: none).
-  virtual std::int64_t getStoredVolume(unsigned t, unsigned w) = 0;
   /// Op `i`'s share on every worker; valid until the next call.
   virtual const std::vector<OpShare> &getShares(unsigned i) = 0;
   /// Op `i`'s class, or -1 for none: ops of one class have equal shares on
