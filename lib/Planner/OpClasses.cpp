@@ -36,9 +36,8 @@ void appendShape(std::vector<int64_t> &key, ArrayRef<int64_t> shape) {
 
 } // namespace
 
-OpClasses planner::computeOpClasses(const PlanningProblem &problem,
-                                    const plan::Plan &p,
-                                    ArrayRef<SmallVector<uint8_t, 4>> steps) {
+OpClasses planner::computeTensorClasses(const PlanningProblem &problem,
+                                        const plan::Plan &p) {
   OpClasses classes;
   KeyNumbering tensorKeys;
   std::vector<int64_t> key;
@@ -55,7 +54,14 @@ OpClasses planner::computeOpClasses(const PlanningProblem &problem,
     classes.tensorClass.push_back(tensorKeys.getClass(key));
   }
   classes.numTensorClasses = tensorKeys.size();
+  return classes;
+}
 
+OpClasses planner::computeOpClasses(const PlanningProblem &problem,
+                                    const plan::Plan &p,
+                                    ArrayRef<SmallVector<uint8_t, 4>> steps) {
+  OpClasses classes = computeTensorClasses(problem, p);
+  std::vector<int64_t> key;
   KeyNumbering opKeys;
   for (unsigned i = 0, e = problem.getOps().size(); i != e; ++i) {
     const ProblemOp &op = problem.getOp(i);

@@ -55,12 +55,7 @@ private:
 /// covered is not checked again, so the work grows with K times the
 /// classes, not K times the tensors.
 void Verifier::checkCoverage() {
-  std::vector<SmallVector<uint8_t, 4>> steps;
-  if (llvm::Error err = resolvePlanSteps(problem, p, steps)) {
-    error() << llvm::toString(std::move(err)) << "\n";
-    return;
-  }
-  OpClasses classes = computeOpClasses(problem, p, steps);
+  OpClasses classes = computeTensorClasses(problem, p);
   std::vector<bool> covered(classes.numTensorClasses);
   std::vector<runtime::Box> boxes;
   std::vector<const runtime::Box *> held;

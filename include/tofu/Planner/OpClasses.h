@@ -39,6 +39,11 @@ struct OpClasses {
 OpClasses computeOpClasses(const PlanningProblem &problem, const plan::Plan &p,
                            ArrayRef<SmallVector<uint8_t, 4>> steps);
 
+/// computeOpClasses' tensor classes alone (`opClass` left empty), for what
+/// needs no op steps (the plan verifier's coverage check).
+OpClasses computeTensorClasses(const PlanningProblem &problem,
+                               const plan::Plan &p);
+
 } // namespace planner
 } // namespace tofu
 
