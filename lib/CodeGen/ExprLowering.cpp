@@ -21,6 +21,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cctype>
 #include <cmath>
 
 using namespace tofu;
@@ -505,6 +506,34 @@ std::string accumulate(Reducer r, const std::string &acc, const std::string &val
   return acc + " += " + value + ";";
 }
 
+/// `text` with each identifier of `names` replaced by `$` and its position:
+/// two reductions' bodies that differ only in their variables' names give
+/// the same text.
+std::string numberNames(const std::string &text,
+                        const std::vector<std::string> &names) {
+  std::string out;
+  for (size_t at = 0; at < text.size();) {
+    char c = text[at];
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') {
+      out += c;
+      ++at;
+      continue;
+    }
+    size_t end = at;
+    while (end < text.size() &&
+           (std::isalnum(static_cast<unsigned char>(text[end])) ||
+            text[end] == '_' || (std::isdigit(static_cast<unsigned char>(c)) &&
+                                 text[end] == '.')))
+      ++end;
+    std::string token = text.substr(at, end - at);
+    auto it = llvm::find(names, token);
+    out += it == names.end() ? token
+                             : "$" + std::to_string(it - names.begin());
+    at = end;
+  }
+  return out;
+}
+
 /// True if `body` has no reduction, reads some tensor along its last free
 /// variable (that variable is the read's last index) and every read that
 /// uses a free variable does so: run innermost, the loop nest's reduction
@@ -585,8 +614,35 @@ std::string KernelBuilder::lowerReduce(const ReduceExpr &e) {
   Scope body = std::move(scopes.back());
   scopes.pop_back();
 
+  // The same reduction already computed in this scope (a layer norm's three
+  // row sums of x) gives its value, the same bits, where the variables'
+  // ranges are the same; the loop still runs where a share cut them apart.
+  std::vector<std::string> vars;
+  for (const auto &var : e.getVars())
+    vars.push_back(varName(var->getId()));
+  std::string key;
+  const Scope::Sum *same = nullptr;
+  if (!cudaTarget && body.lines.empty()) {
+    key = std::to_string(static_cast<int>(e.getReducer())) + " " + guard +
+          " " + numberNames(value, vars);
+    for (const Scope::Sum &sum : scopes[target].sums)
+      if (sum.key == key)
+        same = &sum;
+  }
   std::vector<std::string> &lines = scopes[target].lines;
-  lines.push_back("double " + acc + " = " + identityOf(e.getReducer()) + ";");
+  lines.push_back("double " + acc + " = " +
+                  (same ? same->acc : identityOf(e.getReducer())) + ";");
+  if (same) {
+    std::string differ;
+    for (size_t i = 0; i != vars.size(); ++i)
+      for (const char *end : {"lo", "hi"})
+        differ += (differ.empty() ? "" : " || ") + vars[i] + end +
+                  " != " + same->vars[i] + end;
+    lines.push_back("if (" + differ + ") {");
+    lines.push_back(acc + " = " + identityOf(e.getReducer()) + ";");
+  } else if (!key.empty()) {
+    scopes[target].sums.push_back({key, acc, vars});
+  }
   if (!guard.empty())
     lines.push_back("if (" + guard + ") {");
   if (!cudaTarget && e.getVars().size() == 1 && body.lines.empty() &&
@@ -653,6 +709,8 @@ std::string KernelBuilder::lowerReduce(const ReduceExpr &e) {
       lines.push_back("}");
   }
   if (!guard.empty())
+    lines.push_back("}");
+  if (same)
     lines.push_back("}");
   for (Scope &s : inner)
     scopes.push_back(std::move(s));

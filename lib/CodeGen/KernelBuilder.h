@@ -124,6 +124,14 @@ struct Scope {
   SmallVector<unsigned, 2> vars;
   /// A select branch: nothing inside may be hoisted above it.
   bool barrier = false;
+  /// The sums lowered into this scope (lowerReduce): each one's body text
+  /// with its variables numbered, accumulator and variables' names, so an
+  /// identical later sum takes the value where the ranges are the same.
+  struct Sum {
+    std::string key, acc;
+    std::vector<std::string> vars;
+  };
+  std::vector<Sum> sums;
 };
 
 class KernelBuilder {
