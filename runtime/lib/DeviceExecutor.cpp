@@ -433,11 +433,13 @@ StepResult DeviceExecutor::runStep() {
   }
   failWorker = -1;
   ++steps;
-  std::vector<std::pair<unsigned, int64_t>> peaks;
-  for (unsigned w : local)
+  std::vector<std::pair<unsigned, int64_t>> peaks, held;
+  for (unsigned w : local) {
     peaks.emplace_back(w, workers[w]->pool.getPeakBytes());
+    held.emplace_back(w, workers[w]->pool.getPeakHeldBytes());
+  }
   return sumStepResult(*transport, plan.workers, communicator.getMovedBytes(),
-                       peaks);
+                       peaks, held);
 }
 
 unsigned DeviceExecutor::getNumDirectUpdates() const {

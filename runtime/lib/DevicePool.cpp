@@ -29,10 +29,10 @@ void DeviceBuffer::reset() {
 }
 
 DevicePool::~DevicePool() {
-  for (auto &entry : freeList.getKept())
-    device.deallocate(worker, entry.second);
-  for (auto &entry : freeList.getSpare())
-    device.deallocate(worker, entry.second);
+  for (auto *entries : {&freeList.getKept(), &freeList.getSpare()})
+    for (auto &entry : *entries)
+      if (entry.second.held)
+        device.deallocate(worker, entry.second.storage);
 }
 
 DeviceBuffer DevicePool::allocate(std::size_t bytes) {
@@ -45,14 +45,15 @@ DeviceBuffer DevicePool::allocateExact(std::size_t bytes) {
 
 void DevicePool::beginStep() {
   for (auto &entry : freeList.beginStep())
-    device.deallocate(worker, entry.second);
+    if (entry.second.held)
+      device.deallocate(worker, entry.second.storage);
 }
 
 DeviceBuffer DevicePool::makeBuffer(FreeList<void *>::Grant grant,
                                     std::size_t bytes) {
   DeviceBuffer buffer;
-  buffer.ptr = grant.reused ? grant.storage
-                            : device.allocate(worker, grant.capacity);
+  buffer.ptr =
+      grant.fresh ? device.allocate(worker, grant.capacity) : grant.storage;
   buffer.capacity = grant.capacity;
   buffer.pool = this;
   buffer.bytes = bytes;

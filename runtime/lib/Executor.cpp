@@ -673,17 +673,21 @@ tofu::runtime::getLocalWorkers(const ExecutablePlan &plan,
 StepResult tofu::runtime::sumStepResult(
     Transport &transport, unsigned workers, int64_t movedBytes,
     const std::vector<std::pair<unsigned, int64_t>> &localPeaks,
+    const std::vector<std::pair<unsigned, int64_t>> &localHeld,
     const std::vector<std::pair<unsigned, WorkerTimes>> &localTimes) {
-  // The counts of every process: moved bytes, each worker's peak, then
-  // each worker's times in nanoseconds (compute, comm, wait, step) and
-  // its phases taken sends first and receives first.
-  std::vector<int64_t> counts(1 + 7 * workers, 0);
+  // The counts of every process: moved bytes, each worker's peak, each
+  // worker's most held bytes, then each worker's times in nanoseconds
+  // (compute, comm, wait, step) and its phases taken sends first and
+  // receives first.
+  std::vector<int64_t> counts(1 + 8 * workers, 0);
   counts[0] = movedBytes;
   for (auto [w, peak] : localPeaks)
     counts[1 + w] = peak;
+  for (auto [w, held] : localHeld)
+    counts[1 + workers + w] = held;
   auto ns = [](double seconds) { return int64_t(seconds * 1e9); };
   for (const auto &[w, t] : localTimes) {
-    int64_t *at = &counts[1 + workers + 6 * w];
+    int64_t *at = &counts[1 + 2 * workers + 6 * w];
     at[0] = ns(t.compute);
     at[1] = ns(t.comm);
     at[2] = ns(t.wait);
@@ -861,14 +865,15 @@ StepResult Executor::runStep() {
   ++steps;
   if (!error.empty())
     throw RuntimeError(error);
-  std::vector<std::pair<unsigned, int64_t>> peaks;
+  std::vector<std::pair<unsigned, int64_t>> peaks, held;
   std::vector<std::pair<unsigned, WorkerTimes>> times;
   for (auto &worker : workers) {
     peaks.emplace_back(worker->id, worker->pool.getPeakBytes());
+    held.emplace_back(worker->id, worker->pool.getPeakHeldBytes());
     times.emplace_back(worker->id, worker->times);
   }
   return sumStepResult(transport, plan.workers, transport.getMovedBytes(),
-                       peaks, times);
+                       peaks, held, times);
 }
 
 HostTensor tofu::runtime::assembleTensor(

@@ -34,22 +34,17 @@ Buffer MemoryPool::allocateExact(std::size_t bytes) {
   return makeBuffer(freeList.takeExact(bytes), bytes);
 }
 
-void MemoryPool::beginStep() {
-  for (auto &entry : freeList.beginStep())
-    reserved -= std::int64_t(entry.first);
-}
+void MemoryPool::beginStep() { freeList.beginStep(); }
 
 Buffer MemoryPool::makeBuffer(Grant grant, std::size_t bytes) {
   Buffer buffer;
   buffer.pool = this;
   buffer.bytes = bytes;
   buffer.cap = grant.capacity;
-  if (grant.reused) {
-    buffer.storage = std::move(grant.storage);
-  } else {
+  if (grant.fresh)
     buffer.storage.reset(new unsigned char[grant.capacity]);
-    reserved += grant.capacity;
-  }
+  else
+    buffer.storage = std::move(grant.storage);
   return buffer;
 }
 

@@ -432,6 +432,8 @@ struct Run {
   std::vector<double> losses;
   int64_t movedBytes = 0;
   std::vector<int64_t> peaks;
+  /// Per worker, the most bytes its pool held (live and kept free buffers).
+  std::vector<int64_t> held;
   /// Wall seconds of the fastest step after the first (of the only step
   /// when there is one): the report's step_seconds.
   double stepSeconds = 0;
@@ -621,6 +623,7 @@ int findLoss(const graph::Graph &g) {
 
 void runSteps(Run &run, int loss, bool print) {
   run.peaks.assign(run.plan.workers, 0);
+  run.held.assign(run.plan.workers, 0);
   for (unsigned s = 0; s != numSteps.value; ++s) {
     auto start = std::chrono::steady_clock::now();
     runtime::StepResult result = run.executor->runStep();
@@ -636,8 +639,10 @@ void runSteps(Run &run, int loss, bool print) {
     run.fused = run.executor->getNumFused();
     run.fusedOps = run.executor->getNumFusedOps();
     run.directUpdates = run.executor->getNumDirectUpdates();
-    for (unsigned w = 0; w != run.plan.workers; ++w)
+    for (unsigned w = 0; w != run.plan.workers; ++w) {
       run.peaks[w] = std::max(run.peaks[w], result.peakBytesPerWorker[w]);
+      run.held[w] = std::max(run.held[w], result.heldBytesPerWorker[w]);
+    }
     if (loss >= 0) {
       runtime::HostTensor value = run.executor->gather(loss);
       if (!run.executor->isRoot())
@@ -783,9 +788,11 @@ llvm::json::Value finiteOrNull(double value) {
 }
 
 bool writeReport(const Run &run, const Errors &errors) {
-  llvm::json::Array peaks, planPeaks, losses;
+  llvm::json::Array peaks, held, planPeaks, losses;
   for (int64_t p : run.peaks)
     peaks.push_back(p);
+  for (int64_t h : run.held)
+    held.push_back(h);
   for (int64_t p : run.plan.peakBytesPerWorker)
     planPeaks.push_back(p);
   for (double l : run.losses)
@@ -807,6 +814,7 @@ bool writeReport(const Run &run, const Errors &errors) {
       {"moved_bytes", run.movedBytes},
       {"comm_bytes", run.plan.commBytes},
       {"peak_bytes_per_worker", std::move(peaks)},
+      {"held_bytes_per_worker", std::move(held)},
       {"plan_peak_bytes_per_worker", std::move(planPeaks)},
       {"max_abs_error", finiteOrNull(errors.maxAbs)},
       {"max_rel_error", finiteOrNull(errors.maxRel)},
@@ -1037,7 +1045,7 @@ int runTool(DiagnosticEngine &diags) {
                  << (w < partitioned.plan.peakBytesPerWorker.size()
                          ? partitioned.plan.peakBytesPerWorker[w]
                          : 0)
-                 << ")\n";
+                 << "), held " << partitioned.held[w] << " bytes\n";
   Errors errors;
   Reference ref;
   if (!referenceFile.empty()) {
@@ -1115,6 +1123,11 @@ int main(int argc, char **argv) {
           "A plan whose numbers (comm_bytes, resident and peak bytes per "
           "worker) are not the\ncost model's, recomputed from the plan and "
           "the graph, is refused (exit 1).\n\n"
+          "The report's peak_bytes_per_worker is the most bytes a worker's "
+          "live buffers held at\nonce (the plan's peak predicts it to the "
+          "byte); held_bytes_per_worker the most its\npool held, free "
+          "buffers it kept included, which the pool keeps within that peak."
+          "\n\n"
           "Exit status: 0 success, 1 bad input or failed run, 2 bad usage, 3 "
           "--check beyond tolerance.\n"))
     return BadUsage;

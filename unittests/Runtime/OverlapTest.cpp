@@ -299,7 +299,7 @@ TEST(FreeListOrderTest, SameInEitherOrderOnlyWhereTheGrantsAgree) {
 
 /// The capacities of `entries` (a FreeList's kept buffers or spares).
 std::vector<std::size_t>
-capacitiesOf(const std::multimap<std::size_t, int> &entries) {
+capacitiesOf(const std::multimap<std::size_t, FreeList<int>::Entry> &entries) {
   std::vector<std::size_t> capacities;
   for (const auto &entry : entries)
     capacities.push_back(entry.first);

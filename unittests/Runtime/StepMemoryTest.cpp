@@ -66,6 +66,71 @@ TEST(FreeListTest, ReusesTheSmallestFitUpToOneAndAHalfTimesTheRequest) {
   EXPECT_EQ(list.getPeakBytes(), list.getLiveBytes());
 }
 
+// What a pool holds (live buffers and the memory of kept ones and spares)
+// never exceeds the most it had live: a request that needs new memory
+// first frees kept memory, the smallest buffer that covers the excess,
+// else the largest. The trimmed buffer still serves requests under its
+// capacity (obtaining its memory again), so no grant changes.
+TEST(FreeListTest, TrimsKeptMemoryToTheMostLiveBytes) {
+  // A new 300 over a kept 100 would hold 400, more than 300 ever live.
+  FreeList<Empty> one;
+  one.put(one.take(100).capacity, Empty());
+  one.take(300);
+  EXPECT_EQ(one.getHeldBytes(), 300);
+  EXPECT_EQ(one.getPeakHeldBytes(), 300);
+  FreeList<Empty> list;
+  list.take(100);
+  list.take(300);
+  list.put(100, Empty());
+  list.put(300, Empty());
+  EXPECT_EQ(list.getHeldBytes(), 400);
+  // A new 66 would hold 466 > 400: the kept 100 (the smallest >= 66) goes.
+  FreeList<Empty>::Grant g = list.take(66);
+  EXPECT_TRUE(g.fresh);
+  EXPECT_EQ(list.getHeldBytes(), 66 + 300);
+  // 70 still takes the trimmed 100 (its memory new): 466 again, so the
+  // 300 goes too (no buffer covers the excess 66 but it).
+  g = list.take(70);
+  EXPECT_TRUE(g.reused);
+  EXPECT_TRUE(g.fresh);
+  EXPECT_EQ(g.capacity, 100u);
+  EXPECT_EQ(list.getHeldBytes(), 166);
+  EXPECT_EQ(list.getPeakHeldBytes(), 400);
+  // 200 takes the trimmed 300 and needs no trim (466 live is a new most).
+  g = list.take(200);
+  EXPECT_TRUE(g.fresh);
+  EXPECT_EQ(list.getHeldBytes(), 466);
+  // A kept buffer whose memory stayed is reused without new memory.
+  list.put(66, Empty());
+  g = list.take(60);
+  EXPECT_TRUE(g.reused);
+  EXPECT_FALSE(g.fresh);
+  // Released buffers keep their memory (no trim without a new request).
+  list.put(66, Empty());
+  list.put(100, Empty());
+  list.put(300, Empty());
+  EXPECT_EQ(list.getHeldBytes(), 466);
+  // Spares count as held; beginStep frees those no request took.
+  list.beginStep();
+  EXPECT_EQ(list.getHeldBytes(), 466);
+  list.beginStep();
+  EXPECT_EQ(list.getHeldBytes(), 0);
+  // The largest when none covers the excess: kept 10, 20 and 30 (most
+  // live 60) and a new 45: excess 45, so the 30 goes, then the 20 covers
+  // the 15 left; the 10 stays.
+  FreeList<Empty> three;
+  for (std::size_t c : {10, 20, 30})
+    three.take(c);
+  for (std::size_t c : {10, 20, 30})
+    three.put(c, Empty());
+  three.take(45);
+  EXPECT_EQ(three.getHeldBytes(), 45 + 10);
+  std::vector<bool> kept;
+  for (const auto &entry : three.getKept())
+    kept.push_back(entry.second.held);
+  EXPECT_EQ(kept, (std::vector<bool>{true, false, false}));
+}
+
 /// One step's requests: take 50, release it, take 40 twice, release the
 /// first 40, take 60, release the rest. Returns the step's peak.
 std::int64_t runSmallStep(FreeList<Empty> &list, bool beginStep) {
@@ -119,6 +184,7 @@ TEST(FreeListTest, SizeFreeListGrantsWhatFreeListGrants) {
     SizeFreeList sizes;
     std::vector<std::size_t> held;
     unsigned reused = 0;
+    std::int64_t mostLive = 0;
     for (unsigned call = 0; call != 2000; ++call) {
       unsigned what = rng() % 10;
       if (what < 4 || held.empty()) {
@@ -145,6 +211,11 @@ TEST(FreeListTest, SizeFreeListGrantsWhatFreeListGrants) {
       }
       ASSERT_EQ(sizes.getLiveBytes(), list.getLiveBytes());
       ASSERT_EQ(sizes.getPeakBytes(), list.getPeakBytes());
+      // Trimming, which SizeFreeList does not replay, changes no grant and
+      // keeps what the pool holds within the most it had live.
+      mostLive = std::max(mostLive, list.getLiveBytes());
+      ASSERT_LE(list.getHeldBytes(), mostLive) << "run " << run;
+      ASSERT_LE(list.getPeakHeldBytes(), mostLive) << "run " << run;
     }
     EXPECT_GT(reused, 100u) << "run " << run;
   }

@@ -5,8 +5,10 @@
 // it fits (FreeList.h: best fit, at most 1.5 times the request); the pool counts the
 // capacity its live buffers hold and their peak (the device executor's
 // peak_bytes_per_worker). Free-listed memory is returned to the device
-// only when the pool is destroyed, after the device synchronized, so a
-// buffer reused on the worker's stream never races earlier work.
+// when the pool is destroyed, after the device synchronized, when a step
+// begins (the spares no request took) and when the pool trims to stay
+// within its most live bytes (FreeList.h); the device's deallocate orders a
+// free after the work queued before it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,7 +48,10 @@ private:
 class DevicePool {
 public:
   DevicePool(Device &device, unsigned worker)
-      : device(device), worker(worker) {}
+      : device(device), worker(worker), freeList([this](void *&ptr) {
+          this->device.deallocate(this->worker, ptr);
+          ptr = nullptr;
+        }) {}
   DevicePool(const DevicePool &) = delete;
   DevicePool &operator=(const DevicePool &) = delete;
   /// Returns the free-listed memory to the device (live buffers must be
@@ -62,6 +67,9 @@ public:
   std::int64_t getLiveBytes() const { return freeList.getLiveBytes(); }
   std::int64_t getPeakBytes() const { return freeList.getPeakBytes(); }
   void resetPeak() { freeList.resetPeak(); }
+  /// MemoryPool::getHeldBytes, getPeakHeldBytes.
+  std::int64_t getHeldBytes() const { return freeList.getHeldBytes(); }
+  std::int64_t getPeakHeldBytes() const { return freeList.getPeakHeldBytes(); }
 
 private:
   friend class DeviceBuffer;

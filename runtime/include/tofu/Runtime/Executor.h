@@ -106,6 +106,10 @@ struct StepResult {
   std::int64_t movedBytes = 0;
   /// Per worker (all K), the most bytes its buffers held at once.
   std::vector<std::int64_t> peakBytesPerWorker;
+  /// Per worker (all K), the most bytes its pool held at once: live
+  /// buffers and the free ones whose memory it kept (at most the most
+  /// peakBytesPerWorker so far, FreeList.h).
+  std::vector<std::int64_t> heldBytesPerWorker;
   /// Per worker (all K), where its time went; all zero from an executor
   /// that does not measure it (the device executor).
   std::vector<WorkerTimes> timesPerWorker;
@@ -187,11 +191,12 @@ std::vector<unsigned> getLocalWorkers(const ExecutablePlan &plan,
                                       const Transport &transport);
 
 /// A step's counts over every process: each passes the bytes its workers
-/// moved, its local workers' peaks (worker, bytes) and their times
-/// (worker, times); all get the sums.
+/// moved, its local workers' peaks and most held bytes (worker, bytes) and
+/// their times (worker, times); all get the sums.
 StepResult sumStepResult(
     Transport &transport, unsigned workers, std::int64_t movedBytes,
     const std::vector<std::pair<unsigned, std::int64_t>> &localPeaks,
+    const std::vector<std::pair<unsigned, std::int64_t>> &localHeld,
     const std::vector<std::pair<unsigned, WorkerTimes>> &localTimes = {});
 
 /// Executor::gather's exchange, shared by the executors: the process of

@@ -20,6 +20,15 @@
 // buffers of the step before: ResNet-18's second step peaked 2.7% above
 // its first).
 //
+// A pool holds its live buffers and the memory of its kept buffers and
+// spares. So that what it holds never exceeds the most its live buffers
+// ever held (the peak a plan predicts), a request that needs new memory
+// first trims: it frees the memory of kept buffers and spares until live
+// plus held-free bytes are within that most. A trimmed buffer stays in
+// the free list under its capacity and serves requests as before (its
+// memory obtained again), so trimming changes no capacity a request is
+// granted, and no peak.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TOFU_RUNTIME_FREELIST_H
@@ -28,6 +37,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <iterator>
 #include <map>
 #include <utility>
 #include <vector>
@@ -50,27 +61,37 @@ inline std::size_t maxReuseCapacity(std::size_t want) {
 }
 
 /// Released buffers (`Storage`: what a buffer's memory is, or an empty
-/// struct where only sizes matter) with the live and peak byte counts of
-/// the pool that owns them.
+/// struct where only sizes matter) with the live, peak and held byte counts
+/// of the pool that owns them.
 template <typename Storage> class FreeList {
 public:
+  /// Frees the memory of a trimmed buffer (by default, by destroying its
+  /// storage: a unique_ptr's memory).
+  using Release = std::function<void(Storage &)>;
+  explicit FreeList(Release release = {}) : release(std::move(release)) {}
+
+  /// A kept buffer or spare; `held` is false once trimmed (its memory
+  /// freed, to be obtained again when a request takes it).
+  struct Entry {
+    Storage storage;
+    bool held = true;
+  };
   /// The capacity a request of `bytes` is served with, and the storage to
-  /// reuse; `reused` is false when the caller must obtain `capacity` new
-  /// bytes. Counts the capacity as live.
+  /// reuse; `reused` is true when the capacity is a kept buffer's or a
+  /// spare's, `fresh` when the caller must obtain `capacity` new bytes (a
+  /// new buffer, or a trimmed one). Counts the capacity as live.
   struct Grant {
     std::size_t capacity;
     bool reused;
     Storage storage;
+    bool fresh;
   };
   Grant take(std::size_t bytes) {
     std::size_t want = bytes ? bytes : 1;
     auto it = kept.lower_bound(want);
     if (it == kept.end() || it->first > maxReuseCapacity(want))
       return takeExact(want);
-    Grant grant{it->first, true, std::move(it->second)};
-    kept.erase(it);
-    count(grant.capacity);
-    return grant;
+    return grant(kept, it);
   }
   /// Whether requests of `first`, each taken and put back before the next,
   /// and the same requests in the order `second` are granted the same
@@ -112,24 +133,27 @@ public:
   /// the same capacity in every step.)
   Grant takeExact(std::size_t bytes) {
     std::size_t want = bytes ? bytes : 1;
-    Grant grant{want, false, Storage()};
     auto it = spare.find(want);
-    if (it != spare.end()) {
-      grant = Grant{want, true, std::move(it->second)};
-      spare.erase(it);
-    }
-    count(grant.capacity);
-    return grant;
+    if (it != spare.end())
+      return grant(spare, it);
+    count(want);
+    trim();
+    return Grant{want, false, Storage(), true};
   }
   /// Keeps a released buffer of `capacity` bytes for reuse.
   void put(std::size_t capacity, Storage storage) {
     live -= std::int64_t(capacity);
-    kept.emplace(capacity, std::move(storage));
+    kept.emplace(capacity, Entry{std::move(storage), true});
+    cached += std::int64_t(capacity);
   }
   /// Begins a step: the kept buffers become the spares. Returns the spares
-  /// of the step before that no request took, for the owner to free.
-  std::multimap<std::size_t, Storage> beginStep() {
-    std::multimap<std::size_t, Storage> unused = std::move(spare);
+  /// of the step before that no request took, for the owner to free (those
+  /// still `held`).
+  std::multimap<std::size_t, Entry> beginStep() {
+    std::multimap<std::size_t, Entry> unused = std::move(spare);
+    for (const auto &entry : unused)
+      if (entry.second.held)
+        cached -= std::int64_t(entry.first);
     spare = std::move(kept);
     kept.clear();
     return unused;
@@ -137,19 +161,77 @@ public:
 
   std::int64_t getLiveBytes() const { return live; }
   std::int64_t getPeakBytes() const { return peak; }
-  /// Starts a new peak measurement at the live bytes.
-  void resetPeak() { peak = live; }
+  /// Bytes whose memory the pool holds: live buffers and the kept buffers
+  /// and spares not trimmed. Never more than the most live bytes so far.
+  std::int64_t getHeldBytes() const { return live + cached; }
+  /// The most getHeldBytes since the last resetPeak.
+  std::int64_t getPeakHeldBytes() const { return peakHeld; }
+  /// Starts a new peak measurement (live and held) at the current bytes.
+  void resetPeak() {
+    peak = live;
+    peakHeld = live + cached;
+  }
   /// The kept buffers, smallest first.
-  const std::multimap<std::size_t, Storage> &getKept() const { return kept; }
-  std::multimap<std::size_t, Storage> &getKept() { return kept; }
+  const std::multimap<std::size_t, Entry> &getKept() const { return kept; }
+  std::multimap<std::size_t, Entry> &getKept() { return kept; }
   /// The spares, smallest first.
-  std::multimap<std::size_t, Storage> &getSpare() { return spare; }
+  std::multimap<std::size_t, Entry> &getSpare() { return spare; }
 
 private:
+  /// Serves a request with the buffer at `it` of `from` (kept or spare).
+  Grant grant(std::multimap<std::size_t, Entry> &from,
+              typename std::multimap<std::size_t, Entry>::iterator it) {
+    Grant grant{it->first, true, std::move(it->second.storage),
+                !it->second.held};
+    if (it->second.held)
+      cached -= std::int64_t(it->first);
+    from.erase(it);
+    count(grant.capacity);
+    if (grant.fresh)
+      trim();
+    return grant;
+  }
   void count(std::size_t capacity) {
     live += std::int64_t(capacity);
-    if (live > peak)
-      peak = live;
+    peak = std::max(peak, live);
+    mostLive = std::max(mostLive, live);
+  }
+  /// Before new memory is obtained: frees kept buffers' and spares' memory
+  /// until the held bytes are at most the most live bytes so far. Each time
+  /// the smallest held buffer that covers the excess, else the largest
+  /// (fewest frees), a spare before a kept buffer of the same capacity.
+  void trim() {
+    while (live + cached > mostLive) {
+      std::size_t excess = std::size_t(live + cached - mostLive);
+      auto pick = [&](std::multimap<std::size_t, Entry> &entries) {
+        auto it = entries.lower_bound(excess);
+        while (it != entries.end() && !it->second.held)
+          ++it;
+        if (it != entries.end())
+          return it;
+        for (auto back = entries.rbegin(); back != entries.rend(); ++back)
+          if (back->second.held)
+            return std::prev(back.base());
+        return entries.end();
+      };
+      auto s = pick(spare), k = pick(kept);
+      // Whether capacity a is freed before b.
+      auto before = [&](std::size_t a, std::size_t b) {
+        if ((a >= excess) != (b >= excess))
+          return a >= excess;
+        return a >= excess ? a <= b : a >= b;
+      };
+      bool fromSpare = k == kept.end() ||
+                       (s != spare.end() && before(s->first, k->first));
+      auto it = fromSpare ? s : k;
+      if (release)
+        release(it->second.storage);
+      else
+        it->second.storage = Storage();
+      it->second.held = false;
+      cached -= std::int64_t(it->first);
+    }
+    peakHeld = std::max(peakHeld, live + cached);
   }
   /// take and put of each of `sizes` in turn over capacities alone (each
   /// list sorted); returns the largest capacity granted.
@@ -174,8 +256,11 @@ private:
     return largest;
   }
 
-  std::multimap<std::size_t, Storage> kept, spare;
-  std::int64_t live = 0, peak = 0;
+  std::multimap<std::size_t, Entry> kept, spare;
+  Release release;
+  /// Bytes of the kept buffers and spares still held.
+  std::int64_t cached = 0;
+  std::int64_t live = 0, peak = 0, mostLive = 0, peakHeld = 0;
 };
 
 /// FreeList's rule over sizes alone, for the peak prediction (StepMemory.h),

@@ -5,7 +5,9 @@
 // serves a later request of a size it fits (FreeList.h: best fit, at most
 // 1.5 times the request), so tensors whose lifetimes do not overlap share
 // memory. The pool counts the capacities its live buffers hold and their
-// peak: the measured peak_bytes_per_worker of `tofu-run --report`.
+// peak: the measured peak_bytes_per_worker of `tofu-run --report`. It frees
+// free buffers' memory so that what it holds stays within the most its live
+// buffers held (held_bytes_per_worker).
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,10 +71,13 @@ public:
   /// Bytes held by live buffers (their capacities).
   std::int64_t getLiveBytes() const { return freeList.getLiveBytes(); }
   std::int64_t getPeakBytes() const { return freeList.getPeakBytes(); }
-  /// Starts a new peak measurement at the live bytes.
+  /// Starts a new peak measurement at the live (and held) bytes.
   void resetPeak() { freeList.resetPeak(); }
-  /// Bytes ever obtained from the system (live and free).
-  std::int64_t getReservedBytes() const { return reserved; }
+  /// Bytes whose memory the pool holds, live or free (FreeList::getHeldBytes:
+  /// never more than the most live bytes so far), and their most since the
+  /// last resetPeak.
+  std::int64_t getHeldBytes() const { return freeList.getHeldBytes(); }
+  std::int64_t getPeakHeldBytes() const { return freeList.getPeakHeldBytes(); }
 
 private:
   friend class Buffer;
@@ -81,7 +86,6 @@ private:
   void release(Buffer &buffer);
 
   FreeList<std::unique_ptr<unsigned char[]>> freeList;
-  std::int64_t reserved = 0;
 };
 
 } // namespace runtime
