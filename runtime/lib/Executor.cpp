@@ -700,8 +700,10 @@ StepResult tofu::runtime::sumStepResult(
   result.movedBytes = counts[0];
   result.peakBytesPerWorker.assign(counts.begin() + 1,
                                    counts.begin() + 1 + workers);
+  result.heldBytesPerWorker.assign(counts.begin() + 1 + workers,
+                                   counts.begin() + 1 + 2 * workers);
   for (unsigned w = 0; w != workers; ++w) {
-    const int64_t *at = &counts[1 + workers + 6 * w];
+    const int64_t *at = &counts[1 + 2 * workers + 6 * w];
     result.timesPerWorker.push_back(WorkerTimes{
         at[0] * 1e-9, at[1] * 1e-9, at[2] * 1e-9, at[3] * 1e-9, at[4], at[5]});
   }
