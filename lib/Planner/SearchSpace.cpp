@@ -225,7 +225,7 @@ SearchSpace::computeOpTables(unsigned i, const OpRegions &opRegions) const {
                                    &getTensorRegions(t)[b][w]);
         table[a * nb + b] = scale * elements;
       }
-    tables.emplace_back(tensorVars[t], std::move(table));
+    tables.push_back(std::move(table));
   }
   unsigned t = op.output;
   const ProblemTensor &out = problem.getTensor(t);
@@ -247,8 +247,34 @@ SearchSpace::computeOpTables(unsigned i, const OpRegions &opRegions) const {
           scale * countProduced(computed, held, partial, out.rank);
     }
   }
-  tables.emplace_back(tensorVars[t], std::move(table));
+  tables.push_back(std::move(table));
   return tables;
+}
+
+std::vector<int64_t> SearchSpace::getOpTableKey(unsigned i) const {
+  const ProblemOp &op = problem.getOp(i);
+  std::vector<int64_t> key;
+  auto append = [&](ArrayRef<int64_t> values) {
+    key.push_back(values.size());
+    key.insert(key.end(), values.begin(), values.end());
+  };
+  key.push_back(int64_t(reinterpret_cast<uintptr_t>(op.analysis)));
+  key.push_back(op.inputs.size());
+  for (unsigned pos = 0, e = op.inputs.size(); pos != e; ++pos)
+    append(op.binding.getInputShape(pos));
+  append(op.binding.getOutputShape());
+  append(op.binding.getParams());
+  key.push_back(op.strategies.size());
+  for (const analysis::Strategy &s : op.strategies)
+    key.insert(key.end(), {int64_t(s.kind), s.var, int64_t(s.reducer)});
+  SmallVector<uint8_t, 4> fixed = getFixedPart(opDomains[i][0]);
+  key.push_back(fixed.size());
+  key.insert(key.end(), fixed.begin(), fixed.end());
+  for (unsigned t : op.inputs)
+    key.insert(key.end(), {tensorKinds[t], problem.getTensor(t).elementSize});
+  key.insert(key.end(),
+             {tensorKinds[op.output], problem.getTensor(op.output).elementSize});
+  return key;
 }
 
 std::vector<double> SearchSpace::computeNextStepTable(unsigned t) const {
@@ -332,7 +358,11 @@ bool SearchSpace::build() {
   }
   // Ops of one decision whose tensors are of the same decisions have the
   // same tables: compute them once, add them once per op.
-  std::map<SmallVector<unsigned, 8>, std::pair<OpTables, unsigned>> bundles;
+  std::map<SmallVector<unsigned, 8>, std::pair<const OpTables *, unsigned>>
+      bundles;
+  // Ops of equal table keys (the same computation over tensors of the same
+  // kinds) have the same tables whatever their decisions: compute them once.
+  std::map<std::vector<int64_t>, OpTables> tablesOf;
   // Ops of one class (same operator, shapes and params) with the same
   // fixed levels have the same domain, as getOpVar assumes: build it once.
   std::map<std::pair<unsigned, SmallVector<uint8_t, 4>>, unsigned> domainOf;
@@ -361,12 +391,21 @@ bool SearchSpace::build() {
     ++it->second.second;
     if (!inserted)
       continue;
-    computeOpRegions(i, regions);
-    it->second.first = computeOpTables(i, regions);
+    auto [cached, fresh] = tablesOf.try_emplace(getOpTableKey(i));
+    if (fresh) {
+      computeOpRegions(i, regions);
+      cached->second = computeOpTables(i, regions);
+    }
+    it->second.first = &cached->second;
   }
-  for (auto &[key, bundle] : bundles)
-    for (auto &[tensorVar, table] : bundle.first)
-      addTable(key[0], tensorVar, std::move(table), bundle.second);
+  // A bundle's key is its op decision, its output's, then its inputs'; its
+  // tables are its inputs' then its output's.
+  for (auto &[key, bundle] : bundles) {
+    const OpTables &tables = *bundle.first;
+    for (unsigned j = 0, e = tables.size(); j != e; ++j)
+      addTable(key[0], j + 1 == e ? key[1] : key[2 + j], tables[j],
+               bundle.second);
+  }
   std::map<std::pair<unsigned, unsigned>, std::pair<unsigned, unsigned>> updates;
   for (unsigned t = 0; t != numTensors; ++t) {
     int target = problem.getTensor(t).updates;

@@ -35,6 +35,22 @@ struct LoadedModel {
     graph = graph::readGraphFile(path, diags);
     if (!graph)
       return testing::AssertionFailure() << "cannot read " << path;
+    return bind(name);
+  }
+
+  /// As load, for a graph given as its JSON text.
+  testing::AssertionResult loadText(const std::string &name, StringRef json) {
+    unsigned buffer = srcMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(json, name), llvm::SMLoc());
+    graph = graph::readGraph(buffer, diags);
+    if (!graph)
+      return testing::AssertionFailure() << "cannot read " << name;
+    return bind(name);
+  }
+
+  /// Verifies the read graph against the operator library and builds its
+  /// planning problem.
+  testing::AssertionResult bind(const std::string &name) {
     if (!specs.loadFor(*graph, std::string(TOFU_SOURCE_DIR) + "/specs", {},
                        diags))
       return testing::AssertionFailure() << "cannot load the specs of " << name;

@@ -144,10 +144,16 @@ private:
   }
   unsigned getTensorVar(unsigned t);
   unsigned getOpVar(unsigned i);
-  /// The fetch and produce tables of op `i`, each with the decision of the
-  /// tensor it is over.
-  using OpTables = std::vector<std::pair<unsigned, std::vector<double>>>;
+  /// The fetch tables of op `i` (one per input position), then its produce
+  /// table; each is over the op's decision and that tensor's.
+  using OpTables = std::vector<std::vector<double>>;
   OpTables computeOpTables(unsigned i, const OpRegions &regions) const;
+  /// What op `i`'s tables are a function of: its operator, binding (shapes
+  /// and params), strategies and fixed levels' steps (so its domain and
+  /// regions), and each input's and the output's tensor kind and element
+  /// size. Ops with equal keys share their tables: an uncoarsened search
+  /// (the Megatron baseline's) computes them once per repeated layer's op.
+  std::vector<int64_t> getOpTableKey(unsigned i) const;
   std::vector<double> computeNextStepTable(unsigned t) const;
   void addStoragePrices(unsigned t);
   /// Adds `table` (op or tensor decision `a` by tensor decision `b`) `times`
