@@ -375,7 +375,10 @@ void KernelBuilder::emitContraction(const Contraction &c,
   // times the sum to it, and an empty sum leaves it.
   std::string alpha =
       c.alpha ? std::string(elem) + "(" + lowerValue(*c.alpha) + ")" : "1";
-  if (c.prefill) {
+  bool prefilled = c.prefill || !c.epilogueAlpha.empty();
+  if (!c.epilogueAlpha.empty())
+    alpha = c.epilogueAlpha;
+  if (prefilled) {
     out.push_back("if (gk > 0) {");
   } else {
     out.push_back("if (gk <= 0) {");
@@ -390,7 +393,7 @@ void KernelBuilder::emitContraction(const Contraction &c,
                 (c.transA ? "tofu_kg::Trans" : "tofu_kg::NoTrans") + ", " +
                 (c.transB ? "tofu_kg::Trans" : "tofu_kg::NoTrans") +
                 ", int(gm), int(gn), int(gk), " + alpha + ", ga, " + lda +
-                ", gb, " + ldb + ", " + (c.prefill ? "1" : "0") + ", gc, int(" +
+                ", gb, " + ldb + ", " + (prefilled ? "1" : "0") + ", gc, int(" +
                 ldc + "));");
   out.push_back("}");
   for (unsigned b = 0; b + 2 < rank; ++b)

@@ -29,15 +29,13 @@ namespace {
 /// Elements of a block of the run, per op (each intermediate's block on
 /// the stack: at most 7 x 4 KiB of f64).
 constexpr unsigned FusedBlockElements = 512;
+} // namespace
 
-/// The lambda factory of one side: `call` bound to `callName`, the side's
-/// box declarations (without the early returns, which the fused kernel
-/// makes itself) and constants, returning a lambda over the output
-/// variables (and `extraParam`, if any) whose body is the side's per
-/// element statements followed by `last`.
-void emitSide(KernelBuilder &k, const std::string &lambda,
-              const std::string &callName, const std::string &extraParam,
-              const std::string &last, std::vector<std::string> &lines) {
+void codegen::emitElementLambda(KernelBuilder &k, const std::string &lambda,
+                                const std::string &callName,
+                                const std::string &extraParam,
+                                const std::string &last,
+                                std::vector<std::string> &lines) {
   unsigned rank = k.op.getOutputRank();
   lines.push_back("auto " + lambda + " = [&] {");
   lines.push_back("const tofu::runtime::KernelCall &call = " + callName + ";");
@@ -62,7 +60,6 @@ void emitSide(KernelBuilder &k, const std::string &lambda,
   lines.push_back("};");
   lines.push_back("}();");
 }
-} // namespace
 
 llvm::Expected<std::string>
 codegen::emitFusedKernel(ArrayRef<KernelInstance> chain,
@@ -159,8 +156,8 @@ codegen::emitFusedKernel(ArrayRef<KernelInstance> chain,
           : "";
     std::string last = k + 1 == n ? kb.storeStatement(values[k])
                                   : "return " + kb.storedValue(values[k]) + ";";
-    emitSide(kb, "element" + std::to_string(k), "call" + std::to_string(k),
-             param, last, lines);
+    emitElementLambda(kb, "element" + std::to_string(k),
+                      "call" + std::to_string(k), param, last, lines);
   }
   std::string volume, fixed;
   for (unsigned d = 0; d != rank; ++d) {

@@ -104,8 +104,11 @@ std::string emitFusedChains(const graph::Graph &g, graph::SpecLibrary &specs,
     for (unsigned p = 0; p != b.inputs.size(); ++p)
       if (b.inputs[p].index == int(t))
         slots.push_back(p);
+    // A GEMM starts a chain only where its epilogue is affine in it
+    // (emitEpilogueKernel), which `emit` finds out.
     bool ok = runtime::fusableKernels(
-        result.kernels[ka].kind == KernelKind::Elementwise,
+        result.kernels[ka].kind == KernelKind::Elementwise ||
+            result.kernels[ka].kind == KernelKind::Gemm,
         result.kernels[kb].kind == KernelKind::Elementwise, slots,
         result.kernels[kb].pointwiseInputs);
     for (unsigned user : g.getUsers(t))
@@ -131,10 +134,13 @@ std::string emitFusedChains(const graph::Graph &g, graph::SpecLibrary &specs,
   // The kernel of the first `length` ops of `chain` (from op i), if they
   // are a dense-run chain.
   auto emit = [&](unsigned i, unsigned length) {
-    llvm::Expected<std::string> source = emitFusedKernel(
-        ArrayRef<KernelInstance>(chain).take_front(length),
-        ArrayRef<std::vector<unsigned>>(slots).take_front(length),
-        Placeholder);
+    ArrayRef<KernelInstance> ops = ArrayRef<KernelInstance>(chain).take_front(length);
+    ArrayRef<std::vector<unsigned>> reads =
+        ArrayRef<std::vector<unsigned>>(slots).take_front(length);
+    llvm::Expected<std::string> source =
+        result.kernels[result.opKernel[i]].kind == KernelKind::Gemm
+            ? emitEpilogueKernel(ops, reads, Placeholder)
+            : emitFusedKernel(ops, reads, Placeholder);
     if (!source) {
       llvm::consumeError(source.takeError());
       return false;
@@ -173,6 +179,14 @@ std::string emitFusedChains(const graph::Graph &g, graph::SpecLibrary &specs,
     // "Fusion"). A pair that is not a dense run is in every longer chain.
     if (chain.size() < 2 || !emit(i, 2))
       continue;
+    // A GEMM's epilogue: every affine prefix (the runtime's chain from a
+    // GEMM must have a kernel, GraphKernels.h).
+    if (result.kernels[result.opKernel[i]].kind == KernelKind::Gemm) {
+      for (unsigned length = 3; length <= chain.size() && emit(i, length);
+           ++length)
+        ;
+      continue;
+    }
     for (unsigned length = chain.size(); length > 2 && !emit(i, length);
          --length)
       ;

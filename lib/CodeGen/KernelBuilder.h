@@ -64,6 +64,10 @@ struct Contraction {
   const tdl::Expr *prefill = nullptr;
   /// The prefilled body's alpha; null: 1.
   const tdl::Expr *alpha = nullptr;
+  /// A fused epilogue's kernel (GemmEpilogue.cpp) has stored X into the
+  /// output box: the GEMM adds this alpha (a C++ literal) times the sum to
+  /// it (beta = 1); empty: none.
+  std::string epilogueAlpha;
   /// A convolution (Convolution.cpp): `a` is the weight [co, ci, ky, kx],
   /// `b` the input read through an im2col buffer.
   bool im2col = false;
@@ -353,6 +357,17 @@ public:
   /// The first error, naming the operator; empty if none.
   std::string errorMessage;
 };
+
+/// Appends the lambda factory of one op of a fused chain (FusedKernel.cpp,
+/// GemmEpilogue.cpp): `k`'s call bound to `callName`, its box declarations
+/// (without the early returns, which the fused kernel makes itself) and
+/// constants, returning a lambda over the output variables (and
+/// `extraParam`, if any) whose body is the op's per element statements
+/// followed by `last`; `lambda` is the factory's result.
+void emitElementLambda(KernelBuilder &k, const std::string &lambda,
+                       const std::string &callName,
+                       const std::string &extraParam, const std::string &last,
+                       std::vector<std::string> &lines);
 
 /// Re-indents `lines` by their braces, two spaces a level.
 std::string indentLines(ArrayRef<std::string> lines);

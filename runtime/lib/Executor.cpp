@@ -620,6 +620,12 @@ void WorkerStep::runKernel(unsigned i, const KernelCall &call) {
   worker.fusedOps += ops.size();
   if (kernels.runFused(ops, fused))
     return;
+  // A GEMM's epilogue kernel always runs (emitEpilogueKernel); its GEMM
+  // cannot run block by block.
+  if (plan.ops[chainStart].workers[w].iteration.getRank() !=
+      op.workers[w].output.getRank())
+    throw RuntimeError("no kernel for the fused GEMM epilogue at op '" +
+                       plan.ops[chainStart].name + "'");
   runFusedBlocks(kernels, ops, readsPrevious, fused,
                  op.workers[w].output.getRank());
 }

@@ -28,12 +28,17 @@ std::vector<bool> tofu::runtime::findFusableLinks(
     return op.kernel < hints.elementwise.size() &&
            hints.elementwise[op.kernel] && !op.partial;
   };
+  auto epilogueLength = [&](const OpInfo &op) {
+    return op.kernel < hints.epilogueLength.size() && !op.partial
+               ? hints.epilogueLength[op.kernel]
+               : 0u;
+  };
   // Per tensor: the op whose output replaces it (its next value), or -1.
   std::vector<int> replacedAt(plan.tensors.size(), -1);
   for (unsigned i = 0; i != numOps; ++i)
     if (int p = plan.tensors[plan.ops[i].output].updates; p >= 0)
       replacedAt[p] = int(i);
-  std::vector<unsigned> slots;
+  std::vector<unsigned> slots, ends;
   const std::vector<bool> noHints;
   for (unsigned a = 0; a + 1 < numOps; ++a) {
     const OpInfo &opA = plan.ops[a], &opB = plan.ops[a + 1];
@@ -46,7 +51,9 @@ std::vector<bool> tofu::runtime::findFusableLinks(
     for (unsigned p = 0; p != opB.inputs.size(); ++p)
       if (opB.inputs[p] == t)
         slots.push_back(p);
-    if (!fusableKernels(elementwise(opA), elementwise(opB), slots,
+    unsigned epilogue = epilogueLength(opA);
+    if (!fusableKernels(elementwise(opA) || epilogue >= 2, elementwise(opB),
+                        slots,
                         opB.kernel < hints.pointwise.size()
                             ? hints.pointwise[opB.kernel]
                             : noHints))
@@ -62,13 +69,22 @@ std::vector<bool> tofu::runtime::findFusableLinks(
     // An op of a's chain after a + 1 may write a value a reads over it in
     // place (InPlaceUpdates.h, which checks a + 1 itself): a must read it
     // only pointwise, so that each block reads it before it is written.
+    // A GEMM reads its inputs after its epilogue has written its output
+    // (emitEpilogueKernel): no op of its chain may write over them.
     for (unsigned p = 0; p != opA.inputs.size(); ++p) {
       int j = replacedAt[opA.inputs[p]];
-      ok &= !(j > int(a + 1) && j < int(a + MaxChainLength)) ||
-            readsPointwise(opA, p);
+      bool inChain = j >= int(a + 1) && j < int(a + MaxChainLength);
+      ok &= epilogue >= 2 ? !inChain
+                          : !(inChain && j > int(a + 1)) ||
+                                readsPointwise(opA, p);
     }
     fusable[a] = ok;
+    // The chain from the GEMM ends where its epilogue kernels do.
+    if (ok && epilogue >= 2 && a + epilogue - 1 < numOps)
+      ends.push_back(a + epilogue - 1);
   }
+  for (unsigned e : ends)
+    fusable[e] = false;
   return fusable;
 }
 
@@ -80,9 +96,17 @@ bool tofu::runtime::canFuseOnWorker(const ExecutablePlan &plan, unsigned a,
     const std::optional<Box> &s = plan.tensors[t].stored[w];
     return s && !s->isEmpty() && *s == box;
   };
+  // a's iteration box is its output box, followed (a GEMM) by its
+  // reduction variables' ranges from 0, which are whole (a is not partial).
+  unsigned rank = sa.output.getRank();
+  bool iteratesOutput = sa.iteration.getRank() >= rank;
+  for (unsigned d = 0; iteratesOutput && d != sa.iteration.getRank(); ++d)
+    iteratesOutput = d < rank ? sa.iteration.lo[d] == sa.output.lo[d] &&
+                                    sa.iteration.hi[d] == sa.output.hi[d]
+                              : sa.iteration.lo[d] == 0;
   if (sa.output.isEmpty() || sb.output.isEmpty() ||
-      !storedAs(opA.output, sa.output) || !(sa.iteration == sa.output) ||
-      !(sb.iteration == sa.iteration))
+      !storedAs(opA.output, sa.output) || !iteratesOutput ||
+      !(sb.iteration == sa.output))
     return false;
   for (unsigned p = 0; p != opA.inputs.size(); ++p)
     if (!storedAs(opA.inputs[p], sa.inputs[p]))

@@ -420,6 +420,17 @@ GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
         emitted->kernels[k].kind == codegen::KernelKind::Elementwise);
     kernels->hints.pointwise.push_back(
         generated ? emitted->kernels[k].pointwiseInputs : std::vector<bool>());
+    // A GEMM's epilogue kernels run chains of every length up to the last
+    // (GraphKernels.h).
+    unsigned length = 1;
+    if (generated && emitted->kernels[k].kind == codegen::KernelKind::Gemm)
+      while (length < runtime::MaxChainLength && i + length < e) {
+        unsigned at = codegen::getFusedTableIndex(i, length + 1);
+        if (at >= kernels->fusedFns.size() || !kernels->fusedFns[at])
+          break;
+        ++length;
+      }
+    kernels->hints.epilogueLength.push_back(length);
   }
   if (!kernels->numFallbacks)
     return kernels;
@@ -453,6 +464,7 @@ bool GeneratedKernels::runFused(const std::vector<runtime::ChainOp> &chain,
   // Calls of element-wise kernels: none takes or leaves sums.
   lastSums.valid = false;
   ++fusedCalls;
+  epilogueCalls += hints.epilogueLength[first] >= 2;
   return true;
 }
 

@@ -92,6 +92,8 @@ public:
 
   /// How many fused chain calls ran as one kernel so far.
   std::uint64_t getNumFusedKernelCalls() const { return fusedCalls; }
+  /// Of those, the calls of a GEMM with its epilogue, all steps.
+  std::uint64_t getNumEpilogueCalls() const { return epilogueCalls; }
 
   /// The number of ops running the evaluator's kernel.
   unsigned getNumFallbacks() const { return numFallbacks; }
@@ -147,7 +149,7 @@ private:
   /// none), or empty.
   using FusedFn = bool (*)(const runtime::KernelCall &);
   std::vector<FusedFn> fusedFns;
-  std::atomic<std::uint64_t> fusedCalls{0};
+  std::atomic<std::uint64_t> fusedCalls{0}, epilogueCalls{0};
   std::unique_ptr<ReferenceKernels> fallback;
   unsigned numFallbacks = 0;
   runtime::FusionHints hints;

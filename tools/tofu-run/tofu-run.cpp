@@ -197,6 +197,16 @@ cl::opt<bool> fusedKernels(
              "element in the last op's loop) instead of the kernels in "
              "blocks (docs/CodeGen.md, \"Fusion\"; default true)"),
     cl::init(true), cl::cat(category));
+cl::opt<bool> fuseEpilogues(
+    "fuse-epilogues",
+    cl::desc("With --fused-kernels, run a GEMM (mm, bmm) and the "
+             "element-wise ops after it that are X + c * (its value), c "
+             "constant (the SGD update W - lr * grad), as one prefilled GEMM: "
+             "X stored, then the GEMM adds alpha = product of the c times "
+             "the sum (beta = 1); the result differs from the unfused ops' "
+             "by f32 rounding (docs/CodeGen.md, \"Fusion\"; CPU only; "
+             "default false: no step measured faster yet)"),
+    cl::init(false), cl::cat(category));
 cl::opt<bool> inPlaceUpdates(
     "in-place-updates",
     cl::desc("Write parameters' and optimizer state's next values over "
@@ -467,6 +477,8 @@ struct Run {
   std::optional<BatchNormStatsCounts> batchNormStats;
   /// This process's fused chains run as one generated kernel, all steps.
   std::uint64_t fusedKernelCalls = 0;
+  /// Of those, a GEMM's with its epilogue (--fuse-epilogues), all steps.
+  std::uint64_t epilogueCalls = 0;
 };
 
 /// The generated kernels, when --kernels=generated.
@@ -511,8 +523,12 @@ bool startRun(Loaded &loaded, const plan::Plan &p, Backend where,
   run.startSeconds = since(engineStart);
   run.executor->setPrefetchDepth(prefetchDepth.value);
   run.executor->setSendsFirst(sendsFirst);
-  if (fuse && generatedKernels)
-    run.executor->setFusion(generatedKernels->getFusionHints());
+  if (fuse && generatedKernels) {
+    runtime::FusionHints hints = generatedKernels->getFusionHints();
+    if (!fuseEpilogues)
+      hints.epilogueLength.clear();
+    run.executor->setFusion(hints);
+  }
   run.executor->setTrace(!local && !traceFile.empty());
   for (unsigned t = 0, e = inputs.size(); t != e; ++t)
     if (inputs[t])
@@ -823,6 +839,7 @@ bool writeReport(const Run &run, const Errors &errors) {
       {"fused_chains", int64_t(run.fused)},
       {"fused_chain_ops", int64_t(run.fusedOps)},
       {"fused_kernel_calls", int64_t(run.fusedKernelCalls)},
+      {"fused_epilogue_calls", int64_t(run.epilogueCalls)},
       {"scheduled_workers_per_worker", std::move(scheduledWorkers)},
       {"scheduled_pieces_per_worker", std::move(scheduledPieces)},
       {"lowered_boxes_per_worker", std::move(loweredBoxes)},
@@ -1011,6 +1028,7 @@ int runTool(DiagnosticEngine &diags) {
       partitioned.indexedPooling = generatedKernels->getIndexedPoolingCounts();
       partitioned.batchNormStats = generatedKernels->getBatchNormStatsCounts();
       partitioned.fusedKernelCalls = generatedKernels->getNumFusedKernelCalls();
+      partitioned.epilogueCalls = generatedKernels->getNumEpilogueCalls();
     }
     if (check) {
       checked = checkedTensors(g, *loaded.problem);

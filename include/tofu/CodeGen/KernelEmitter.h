@@ -39,6 +39,7 @@
 namespace tofu {
 namespace tdl {
 class OpDecl;
+class Expr;
 } // namespace tdl
 
 namespace codegen {
@@ -158,6 +159,33 @@ llvm::Expected<std::string>
 emitFusedKernel(ArrayRef<KernelInstance> chain,
                 ArrayRef<std::vector<unsigned>> slotsOfPrevious,
                 StringRef name);
+
+/// Emits `bool name(const tofu::runtime::KernelCall &call)`, one C++ kernel
+/// for the chain a -> b1 -> ... -> bn of `chain` (n >= 1, docs/CodeGen.md
+/// "Fusion") where a is a contraction BLAS computes whole (mm, bmm) and
+/// each bk is element-wise and affine in the previous op's value, read at
+/// its own index (positions `slotsOfPrevious[k]`): X + c * t with c a
+/// constant (getAffineCoefficient). The kernel stores the epilogue's value
+/// with the sum taken as 0 into bn's output box, then one GEMM (beta = 1)
+/// adds alpha, the product of the c, times the sum to it: the output
+/// differs from the unfused ops' by float rounding (the sum is added
+/// inside BLAS, never rounded on its own). The call's inputs are the ops'
+/// in order, its output and box bn's; a's reduction runs over its whole
+/// range. It always returns true. Fails, naming the operators, where the
+/// chain is not of that form.
+llvm::Expected<std::string>
+emitEpilogueKernel(ArrayRef<KernelInstance> chain,
+                   ArrayRef<std::vector<unsigned>> slotsOfPrevious,
+                   StringRef name);
+
+/// The c of an element-wise body that is X + c * t, where t is its reads
+/// of the inputs at `slots`, X reads none of them, and c is a finite
+/// nonzero constant of literals and `params` (a normalisation of `t - c *
+/// x`, `t * c`, `c * (t * d)`, `-t`, `t / c`, ...); None for any other
+/// body (`x * t`, `t * t`, `max(0, t)`, no read of t).
+llvm::Optional<double> getAffineCoefficient(const tdl::Expr &body,
+                                            ArrayRef<unsigned> slots,
+                                            ArrayRef<double> params);
 
 /// The includes and helper functions every generated translation unit
 /// starts with (the evaluator's integer division, NaN-propagating max, ...).

@@ -38,6 +38,10 @@ struct FusionHints {
   /// the output element's own index (codegen
   /// GeneratedKernel::pointwiseInputs).
   std::vector<std::vector<bool>> pointwise;
+  /// Per kernel: a GEMM that runs as one kernel with the next n - 1 ops,
+  /// its element-wise epilogue, for every n from 2 to this (codegen
+  /// emitEpilogueKernel, a prefilled GEMM); 0 or 1: none.
+  std::vector<unsigned> epilogueLength;
 };
 
 /// The longest chain of ops the executor runs as one (the code generator
@@ -65,6 +69,9 @@ inline bool fusableKernels(bool elementwiseA, bool elementwiseB,
 /// output read by i + 1 alone and neither persistent nor moved between
 /// workers by the plan, neither op partial, and i reading no value that
 /// an op of its chain could write over in place other than pointwise).
+/// A chain may also start at a GEMM with an epilogue
+/// (FusionHints::epilogueLength), which then reads nothing its chain
+/// writes in place, and ends where its epilogue kernels end.
 /// Consecutive links form chains; each worker then checks its own boxes
 /// (canFuseOnWorker) and the pool's capacities (WorkerStep::deferKernel).
 std::vector<bool> findFusableLinks(const ExecutablePlan &plan,
@@ -74,7 +81,8 @@ std::vector<bool> findFusableLinks(const ExecutablePlan &plan,
 
 /// Whether worker `w` can run op `a` (a link) inside a + 1: every input of
 /// a read where it is stored (no fetch), a's output stored as computed, a
-/// + 1 reading it there, and both iterating over the same box.
+/// + 1 reading it there, and both iterating over a's output box (a GEMM
+/// over the whole range of its reduction variables).
 bool canFuseOnWorker(const ExecutablePlan &plan, unsigned a, unsigned w);
 
 /// One op of a chain run by runFusedBlocks or KernelProvider::runFused.
