@@ -3,7 +3,9 @@
 // Tests the executor's fusion of element-wise chains (Fusion.h) on one
 // worker: the links findFusableLinks picks, including its refusal of an op
 // that reads, other than element for element, a value a later op of its
-// chain writes over in place; and a chain whose middle op has an input
+// chain writes over in place; a chain from a GEMM (FusionHints::
+// epilogueLength), which ends with its epilogue kernels and writes over
+// none of the GEMM's inputs in place; and a chain whose middle op has an input
 // dying at it (kept for the chain's last op, a fresh intermediate's buffer
 // released in its place), run fused and unfused: the same values, the same
 // peak as predictPeaks', and the chain counted with its three ops.
@@ -119,6 +121,35 @@ TEST(FusionTest, NoLinkReadsWhatALaterOpOfItsChainWritesOver) {
     EXPECT_EQ(links(plan), (std::vector<bool>{pointwise, true, false}))
         << (pointwise ? "pointwise" : "not pointwise");
   }
+}
+
+TEST(FusionTest, AGemmsChainEndsWithItsEpilogueAndKeepsItsInputs) {
+  // Kernel 2 stands for a GEMM with epilogue kernels up to 3 ops
+  // (FusionHints::epilogueLength). op0 g = gemm(x, y), op1 s = scale(g),
+  // op2 o = add(s, x), op3 q = scale(o): links op0 and op1; op2 -> op3,
+  // an element-wise link, would make the GEMM's chain 4 ops long.
+  FusionHints hints = makeHints();
+  hints.elementwise.push_back(false);
+  hints.pointwise.push_back({false, false});
+  hints.epilogueLength = {1, 1, 3};
+  auto gemmLinks = [&](const ExecutablePlan &plan) {
+    return findFusableLinks(plan, buildSchedule(plan), hints,
+                            computeLastUse(plan));
+  };
+  ExecutablePlan plan =
+      makePlan(2, {{2, {0, 1}}, {0, {2}}, {1, {3, 0}}, {0, {4}}}, {5});
+  EXPECT_EQ(gemmLinks(plan), (std::vector<bool>{true, true, false, false}));
+  // Without epilogue kernels the GEMM starts no chain.
+  hints.epilogueLength.clear();
+  EXPECT_EQ(gemmLinks(plan), (std::vector<bool>{false, true, true, false}));
+  // o written over y in place: the GEMM, which reads y after its
+  // epilogue's stores, starts no chain (o, y's next value, ends any).
+  hints.epilogueLength = {1, 1, 3};
+  plan.tensors[4].updates = 1;
+  EXPECT_EQ(gemmLinks(plan), (std::vector<bool>{false, true, false, false}));
+  // o written over x, read by the GEMM and by op2 itself, likewise.
+  plan.tensors[4].updates = 0;
+  EXPECT_EQ(gemmLinks(plan), (std::vector<bool>{false, true, false, false}));
 }
 
 TEST(FusionTest, AChainKeepsAnInputDyingInItAndThePeak) {
