@@ -134,7 +134,8 @@ std::string emitFusedChains(const graph::Graph &g, graph::SpecLibrary &specs,
   // The kernel of the first `length` ops of `chain` (from op i), if they
   // are a dense-run chain.
   auto emit = [&](unsigned i, unsigned length) {
-    ArrayRef<KernelInstance> ops = ArrayRef<KernelInstance>(chain).take_front(length);
+    ArrayRef<KernelInstance> ops =
+        ArrayRef<KernelInstance>(chain).take_front(length);
     ArrayRef<std::vector<unsigned>> reads =
         ArrayRef<std::vector<unsigned>>(slots).take_front(length);
     llvm::Expected<std::string> source =
