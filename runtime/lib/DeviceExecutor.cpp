@@ -362,6 +362,7 @@ DeviceExecutor::DeviceExecutor(const ExecutablePlan &plan, Device &device,
     workers[w]->stored.resize(plan.tensors.size());
     workers[w]->dirty.assign(plan.tensors.size(), false);
     workers[w]->inPlace = getInPlaceUpdates(plan, computeLastUse(plan), w);
+    workers[w]->pool.setTrimming(plan.trimPools);
   }
   hostInputs.resize(plan.tensors.size());
 }

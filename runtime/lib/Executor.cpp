@@ -731,6 +731,7 @@ Executor::Executor(const ExecutablePlan &plan, KernelProvider &kernels,
     workers.back()->dirty.assign(plan.tensors.size(), false);
     workers.back()->inPlace =
         getInPlaceUpdates(plan, computeLastUse(plan), w);
+    workers.back()->pool.setTrimming(plan.trimPools);
     workerById[w] = workers.back().get();
   }
   hostInputs.resize(plan.tensors.size());

@@ -215,6 +215,15 @@ cl::opt<bool> inPlaceUpdates(
              "gives every next value its own buffer and a new one for the "
              "next step, which the plan's peak does not predict)"),
     cl::init(true), cl::cat(category));
+cl::opt<bool> trimPools(
+    "trim-pools",
+    cl::desc("Free the memory of buffers a worker's pool keeps for reuse "
+             "so that what it holds never exceeds its peak "
+             "(held_bytes_per_worker = peak_bytes_per_worker; "
+             "docs/Runtime.md, \"Memory\"; default false: a trimmed "
+             "buffer's memory is obtained again in every step, which "
+             "costs page faults or device allocations)"),
+    cl::init(false), cl::cat(category));
 cl::opt<bool> directUpdates(
     "direct-updates",
     cl::desc("Compute a next value written in place straight into the "
@@ -510,6 +519,7 @@ bool startRun(Loaded &loaded, const plan::Plan &p, Backend where,
   run.plan = std::move(*lowered);
   run.plan.inPlaceUpdates = inPlaceUpdates;
   run.plan.directUpdates = directUpdates;
+  run.plan.trimPools = trimPools;
   std::chrono::milliseconds timeout(
       int64_t(std::min(timeoutSeconds.value, 1e9) * 1000));
   auto engineStart = std::chrono::steady_clock::now();
@@ -1144,8 +1154,8 @@ int main(int argc, char **argv) {
           "The report's peak_bytes_per_worker is the most bytes a worker's "
           "live buffers held at\nonce (the plan's peak predicts it to the "
           "byte); held_bytes_per_worker the most its\npool held, free "
-          "buffers it kept included, which the pool keeps within that peak."
-          "\n\n"
+          "buffers it kept for reuse included: more than the peak\n"
+          "unless --trim-pools keeps it within.\n\n"
           "Exit status: 0 success, 1 bad input or failed run, 2 bad usage, 3 "
           "--check beyond tolerance.\n"))
     return BadUsage;

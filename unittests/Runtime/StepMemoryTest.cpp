@@ -72,13 +72,18 @@ TEST(FreeListTest, ReusesTheSmallestFitUpToOneAndAHalfTimesTheRequest) {
 // else the largest. The trimmed buffer still serves requests under its
 // capacity (obtaining its memory again), so no grant changes.
 TEST(FreeListTest, TrimsKeptMemoryToTheMostLiveBytes) {
-  // A new 300 over a kept 100 would hold 400, more than 300 ever live.
-  FreeList<Empty> one;
-  one.put(one.take(100).capacity, Empty());
-  one.take(300);
-  EXPECT_EQ(one.getHeldBytes(), 300);
-  EXPECT_EQ(one.getPeakHeldBytes(), 300);
+  // A new 300 over a kept 100 would hold 400, more than 300 ever live;
+  // without trimming (the default) the pool holds that.
+  for (bool trimming : {false, true}) {
+    FreeList<Empty> one;
+    one.setTrimming(trimming);
+    one.put(one.take(100).capacity, Empty());
+    one.take(300);
+    EXPECT_EQ(one.getHeldBytes(), trimming ? 300 : 400);
+    EXPECT_EQ(one.getPeakHeldBytes(), trimming ? 300 : 400);
+  }
   FreeList<Empty> list;
+  list.setTrimming(true);
   list.take(100);
   list.take(300);
   list.put(100, Empty());
@@ -119,6 +124,7 @@ TEST(FreeListTest, TrimsKeptMemoryToTheMostLiveBytes) {
   // live 60) and a new 45: excess 45, so the 30 goes, then the 20 covers
   // the 15 left; the 10 stays.
   FreeList<Empty> three;
+  three.setTrimming(true);
   for (std::size_t c : {10, 20, 30})
     three.take(c);
   for (std::size_t c : {10, 20, 30})
@@ -176,11 +182,14 @@ TEST(FreeListTest, EveryStepReusesAsTheFirst) {
 
 // SizeFreeList, the peak prediction's pool, grants what FreeList grants:
 // random takes (plain and exact), releases and step beginnings over sizes
-// that repeat, with equal capacities, live and peak bytes after each call.
+// that repeat, with equal capacities, live and peak bytes after each call,
+// with the pool trimming (every other run) or not.
 TEST(FreeListTest, SizeFreeListGrantsWhatFreeListGrants) {
   std::mt19937 rng(7);
   for (unsigned run = 0; run != 20; ++run) {
     FreeList<Empty> list;
+    bool trimming = run % 2 == 0;
+    list.setTrimming(trimming);
     SizeFreeList sizes;
     std::vector<std::size_t> held;
     unsigned reused = 0;
@@ -214,8 +223,10 @@ TEST(FreeListTest, SizeFreeListGrantsWhatFreeListGrants) {
       // Trimming, which SizeFreeList does not replay, changes no grant and
       // keeps what the pool holds within the most it had live.
       mostLive = std::max(mostLive, list.getLiveBytes());
-      ASSERT_LE(list.getHeldBytes(), mostLive) << "run " << run;
-      ASSERT_LE(list.getPeakHeldBytes(), mostLive) << "run " << run;
+      if (trimming) {
+        ASSERT_LE(list.getHeldBytes(), mostLive) << "run " << run;
+        ASSERT_LE(list.getPeakHeldBytes(), mostLive) << "run " << run;
+      }
     }
     EXPECT_GT(reused, 100u) << "run " << run;
   }

@@ -67,6 +67,8 @@ public:
   std::int64_t getLiveBytes() const { return freeList.getLiveBytes(); }
   std::int64_t getPeakBytes() const { return freeList.getPeakBytes(); }
   void resetPeak() { freeList.resetPeak(); }
+  /// FreeList::setTrimming.
+  void setTrimming(bool on) { freeList.setTrimming(on); }
   /// MemoryPool::getHeldBytes, getPeakHeldBytes.
   std::int64_t getHeldBytes() const { return freeList.getHeldBytes(); }
   std::int64_t getPeakHeldBytes() const { return freeList.getPeakHeldBytes(); }

@@ -92,6 +92,10 @@ struct ExecutablePlan {
   /// element (InPlaceUpdates.h); false: always computed aside and copied
   /// (tofu-run --direct-updates=false).
   bool directUpdates = true;
+  /// Each worker's pool frees kept memory so that what it holds never
+  /// exceeds its most live bytes (FreeList::setTrimming; tofu-run
+  /// --trim-pools).
+  bool trimPools = false;
 };
 
 /// Whether worker `w` stores a non-empty box of tensor `t`.

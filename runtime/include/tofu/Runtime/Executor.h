@@ -107,8 +107,8 @@ struct StepResult {
   /// Per worker (all K), the most bytes its buffers held at once.
   std::vector<std::int64_t> peakBytesPerWorker;
   /// Per worker (all K), the most bytes its pool held at once: live
-  /// buffers and the free ones whose memory it kept (at most the most
-  /// peakBytesPerWorker so far, FreeList.h).
+  /// buffers and the free ones whose memory it kept (with trimming, at
+  /// most the most peakBytesPerWorker so far, FreeList.h).
   std::vector<std::int64_t> heldBytesPerWorker;
   /// Per worker (all K), where its time went; all zero from an executor
   /// that does not measure it (the device executor).

@@ -21,13 +21,15 @@
 // its first).
 //
 // A pool holds its live buffers and the memory of its kept buffers and
-// spares. So that what it holds never exceeds the most its live buffers
-// ever held (the peak a plan predicts), a request that needs new memory
-// first trims: it frees the memory of kept buffers and spares until live
+// spares. With trimming on (setTrimming; tofu-run --trim-pools), so that
+// what it holds never exceeds the most its live buffers ever held (the
+// peak a plan predicts), a request that needs new memory first trims: it frees the memory of kept buffers and spares until live
 // plus held-free bytes are within that most. A trimmed buffer stays in
 // the free list under its capacity and serves requests as before (its
 // memory obtained again), so trimming changes no capacity a request is
-// granted, and no peak.
+// granted, and no peak. It is off by default: a trimmed buffer's memory
+// is obtained again in every step (the bundled MLP's 16 MB weight
+// gradient: 17 -> 27 ms a step at K = 1, docs/Runtime.md "Memory").
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,6 +71,8 @@ public:
   /// storage: a unique_ptr's memory).
   using Release = std::function<void(Storage &)>;
   explicit FreeList(Release release = {}) : release(std::move(release)) {}
+  /// Whether a request that needs new memory first trims (above).
+  void setTrimming(bool on) { trimming = on; }
 
   /// A kept buffer or spare; `held` is false once trimmed (its memory
   /// freed, to be obtained again when a request takes it).
@@ -162,7 +166,8 @@ public:
   std::int64_t getLiveBytes() const { return live; }
   std::int64_t getPeakBytes() const { return peak; }
   /// Bytes whose memory the pool holds: live buffers and the kept buffers
-  /// and spares not trimmed. Never more than the most live bytes so far.
+  /// and spares not trimmed. With trimming, never more than the most live
+  /// bytes so far.
   std::int64_t getHeldBytes() const { return live + cached; }
   /// The most getHeldBytes since the last resetPeak.
   std::int64_t getPeakHeldBytes() const { return peakHeld; }
@@ -201,7 +206,7 @@ private:
   /// the smallest held buffer that covers the excess, else the largest
   /// (fewest frees), a spare before a kept buffer of the same capacity.
   void trim() {
-    while (live + cached > mostLive) {
+    while (trimming && live + cached > mostLive) {
       std::size_t excess = std::size_t(live + cached - mostLive);
       auto pick = [&](std::multimap<std::size_t, Entry> &entries) {
         auto it = entries.lower_bound(excess);
@@ -258,6 +263,7 @@ private:
 
   std::multimap<std::size_t, Entry> kept, spare;
   Release release;
+  bool trimming = false;
   /// Bytes of the kept buffers and spares still held.
   std::int64_t cached = 0;
   std::int64_t live = 0, peak = 0, mostLive = 0, peakHeld = 0;

@@ -60,6 +60,8 @@ public:
   Buffer allocate(std::size_t bytes);
   /// A buffer of exactly `bytes` bytes (FreeList::takeExact).
   Buffer allocateExact(std::size_t bytes);
+  /// FreeList::setTrimming.
+  void setTrimming(bool on) { freeList.setTrimming(on); }
   /// FreeList::sameInEitherOrder.
   bool sameInEitherOrder(const std::vector<std::size_t> &first,
                          const std::vector<std::size_t> &second) const {
