@@ -61,18 +61,48 @@ void codegen::emitElementLambda(KernelBuilder &k, const std::string &lambda,
   lines.push_back("}();");
 }
 
+llvm::Error codegen::refuseChain(ArrayRef<KernelInstance> chain,
+                                StringRef what, const Twine &why) {
+  std::string names;
+  for (const KernelInstance &inst : chain)
+    names += (names.empty() ? "'" : " -> '") + inst.op->getName().str() + "'";
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      ("cannot fuse " + what + names + ": " + why).str());
+}
+
+std::size_t codegen::emitFusedSignature(StringRef name, unsigned rank,
+                                        std::vector<std::string> &lines) {
+  std::size_t signature = lines.size();
+  lines.push_back("bool " + name.str() +
+                  "(const tofu::runtime::KernelCall &fused) {");
+  lines.push_back("const std::int64_t *lo = fused.varLo, *hi = fused.varHi;");
+  for (unsigned d = 0; d != rank; ++d)
+    lines.push_back("if (lo[" + std::to_string(d) + "] >= hi[" +
+                    std::to_string(d) + "]) return true;");
+  return signature;
+}
+
+void codegen::emitChainCalls(ArrayRef<KernelInstance> chain, unsigned from,
+                             std::vector<std::string> &lines) {
+  unsigned first = 0;
+  for (unsigned k = 0; k != chain.size(); ++k) {
+    unsigned numInputs = chain[k].inputShapes.size();
+    if (k >= from)
+      lines.push_back("const tofu::runtime::KernelCall call" +
+                      std::to_string(k) + "{fused.inputs + " +
+                      std::to_string(first) + ", " + std::to_string(numInputs) +
+                      ", fused.output, lo, hi};");
+    first += numInputs;
+  }
+}
+
 llvm::Expected<std::string>
 codegen::emitFusedKernel(ArrayRef<KernelInstance> chain,
                          ArrayRef<std::vector<unsigned>> slotsOfPrevious,
                          StringRef name) {
   unsigned n = chain.size();
-  auto refuse = [&](const Twine &why) {
-    std::string names;
-    for (const KernelInstance &inst : chain)
-      names += (names.empty() ? "'" : " -> '") + inst.op->getName().str() + "'";
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   ("cannot fuse " + names + ": " + why).str());
-  };
+  auto refuse = [&](const Twine &why) { return refuseChain(chain, "", why); };
   if (n < 2 || slotsOfPrevious.size() != n)
     return refuse("not a chain of two ops or more");
   KernelOptions options;
@@ -121,24 +151,13 @@ codegen::emitFusedKernel(ArrayRef<KernelInstance> chain,
   for (const std::unique_ptr<KernelBuilder> &kb : builders)
     described += (described.empty() ? "" : " -> ") + kb->describe();
   lines.push_back("// fused: " + described);
-  std::size_t signature = lines.size();
-  lines.push_back("bool " + name.str() +
-                  "(const tofu::runtime::KernelCall &fused) {");
-  lines.push_back("const std::int64_t *lo = fused.varLo, *hi = fused.varHi;");
-  for (unsigned d = 0; d != rank; ++d)
-    lines.push_back("if (lo[" + std::to_string(d) + "] >= hi[" +
-                    std::to_string(d) + "]) return true;");
+  std::size_t signature = emitFusedSignature(name, rank, lines);
+  emitChainCalls(chain, 0, lines);
   std::string cond =
       "tofu_kg::isDenseRun(fused.output.lo, fused.output.extent, lo, hi, " +
       r + ")";
-  unsigned first = 0;
   for (unsigned k = 0; k != n; ++k) {
     std::string call = "call" + std::to_string(k);
-    unsigned numInputs = chain[k].inputShapes.size();
-    lines.push_back("const tofu::runtime::KernelCall " + call +
-                    "{fused.inputs + " + std::to_string(first) + ", " +
-                    std::to_string(numInputs) + ", fused.output, lo, hi};");
-    first += numInputs;
     for (unsigned p : *dense[k]) {
       if (llvm::is_contained(slotsOfPrevious[k], p))
         continue;

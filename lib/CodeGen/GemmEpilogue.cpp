@@ -152,12 +152,7 @@ codegen::emitEpilogueKernel(ArrayRef<KernelInstance> chain,
                             StringRef name) {
   unsigned n = chain.size();
   auto refuse = [&](const Twine &why) {
-    std::string names;
-    for (const KernelInstance &inst : chain)
-      names += (names.empty() ? "'" : " -> '") + inst.op->getName().str() + "'";
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        ("cannot fuse the epilogue " + names + ": " + why).str());
+    return refuseChain(chain, "the epilogue ", why);
   };
   if (n < 2 || slotsOfPrevious.size() != n)
     return refuse("not a GEMM and one op or more");
@@ -220,21 +215,9 @@ codegen::emitEpilogueKernel(ArrayRef<KernelInstance> chain,
   for (const std::unique_ptr<KernelBuilder> &kb : builders)
     described += " -> " + kb->describe();
   lines.push_back("// fused GEMM epilogue: " + described);
-  std::size_t signature = lines.size();
-  lines.push_back("bool " + name.str() +
-                  "(const tofu::runtime::KernelCall &fused) {");
-  lines.push_back("const std::int64_t *lo = fused.varLo, *hi = fused.varHi;");
-  for (unsigned d = 0; d != rank; ++d)
-    lines.push_back("if (lo[" + std::to_string(d) + "] >= hi[" +
-                    std::to_string(d) + "]) return true;");
-  unsigned first = chain.front().inputShapes.size();
-  for (unsigned k = 1; k != n; ++k) {
-    unsigned numInputs = chain[k].inputShapes.size();
-    lines.push_back("const tofu::runtime::KernelCall call" + std::to_string(k) +
-                    "{fused.inputs + " + std::to_string(first) + ", " +
-                    std::to_string(numInputs) + ", fused.output, lo, hi};");
-    first += numInputs;
-  }
+  std::size_t signature = emitFusedSignature(name, rank, lines);
+  // The epilogue ops' calls; the GEMM's is over its own box, below.
+  emitChainCalls(chain, 1, lines);
   // X: the epilogue at every element of the box with the sum taken as 0,
   // each op's value converted to its element type as its kernel stores it.
   const char *elem = getElementTypeName(type);

@@ -358,6 +358,24 @@ public:
   std::string errorMessage;
 };
 
+/// The error of a fused chain's kernel that cannot be emitted: "cannot
+/// fuse `what`'a' -> 'b' ...: why" (FusedKernel.cpp, GemmEpilogue.cpp).
+llvm::Error refuseChain(ArrayRef<KernelInstance> chain, StringRef what,
+                        const Twine &why);
+
+/// Appends a fused chain kernel's first lines: `bool name(const
+/// KernelCall &fused) {`, its box's `lo` and `hi`, and a return of true
+/// where the box of `rank` variables is empty. Returns the position of the
+/// signature line (for the TOFU_KG_WIDE mark).
+std::size_t emitFusedSignature(StringRef name, unsigned rank,
+                               std::vector<std::string> &lines);
+
+/// Appends `callK`, op k's call over the fused box, for each op k of
+/// `chain` from `from` on: its inputs, the fused call's in the ops' order
+/// (the ops before `from` taking the first), its output the fused one's.
+void emitChainCalls(ArrayRef<KernelInstance> chain, unsigned from,
+                    std::vector<std::string> &lines);
+
 /// Appends the lambda factory of one op of a fused chain (FusedKernel.cpp,
 /// GemmEpilogue.cpp): `k`'s call bound to `callName`, its box declarations
 /// (without the early returns, which the fused kernel makes itself) and
