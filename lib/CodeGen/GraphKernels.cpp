@@ -84,38 +84,55 @@ std::string emitLaunchTable(const graph::Graph &g, const GraphKernels &result) {
 /// runtime::MaxChainLength consecutive ops the runtime's fusion rule may
 /// pick by their kernels alone (runtime::fusableKernels) where each
 /// intermediate has no other reader: from each op, the pair and the
-/// longest such chain; sets `result.fused`. The plan and the workers
+/// longest such chain; from a GEMM, its value's reader, that one's, and so
+/// on, wherever they are in the graph, every affine prefix
+/// (emitEpilogueKernel); sets `result.fused`. The plan and the workers
 /// decide which chains run (runtime::findFusableLinks).
 std::string emitFusedChains(const graph::Graph &g, graph::SpecLibrary &specs,
                             GraphKernels &result) {
   std::string body;
   unsigned n = g.getNumOps();
   result.fused.assign(getFusedTableSize(n), "");
-  // Per op i: the input positions of op i + 1 reading i's output where i
-  // may run inside i + 1 (a link), else empty.
+  auto isGemm = [&](unsigned i) {
+    return result.opKernel[i] >= 0 &&
+           result.kernels[result.opKernel[i]].kind == KernelKind::Gemm;
+  };
+  // Per op i: the op reading i's output alone, where i may run inside it
+  // (a link), and the input positions it reads it at; else empty. An
+  // element-wise op links to i + 1 only; a GEMM's chain (its epilogue,
+  // which the executor may run at the GEMM, docs/CodeGen.md "Fusion")
+  // follows each value's one reader wherever it is.
   std::vector<std::vector<unsigned>> link(n);
-  for (unsigned i = 0; i + 1 < n; ++i) {
-    int ka = result.opKernel[i], kb = result.opKernel[i + 1];
-    if (ka < 0 || kb < 0)
-      continue;
+  std::vector<unsigned> next(n, 0);
+  // The link from op i into `to` and `slots`; false where there is none.
+  auto findLink = [&](unsigned i, bool adjacent, unsigned &to,
+                      std::vector<unsigned> &slots) {
     unsigned t = g.getOp(i).getOutput();
-    const graph::Op &b = g.getOp(i + 1);
-    std::vector<unsigned> slots;
+    ArrayRef<unsigned> users = g.getUsers(t);
+    if (users.empty() || llvm::any_of(users, [&](unsigned u) {
+          return u != users.front();
+        }))
+      return false;
+    unsigned u = users.front();
+    int ka = result.opKernel[i], kb = result.opKernel[u];
+    if (ka < 0 || kb < 0 || u <= i || (adjacent && u != i + 1))
+      return false;
+    const graph::Op &b = g.getOp(u);
+    slots.clear();
     for (unsigned p = 0; p != b.inputs.size(); ++p)
       if (b.inputs[p].index == int(t))
         slots.push_back(p);
     // A GEMM starts a chain only where its epilogue is affine in it
     // (emitEpilogueKernel), which `emit` finds out.
-    bool ok = runtime::fusableKernels(
-        result.kernels[ka].kind == KernelKind::Elementwise ||
-            result.kernels[ka].kind == KernelKind::Gemm,
+    to = u;
+    return runtime::fusableKernels(
+        result.kernels[ka].kind == KernelKind::Elementwise || isGemm(i),
         result.kernels[kb].kind == KernelKind::Elementwise, slots,
         result.kernels[kb].pointwiseInputs);
-    for (unsigned user : g.getUsers(t))
-      ok &= user == i + 1;
-    if (ok)
-      link[i] = std::move(slots);
-  }
+  };
+  for (unsigned i = 0; i + 1 < n; ++i)
+    if (!findLink(i, /*adjacent=*/true, next[i], link[i]))
+      link[i].clear();
   std::vector<std::optional<KernelInstance>> instances(n);
   auto instance = [&](unsigned i) -> const KernelInstance * {
     if (!instances[i]) {
@@ -130,6 +147,7 @@ std::string emitFusedChains(const graph::Graph &g, graph::SpecLibrary &specs,
   };
   llvm::StringMap<std::string> byText;
   std::vector<KernelInstance> chain;
+  std::vector<unsigned> members;
   std::vector<std::vector<unsigned>> slots;
   // The kernel of the first `length` ops of `chain` (from op i), if they
   // are a dense-run chain.
@@ -149,8 +167,8 @@ std::string emitFusedChains(const graph::Graph &g, graph::SpecLibrary &specs,
     auto [it, added] = byText.try_emplace(*source, "");
     if (added) {
       it->second = "tofu_fused" + std::to_string(byText.size() - 1);
-      for (unsigned k = i; k != i + length; ++k)
-        it->second += "_" + sanitizeIdentifier(g.getOp(k).type);
+      for (unsigned k = 0; k != length; ++k)
+        it->second += "_" + sanitizeIdentifier(g.getOp(members[k]).type);
       std::string text = *source;
       for (size_t at = text.find(Placeholder); at != std::string::npos;
            at = text.find(Placeholder, at + it->second.size()))
@@ -161,17 +179,30 @@ std::string emitFusedChains(const graph::Graph &g, graph::SpecLibrary &specs,
     return true;
   };
   for (unsigned i = 0; i + 1 < n; ++i) {
+    // A GEMM's chain follows its value's readers wherever they are; the
+    // element-wise ops' own links are to i + 1 only.
+    bool gemm = isGemm(i);
     chain.clear();
+    members.clear();
     slots.assign(1, {});
-    for (unsigned j = i; j < n; ++j) {
+    std::vector<unsigned> reads;
+    for (unsigned j = i, to = 0; j < n; j = to) {
       const KernelInstance *inst = instance(j);
       if (!inst)
         break;
       chain.push_back(*inst);
       if (j > i)
-        slots.push_back(link[j - 1]);
-      if (link[j].empty() || chain.size() == runtime::MaxChainLength)
+        slots.push_back(reads);
+      members.push_back(j);
+      if (chain.size() == runtime::MaxChainLength)
         break;
+      if (gemm ? !findLink(j, /*adjacent=*/false, to, reads)
+               : link[j].empty())
+        break;
+      if (!gemm) {
+        to = next[j];
+        reads = link[j];
+      }
     }
     // From op i: the pair, and the longest chain that is a dense run (a
     // worker's chain from i runs to there unless the pool or its boxes end
@@ -182,7 +213,7 @@ std::string emitFusedChains(const graph::Graph &g, graph::SpecLibrary &specs,
       continue;
     // A GEMM's epilogue: every affine prefix (the runtime's chain from a
     // GEMM must have a kernel, GraphKernels.h).
-    if (result.kernels[result.opKernel[i]].kind == KernelKind::Gemm) {
+    if (gemm) {
       for (unsigned length = 3; length <= chain.size() && emit(i, length);
            ++length)
         ;

@@ -74,6 +74,10 @@ struct Executor::Worker {
   /// Per op: fused into the next op where this worker's boxes allow
   /// (Executor::setFusion); empty: no fusion.
   std::vector<bool> fusable;
+  /// Per op: the GEMM epilogue run at it (findEpiloguesAtGemm), if any.
+  std::vector<std::vector<unsigned>> epiloguesAtGemm;
+  /// In the current step, the ops whose kernel already ran at their GEMM.
+  std::vector<bool> ranAtGemm;
   /// The chains fused in the last step, and the ops in them.
   unsigned fused = 0, fusedOps = 0;
   /// A fused chain's ops, input views and their extents, reused by every
@@ -166,6 +170,10 @@ private:
   /// another fresh output takes, and at the chain's last op the kept
   /// buffer goes where that output's would. So at most one buffer is kept.
   bool deferKernel(unsigned i);
+  /// Runs the epilogue of GEMM op `g` (`call`: g's) with g, as one kernel
+  /// writing the last op's output over what it replaces, where this worker
+  /// can (canRunEpilogueAtGemm); false where it cannot.
+  bool runEpilogueAtGemm(unsigned g, const KernelCall &call);
   /// The first op of the chain whose kernels wait, or -1.
   int chainStart = -1;
   /// An input the pending chain reads, kept in place of the last deferred
@@ -406,7 +414,8 @@ void WorkerStep::runOp(unsigned i) {
     outTemp = worker.pool.allocate(share.output.getVolume() * outSize);
     outData = outTemp.data();
   }
-  if (!share.output.isEmpty() && !defer) {
+  // The op's kernel may have run already, at its GEMM.
+  if (!share.output.isEmpty() && !defer && !worker.ranAtGemm[i]) {
     std::vector<BoxView> views(numInputs);
     std::vector<std::vector<int64_t>> extents(numInputs);
     for (unsigned p = 0; p != numInputs; ++p) {
@@ -422,7 +431,8 @@ void WorkerStep::runOp(unsigned i) {
                             outData, share.output.lo.data(), outExtent.data()},
                     share.iteration.lo.data(), share.iteration.hi.data()};
     double start = now();
-    runKernel(i, call);
+    if (!runEpilogueAtGemm(i, call))
+      runKernel(i, call);
     double end = now();
     worker.times.compute += end - start;
     record(TraceEvent::Kernel, i, 0, w, start, end);
@@ -567,6 +577,70 @@ bool WorkerStep::deferKernel(unsigned i) {
   return true;
 }
 
+bool WorkerStep::runEpilogueAtGemm(unsigned g, const KernelCall &call) {
+  if (worker.epiloguesAtGemm.empty() || worker.epiloguesAtGemm[g].empty())
+    return false;
+  const std::vector<unsigned> &ops = worker.epiloguesAtGemm[g];
+  if (!canRunEpilogueAtGemm(plan, ops, w, worker.inPlace))
+    return false;
+  // The call's inputs: g's, then each op's as stored, its reads of the op
+  // before's value (never read: the kernel computes it) viewing g's output.
+  std::vector<ChainOp> &chain = worker.chainOps;
+  std::vector<BoxView> &inputs = worker.chainInputs;
+  std::vector<int64_t> &extents = worker.chainExtents;
+  chain.clear();
+  inputs.assign(call.inputs, call.inputs + call.numInputs);
+  std::size_t rankSum = 0;
+  for (unsigned k = 1; k != ops.size(); ++k)
+    for (const Box &box : plan.ops[ops[k]].workers[w].inputs)
+      rankSum += box.getRank();
+  extents.resize(rankSum);
+  int64_t *extent = extents.data();
+  for (unsigned k = 0; k != ops.size(); ++k) {
+    const OpInfo &op = plan.ops[ops[k]];
+    chain.push_back(ChainOp{op.kernel, unsigned(op.inputs.size()),
+                            plan.tensors[op.output].type});
+    if (k == 0)
+      continue;
+    const OpShare &share = op.workers[w];
+    unsigned previous = plan.ops[ops[k - 1]].output;
+    for (unsigned p = 0; p != op.inputs.size(); ++p) {
+      unsigned t = op.inputs[p];
+      if (t == previous) {
+        inputs.push_back(call.output);
+        continue;
+      }
+      const Box &box = share.inputs[p];
+      for (unsigned d = 0; d != box.getRank(); ++d)
+        extent[d] = box.getExtent(d);
+      inputs.push_back(BoxView{plan.tensors[t].type, box.getRank(),
+                               worker.stored[t].data(), box.lo.data(),
+                               extent});
+      extent += box.getRank();
+    }
+  }
+  const OpInfo &last = plan.ops[ops.back()];
+  const OpShare &lastShare = last.workers[w];
+  unsigned replaced = unsigned(plan.tensors[last.output].updates);
+  Buffer &into = worker.stored[last.output] ? worker.stored[last.output]
+                                            : worker.stored[replaced];
+  std::vector<int64_t> outExtent = lastShare.output.getExtents();
+  KernelCall fused{inputs.data(), unsigned(inputs.size()),
+                   BoxView{plan.tensors[last.output].type,
+                           lastShare.output.getRank(), into.data(),
+                           lastShare.output.lo.data(), outExtent.data()},
+                   lastShare.iteration.lo.data(),
+                   lastShare.iteration.hi.data()};
+  if (!kernels.runFused(chain, fused))
+    throw RuntimeError("no kernel for the GEMM epilogue at op '" +
+                       plan.ops[g].name + "'");
+  ++worker.fused;
+  worker.fusedOps += ops.size();
+  for (unsigned k = 1; k != ops.size(); ++k)
+    worker.ranAtGemm[ops[k]] = true;
+  return true;
+}
+
 void WorkerStep::runKernel(unsigned i, const KernelCall &call) {
   const OpInfo &op = plan.ops[i];
   if (chainStart < 0) {
@@ -631,6 +705,7 @@ void WorkerStep::runKernel(unsigned i, const KernelCall &call) {
 }
 
 void WorkerStep::run() {
+  worker.ranAtGemm.assign(plan.ops.size(), false);
   worker.fused = 0;
   worker.fusedOps = 0;
   worker.overwritten = 0;
@@ -805,10 +880,22 @@ std::vector<TraceEvent> Executor::getTrace() const {
 
 void Executor::setFusion(const FusionHints &hints) {
   std::vector<bool> fusable;
-  if (!hints.elementwise.empty())
+  std::vector<std::vector<unsigned>> epilogues;
+  if (!hints.elementwise.empty()) {
     fusable = findFusableLinks(plan, schedule, hints, computeLastUse(plan));
-  for (auto &worker : workers)
+    epilogues = findEpiloguesAtGemm(plan, schedule, hints);
+  }
+  // An epilogue run at its GEMM is in no chain.
+  for (const std::vector<unsigned> &ops : epilogues)
+    for (unsigned i : ops) {
+      fusable[i] = false;
+      if (i > 0)
+        fusable[i - 1] = false;
+    }
+  for (auto &worker : workers) {
     worker->fusable = fusable;
+    worker->epiloguesAtGemm = epilogues;
+  }
 }
 
 unsigned Executor::getNumFused() const {

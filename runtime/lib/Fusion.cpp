@@ -7,6 +7,7 @@
 
 #include "tofu/Runtime/Fusion.h"
 #include "tofu/Runtime/Executor.h"
+#include "tofu/Runtime/InPlaceUpdates.h"
 
 #include <algorithm>
 
@@ -79,13 +80,126 @@ std::vector<bool> tofu::runtime::findFusableLinks(
                                 readsPointwise(opA, p);
     }
     fusable[a] = ok;
-    // The chain from the GEMM ends where its epilogue kernels do.
-    if (ok && epilogue >= 2 && a + epilogue - 1 < numOps)
+    // The chain from the GEMM ends where its epilogue kernels do, if
+    // they are consecutive ops (else it ends where they stop being).
+    bool consecutive = true;
+    for (unsigned k = a; consecutive && k + 1 < a + epilogue && k + 1 < numOps;
+         ++k) {
+      const std::vector<unsigned> &in = plan.ops[k + 1].inputs;
+      consecutive = std::find(in.begin(), in.end(), plan.ops[k].output) !=
+                    in.end();
+    }
+    if (ok && epilogue >= 2 && consecutive && a + epilogue - 1 < numOps)
       ends.push_back(a + epilogue - 1);
   }
   for (unsigned e : ends)
     fusable[e] = false;
   return fusable;
+}
+
+std::vector<std::vector<unsigned>> tofu::runtime::findEpiloguesAtGemm(
+    const ExecutablePlan &plan, const Schedule &schedule,
+    const FusionHints &hints) {
+  unsigned numOps = plan.ops.size(), numTensors = plan.tensors.size();
+  std::vector<std::vector<unsigned>> epilogues(numOps);
+  // Per tensor: the one op reading it (-1: none, -2: several), and the op
+  // computing it (-1: none, a graph input or a parameter's first value).
+  std::vector<int> reader(numTensors, -1), producer(numTensors, -1);
+  for (unsigned i = 0; i != numOps; ++i) {
+    for (unsigned t : plan.ops[i].inputs)
+      reader[t] = reader[t] == -1 || reader[t] == int(i) ? int(i) : -2;
+    producer[plan.ops[i].output] = int(i);
+  }
+  auto elementwise = [&](const OpInfo &op) {
+    return op.kernel < hints.elementwise.size() &&
+           hints.elementwise[op.kernel] && !op.partial;
+  };
+  auto local = [](const std::vector<Piece> &pieces) {
+    return std::all_of(pieces.begin(), pieces.end(), [](const Piece &piece) {
+      return piece.src == piece.dst;
+    });
+  };
+  for (unsigned g = 0; g != numOps; ++g) {
+    const OpInfo &gemm = plan.ops[g];
+    unsigned length = gemm.kernel < hints.epilogueLength.size() && !gemm.partial
+                          ? hints.epilogueLength[gemm.kernel]
+                          : 0;
+    if (length < 2)
+      continue;
+    std::vector<unsigned> ops{g};
+    bool ok = local(schedule.ops[g].fetch);
+    while (ok && ops.size() < length) {
+      unsigned t = plan.ops[ops.back()].output;
+      int u = reader[t];
+      ok = u > int(ops.back()) && !plan.tensors[t].persistent &&
+           elementwise(plan.ops[u]) && local(schedule.ops[ops.back()].deliver) &&
+           local(schedule.ops[u].fetch);
+      if (!ok)
+        break;
+      unsigned kernel = plan.ops[u].kernel;
+      for (unsigned p = 0; p != plan.ops[u].inputs.size(); ++p)
+        if (plan.ops[u].inputs[p] == t)
+          ok &= kernel < hints.pointwise.size() &&
+                p < hints.pointwise[kernel].size() &&
+                hints.pointwise[kernel][p];
+      ops.push_back(unsigned(u));
+    }
+    // Consecutive ops are findFusableLinks' chain.
+    unsigned last = ops.back();
+    if (!ok || last == g + length - 1)
+      continue;
+    int replaced = plan.tensors[plan.ops[last].output].updates;
+    ok = replaced >= 0;
+    for (unsigned j = g; ok && j < last; ++j)
+      for (unsigned t : plan.ops[j].inputs)
+        ok &= int(t) != replaced;
+    for (unsigned k = 1; ok && k != ops.size(); ++k)
+      for (unsigned t : plan.ops[ops[k]].inputs)
+        ok &= t == plan.ops[ops[k - 1]].output || producer[t] < int(g);
+    if (ok)
+      epilogues[g] = std::move(ops);
+  }
+  return epilogues;
+}
+
+bool tofu::runtime::canRunEpilogueAtGemm(const ExecutablePlan &plan,
+                                         const std::vector<unsigned> &ops,
+                                         unsigned w,
+                                         const std::vector<bool> &inPlace) {
+  auto storedAs = [&](unsigned t, const Box &box) {
+    const std::optional<Box> &s = plan.tensors[t].stored[w];
+    return s && !s->isEmpty() && *s == box;
+  };
+  const OpInfo &gemm = plan.ops[ops.front()];
+  const OpShare &sg = gemm.workers[w];
+  unsigned rank = sg.output.getRank();
+  if (sg.output.isEmpty() || !storedAs(gemm.output, sg.output) ||
+      sg.iteration.getRank() < rank)
+    return false;
+  for (unsigned d = 0; d != sg.iteration.getRank(); ++d)
+    if (d < rank ? sg.iteration.lo[d] != sg.output.lo[d] ||
+                       sg.iteration.hi[d] != sg.output.hi[d]
+                 : sg.iteration.lo[d] != 0)
+      return false;
+  for (unsigned p = 0; p != gemm.inputs.size(); ++p)
+    if (!storedAs(gemm.inputs[p], sg.inputs[p]))
+      return false;
+  for (unsigned k = 1; k != ops.size(); ++k) {
+    const OpInfo &op = plan.ops[ops[k]];
+    const OpShare &share = op.workers[w];
+    unsigned previous = plan.ops[ops[k - 1]].output;
+    if (!(share.output == sg.output) || !(share.iteration == sg.output))
+      return false;
+    for (unsigned p = 0; p != op.inputs.size(); ++p)
+      if (op.inputs[p] == previous ? !(share.inputs[p] == sg.output)
+                                   : !storedAs(op.inputs[p], share.inputs[p]))
+        return false;
+  }
+  // The last op writes over what it replaces, stored as its output box.
+  unsigned last = ops.back();
+  int replaced = plan.tensors[plan.ops[last].output].updates;
+  return getOutputPlace(plan, last, w, inPlace).overReplaced &&
+         replaced >= 0 && storedAs(unsigned(replaced), sg.output);
 }
 
 bool tofu::runtime::canFuseOnWorker(const ExecutablePlan &plan, unsigned a,

@@ -450,21 +450,27 @@ GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
 
 bool GeneratedKernels::runFused(const std::vector<runtime::ChainOp> &chain,
                                 const runtime::KernelCall &call) {
-  // Kernel indices are op indices; the table has consecutive ops' chains.
+  // Kernel indices are op indices; the table has consecutive ops' chains,
+  // and from a GEMM its epilogue's: the one reader of each value in turn
+  // (GraphKernels.h), which is how the executor finds them too.
   unsigned first = chain.front().kernel, length = chain.size();
-  if (length < 2 || length > runtime::MaxChainLength)
+  if (length < 2 || length > runtime::MaxChainLength ||
+      first >= hints.epilogueLength.size())
     return false;
-  for (unsigned k = 0; k != length; ++k)
-    if (chain[k].kernel != first + k || first + k >= fns.size() ||
-        !fns[first + k])
+  bool epilogue = hints.epilogueLength[first] >= length;
+  for (unsigned k = 0; k != length; ++k) {
+    unsigned kernel = chain[k].kernel;
+    if ((!epilogue && kernel != first + k) || kernel >= fns.size() ||
+        !fns[kernel])
       return false;
+  }
   unsigned at = codegen::getFusedTableIndex(first, length);
   if (at >= fusedFns.size() || !fusedFns[at] || !fusedFns[at](call))
     return false;
   // Calls of element-wise kernels: none takes or leaves sums.
   lastSums.valid = false;
   ++fusedCalls;
-  epilogueCalls += hints.epilogueLength[first] >= 2;
+  epilogueCalls += epilogue;
   return true;
 }
 

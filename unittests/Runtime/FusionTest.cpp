@@ -152,6 +152,41 @@ TEST(FusionTest, AGemmsChainEndsWithItsEpilogueAndKeepsItsInputs) {
   EXPECT_EQ(gemmLinks(plan), (std::vector<bool>{false, true, false, false}));
 }
 
+TEST(FusionTest, AGemmsEpilogueRunsAtItWhereNothingBetweenNotices) {
+  // Kernel 2 a GEMM with epilogue kernels up to 3 ops. x, y, w inputs;
+  // op0 g = gemm(x, y); op1 u = scale(x); op2 s = scale(g); op3 o =
+  // add(w, s), w's next value: the epilogue g, s, o runs at op0.
+  FusionHints hints = makeHints();
+  hints.elementwise.push_back(false);
+  hints.pointwise.push_back({false, false});
+  hints.epilogueLength = {1, 1, 3};
+  auto epilogueAt = [&](const ExecutablePlan &plan) {
+    return findEpiloguesAtGemm(plan, buildSchedule(plan), hints)[0];
+  };
+  auto make = [](std::vector<unsigned> op1, std::vector<unsigned> op2) {
+    ExecutablePlan plan = makePlan(
+        3, {{2, {0, 1}}, {0, op1}, {op2.size() == 1 ? 0u : 1u, op2},
+            {1, {2, 5}}},
+        {6});
+    plan.tensors[6].updates = 2;
+    return plan;
+  };
+  EXPECT_EQ(epilogueAt(make({0}, {3})), (std::vector<unsigned>{0, 2, 3}));
+  // op1 reads w, which the epilogue writes over at op0.
+  EXPECT_TRUE(epilogueAt(make({2}, {3})).empty());
+  // op2 reads u, computed after the GEMM.
+  EXPECT_TRUE(epilogueAt(make({0}, {3, 4})).empty());
+  // o replaces nothing: its buffer does not exist at op0.
+  ExecutablePlan fresh = make({0}, {3});
+  fresh.tensors[6].updates = -1;
+  EXPECT_TRUE(epilogueAt(fresh).empty());
+  // Consecutive ops are findFusableLinks' chain, run at its last op.
+  ExecutablePlan consecutive =
+      makePlan(3, {{2, {0, 1}}, {0, {3}}, {1, {2, 4}}}, {5});
+  consecutive.tensors[5].updates = 2;
+  EXPECT_TRUE(epilogueAt(consecutive).empty());
+}
+
 TEST(FusionTest, AChainKeepsAnInputDyingInItAndThePeak) {
   ExecutablePlan plan = makeChainPlan();
   KernelTable kernels = makeKernels();

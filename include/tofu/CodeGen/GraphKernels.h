@@ -39,9 +39,10 @@ constexpr const char *GraphCudaLaunchesSymbol = "tofu_graph_cuda_launches";
 /// The symbol of the fused-chain table of a C++ unit: one
 /// `bool (*)(const KernelCall &)` per op i and chain length n = 2 ..
 /// runtime::MaxChainLength, at getFusedTableIndex(i, n): the fused kernel
-/// of ops i .. i + n - 1 (emitFusedKernel; where op i is a GEMM,
-/// emitEpilogueKernel, for every n up to its affine epilogue's end), null
-/// where there is none; the
+/// of ops i .. i + n - 1 (emitFusedKernel), or where op i is a GEMM, of
+/// op i, the one reader of its value, that one's, and so on, n ops
+/// wherever they are (emitEpilogueKernel, for every n up to its affine
+/// epilogue's end), null where there is none; the
 /// table has getFusedTableSize(ops) entries.
 constexpr const char *GraphFusedSymbol = "tofu_graph_fused";
 

@@ -85,6 +85,31 @@ std::vector<bool> findFusableLinks(const ExecutablePlan &plan,
 /// over the whole range of its reduction variables).
 bool canFuseOnWorker(const ExecutablePlan &plan, unsigned a, unsigned w);
 
+/// Per op g of `plan`: the ops of a GEMM's affine epilogue that the
+/// executor runs at g (docs/CodeGen.md "Fusion", "At the GEMM"), g first,
+/// then the one reader of its value, that one's, and so on, as many as
+/// FusionHints::epilogueLength gives; empty where there is none. Only
+/// where they are not consecutive (findFusableLinks' chains run those at
+/// their last op) and run early without another op noticing: each
+/// intermediate value is read by the next alone, not persistent and not
+/// moved; no op among them fetches from another worker; the last one's
+/// output is a next value, and no op from g on other than the last reads
+/// the value it replaces (whose buffer the kernel writes at g); every
+/// other input of the epilogue is computed before g. Each worker then
+/// checks its boxes (canRunEpilogueAtGemm).
+std::vector<std::vector<unsigned>>
+findEpiloguesAtGemm(const ExecutablePlan &plan, const Schedule &schedule,
+                    const FusionHints &hints);
+
+/// Whether worker `w` can run the epilogue `ops` (findEpiloguesAtGemm's)
+/// at its GEMM: the GEMM iterating over its output box and its reduction's
+/// whole range, each op over that box, every input read where it is
+/// stored as the op reads it, and the last op writing straight over what
+/// its output replaces (`inPlace`: getInPlaceUpdates').
+bool canRunEpilogueAtGemm(const ExecutablePlan &plan,
+                          const std::vector<unsigned> &ops, unsigned w,
+                          const std::vector<bool> &inPlace);
+
 /// One op of a chain run by runFusedBlocks or KernelProvider::runFused.
 struct ChainOp {
   unsigned kernel;
