@@ -41,7 +41,7 @@ some 30%.
 usage: bench/runtime-vs-torch.py [--build DIR] [--steps N] [--rounds R]
                                  [--models mlp,resnet18] [--workers 1,2]
                                  [--threads T] [--no-onednn] [--cpu-time]
-                                 [--cpu-seconds S] [--fuse-epilogues]
+                                 [--cpu-seconds S] [--unfused-epilogues]
 """
 
 import argparse
@@ -162,8 +162,8 @@ def tofu_run(args, graph, plan, k, transport, threads_per_worker, report,
             ["--transport", "mpi"]
     if args.no_onednn:
         cmd.append("--onednn=false")
-    if args.fuse_epilogues:
-        cmd.append("--fuse-epilogues")
+    if args.unfused_epilogues:
+        cmd.append("--fuse-epilogues=false")
     env = dict(os.environ, OMP_NUM_THREADS=str(threads_per_worker),
                OPENBLAS_NUM_THREADS=str(threads_per_worker),
                OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
@@ -192,9 +192,10 @@ def main():
                          "the best counts")
     ap.add_argument("--no-onednn", action="store_true",
                     help="run tofu-run with --onednn=false")
-    ap.add_argument("--fuse-epilogues", action="store_true",
-                    help="run tofu-run with --fuse-epilogues (a GEMM's "
-                         "affine epilogue, the SGD update, in the GEMM)")
+    ap.add_argument("--unfused-epilogues", action="store_true",
+                    help="run tofu-run with --fuse-epilogues=false (a GEMM's "
+                         "affine epilogue, the SGD update, after the GEMM, "
+                         "not in it)")
     ap.add_argument("--cpu-time", action="store_true",
                     help="also the CPU time per step of each side (user + "
                     "system, all threads and processes; Tofu's from a "
@@ -217,7 +218,7 @@ def main():
     print(f"{os.cpu_count()} cores; {args.threads} thread(s) in total per "
           f"side; best of {args.steps} steps, {args.rounds} rounds; "
           f"oneDNN {'off' if args.no_onednn else 'on'}; GEMM epilogues "
-          f"{'fused' if args.fuse_epilogues else 'unfused'}; load average "
+          f"{'unfused' if args.unfused_epilogues else 'fused'}; load average "
           f"(1 min) {load():.2f} at the start")
     blas = openblas_set_num_threads(args.threads)
     print("PyTorch's BLAS: " + (f"{blas[0]}, {blas[1]} thread(s)" if blas
