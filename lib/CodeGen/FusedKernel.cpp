@@ -83,6 +83,15 @@ std::size_t codegen::emitFusedSignature(StringRef name, unsigned rank,
   return signature;
 }
 
+std::string codegen::finishFusedKernel(std::vector<std::string> &lines,
+                                      std::size_t signature) {
+  lines.push_back("return true;");
+  lines.push_back("}");
+  if (llvm::any_of(lines, callsVectorForms))
+    lines[signature].insert(0, "TOFU_KG_WIDE ");
+  return indentLines(lines);
+}
+
 void codegen::emitChainCalls(ArrayRef<KernelInstance> chain, unsigned from,
                              std::vector<std::string> &lines) {
   unsigned first = 0;
@@ -213,9 +222,5 @@ codegen::emitFusedKernel(ArrayRef<KernelInstance> chain,
                                      "(" + args + ");");
   }
   lines.push_back("}");
-  lines.push_back("return true;");
-  lines.push_back("}");
-  if (llvm::any_of(lines, callsVectorForms))
-    lines[signature].insert(0, "TOFU_KG_WIDE ");
-  return indentLines(lines);
+  return finishFusedKernel(lines, signature);
 }

@@ -269,9 +269,5 @@ codegen::emitEpilogueKernel(ArrayRef<KernelInstance> chain,
   prefilled.epilogueAlpha = literal(alpha, type == DType::F32);
   gemm.emitContraction(prefilled, lines);
   lines.push_back("}");
-  lines.push_back("return true;");
-  lines.push_back("}");
-  if (llvm::any_of(lines, callsVectorForms))
-    lines[signature].insert(0, "TOFU_KG_WIDE ");
-  return indentLines(lines);
+  return finishFusedKernel(lines, signature);
 }

@@ -370,6 +370,12 @@ llvm::Error refuseChain(ArrayRef<KernelInstance> chain, StringRef what,
 std::size_t emitFusedSignature(StringRef name, unsigned rank,
                                std::vector<std::string> &lines);
 
+/// Ends a fused chain kernel begun by emitFusedSignature (its body's
+/// blocks closed): `return true;`, its closing brace, the TOFU_KG_WIDE mark
+/// where it calls the vector forms; the kernel's text, indented.
+std::string finishFusedKernel(std::vector<std::string> &lines,
+                              std::size_t signature);
+
 /// Appends `callK`, op k's call over the fused box, for each op k of
 /// `chain` from `from` on: its inputs, the fused call's in the ops' order
 /// (the ops before `from` taking the first), its output the fused one's.
