@@ -1,7 +1,8 @@
 //===- Graph.cpp - The tofu-graph IR --------------------------------------===//
 //
-// This file implements the Graph IR: dtype and role spellings, name lookup
-// and the producer/user tables built by Graph::link.
+// This file implements the Graph IR: dtype and role spellings, name lookup,
+// the producer/user tables built by Graph::link and the stable topological
+// sort of the ops (Graph::sortOps).
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,8 @@
 #include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
+#include <functional>
+#include <queue>
 #include <limits>
 
 using namespace tofu;
@@ -118,4 +121,54 @@ void Graph::link() {
         producers[ref.index] = o;
     }
   }
+}
+
+bool Graph::sortOps() {
+  // Kahn's algorithm taking the earliest ready op in file order each time:
+  // the file's order where it is already topological, O(E log V) always.
+  unsigned n = ops.size();
+  std::vector<SmallVector<unsigned, 2>> readers(n);
+  std::vector<unsigned> pending(n, 0);
+  for (unsigned o = 0; o != n; ++o)
+    for (const TensorRef &ref : ops[o].inputs) {
+      int p = ref.index >= 0 ? producers[ref.index] : -1;
+      if (p < 0)
+        continue;
+      if (unsigned(p) == o)
+        return false;
+      readers[p].push_back(o);
+      ++pending[o];
+    }
+  std::priority_queue<unsigned, std::vector<unsigned>, std::greater<unsigned>>
+      ready;
+  for (unsigned o = 0; o != n; ++o)
+    if (!pending[o])
+      ready.push(o);
+  std::vector<unsigned> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    unsigned o = ready.top();
+    ready.pop();
+    order.push_back(o);
+    for (unsigned r : readers[o])
+      if (!--pending[r])
+        ready.push(r);
+  }
+  if (order.size() != n)
+    return false;
+  bool sorted = true;
+  for (unsigned i = 0; i != n && sorted; ++i)
+    sorted = order[i] == i;
+  if (sorted)
+    return true;
+  std::vector<Op> sortedOps;
+  sortedOps.reserve(n);
+  for (unsigned o : order)
+    sortedOps.push_back(std::move(ops[o]));
+  ops = std::move(sortedOps);
+  opsByName.clear();
+  for (unsigned o = 0; o != n; ++o)
+    opsByName.try_emplace(ops[o].name, o);
+  link();
+  return true;
 }

@@ -338,6 +338,10 @@ std::unique_ptr<Graph> Reader::read() {
         readOp(locs.getNode(ops->children[i]), i, *g);
   }
   g->link();
+  // Every tool takes the ops in this order (the planner, the plan's op
+  // list, the lowering, the kernels): sorted once here. A cycle leaves the
+  // file's order for the verifier to report.
+  g->sortOps();
   return g;
 }
 

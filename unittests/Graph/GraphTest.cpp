@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 using namespace tofu;
 using namespace tofu::graph;
@@ -75,6 +77,49 @@ TEST(GraphTest, LinkResolvesProducersAndUsers) {
   EXPECT_EQ(g.getUsers(2)[0], 1u);
   EXPECT_EQ(g.getOp(2).inputs[0].index, -1);
   EXPECT_EQ(g.getOp(0).getOutput(), 2);
+}
+
+std::vector<std::string> opNames(const Graph &g) {
+  std::vector<std::string> names;
+  for (const Op &op : g.getOps())
+    names.push_back(op.name);
+  return names;
+}
+
+TEST(GraphTest, SortOpsIsStableAndRefusesCycles) {
+  // a and c read only inputs, b reads a, d reads b and c: listed d, b, c, a.
+  Graph g;
+  for (StringRef t : {"x", "a", "b", "c", "d"})
+    g.addTensor(makeTensor(t, {2}, t == "x" ? Role::Input : Role::Activation));
+  g.addOp(makeOp("d", "add", {"b", "c"}, "d"));
+  g.addOp(makeOp("b", "relu", {"a"}, "b"));
+  g.addOp(makeOp("c", "relu", {"x"}, "c"));
+  g.addOp(makeOp("a", "relu", {"x"}, "a"));
+  g.link();
+  ASSERT_TRUE(g.sortOps());
+  // c was before a in the file and both are ready at once: c stays first.
+  EXPECT_EQ(opNames(g), (std::vector<std::string>{"c", "a", "b", "d"}));
+  EXPECT_EQ(g.lookupOp("d"), 3);
+  EXPECT_EQ(g.getProducer(g.lookupTensor("b")), 2);
+  EXPECT_EQ(g.getUsers(g.lookupTensor("c"))[0], 3u);
+  // A valid order is kept as it is.
+  ASSERT_TRUE(g.sortOps());
+  EXPECT_EQ(opNames(g), (std::vector<std::string>{"c", "a", "b", "d"}));
+
+  Graph cyclic;
+  for (StringRef t : {"x", "p", "q"})
+    cyclic.addTensor(
+        makeTensor(t, {2}, t == "x" ? Role::Input : Role::Activation));
+  cyclic.addOp(makeOp("q", "add", {"p", "x"}, "q"));
+  cyclic.addOp(makeOp("p", "relu", {"q"}, "p"));
+  cyclic.link();
+  EXPECT_FALSE(cyclic.sortOps());
+  EXPECT_EQ(opNames(cyclic), (std::vector<std::string>{"q", "p"}));
+  Graph selfLoop;
+  selfLoop.addTensor(makeTensor("s", {2}, Role::Activation));
+  selfLoop.addOp(makeOp("s", "relu", {"s"}, "s"));
+  selfLoop.link();
+  EXPECT_FALSE(selfLoop.sortOps());
 }
 
 TEST(GraphTest, BytesSaturate) {

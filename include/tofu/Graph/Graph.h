@@ -155,6 +155,14 @@ public:
   /// appears twice).
   ArrayRef<unsigned> getUsers(unsigned t) const { return users[t]; }
 
+  /// Reorders the ops so that each comes after the producers of its inputs
+  /// (docs/GraphFormat.md, "Op order"): stable, so an order that is
+  /// already valid is kept and otherwise each op stays as early as its
+  /// inputs allow; then links again. Returns false and changes nothing if
+  /// ops depend on each other through a cycle (the verifier names it).
+  /// Expects a linked graph; the reader calls it on every graph it reads.
+  bool sortOps();
+
   /// Top-level fields other than format, version, tensors and ops
   /// (e.g. `metadata`), in source order.
   std::vector<ExtraField> extras;
