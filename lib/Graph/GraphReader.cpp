@@ -12,8 +12,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Graph/GraphReader.h"
-#include "tofu/Graph/JSONLocations.h"
 #include "tofu/Support/Diagnostics.h"
+#include "tofu/Support/JSONLocations.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"

@@ -12,7 +12,8 @@
 // declared shape must equal it (up to a stride); where it does not
 // determine every dimension, the declared shape must bind with the inputs
 // and each declared extent must keep the reads that bound that dimension
-// in bounds.
+// in bounds. A tensor the operator reads inside another read's index
+// (`self[n, target[n]]`) must have an integer dtype.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +22,9 @@
 #include "tofu/Graph/Verifier.h"
 #include "tofu/Analysis/ShapeAgreement.h"
 #include "tofu/Support/Diagnostics.h"
+#include "tofu/TDL/ExprWalk.h"
 
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -51,6 +54,7 @@ private:
   bool checkOutputRank(const Op &op, const tdl::OpDecl &decl);
   bool checkParams(const Op &op, const tdl::OpDecl &decl);
   const tdl::Instance *instantiate(const Op &op);
+  void checkIndexDTypes(const Op &op, const tdl::OpDecl &decl);
   void checkShape(const Op &op, const tdl::OpDecl &decl, bool opaque,
                   ArrayRef<int64_t> params);
   SMLoc outputShapeLoc(const Op &op) const {
@@ -234,6 +238,32 @@ const tdl::Instance *SpecVerifier::instantiate(const Op &op) {
   return *instance;
 }
 
+void SpecVerifier::checkIndexDTypes(const Op &op, const tdl::OpDecl &decl) {
+  llvm::SmallBitVector reported(op.inputs.size());
+  for (const tdl::TensorReadExpr *read : tdl::collectTensorReads(decl))
+    for (unsigned i = 0, e = read->getNumIndices(); i != e; ++i) {
+      if (read->getIndexKind(i) != tdl::IndexKind::DataDependent)
+        continue;
+      tdl::walkExpr(read->getIndex(i), [&](const tdl::Expr &sub) {
+        const auto *index = dyn_cast<tdl::TensorReadExpr>(&sub);
+        if (!index || !index->getTensor() ||
+            index->getTensor()->getPosition() >= op.inputs.size())
+          return;
+        unsigned position = index->getTensor()->getPosition();
+        const TensorRef &ref = op.inputs[position];
+        DType dtype = g.getTensor(ref.index).dtype;
+        if (!isFloatingPoint(dtype) || reported.test(position))
+          return;
+        reported.set(position);
+        diags.error(ref.loc.isValid() ? ref.loc : op.loc,
+                    prefix(op, decl) + ": input '" + ref.name + "' is " +
+                        getDTypeName(dtype) + ", but the operator reads it " +
+                        "as an index of '" + read->getTensorName() +
+                        "'; an index tensor has an integer dtype");
+      });
+    }
+}
+
 void SpecVerifier::checkOp(const Op &op) {
   ArrayRef<const tdl::OpDecl *> overloads = specs.lookup(op.type);
   if (overloads.empty()) {
@@ -255,6 +285,7 @@ void SpecVerifier::checkOp(const Op &op) {
   // ranks and output rank fit the op, so the instance needs no rank checks.
   if (!instance)
     return;
+  checkIndexDTypes(op, *instance->op);
   checkShape(op, *instance->op, instance->op->isOpaque(), instance->intParams);
 }
 

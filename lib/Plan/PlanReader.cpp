@@ -1,13 +1,17 @@
 //===- PlanReader.cpp - Read plan JSON ------------------------------------===//
 //
-// This file implements reading plan JSON into the plan IR. Every error
-// names the JSON path of the offending value.
+// This file implements reading plan JSON into the plan IR. The text first
+// passes the JSON front end every reader shares (scanJSONText: nesting
+// depth, syntax, duplicate keys; errors at LINE:COLUMN) and a check that
+// every integer literal fits 64 bits (llvm::json reads a larger one as
+// INT64_MAX); every later error names the JSON path of the offending value.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Plan/PlanJSON.h"
 
 #include "tofu/Plan/Layouts.h"
+#include "tofu/Support/JSONLocations.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -211,9 +215,42 @@ llvm::Error readSearch(const json::Value &value, Plan &p) {
   return llvm::Error::success();
 }
 
+/// The first integer literal under `node` (at JSON path `path`) that does
+/// not fit int64_t, as an error quoting it as written. Recurses once per
+/// level, which scanJSONText has bounded.
+llvm::Error checkIntegers(const JSONLocations &locs,
+                          const JSONLocations::Node &node,
+                          const std::string &path) {
+  using Kind = JSONLocations::Node::Kind;
+  if (node.kind == Kind::Number) {
+    StringRef literal = locs.getText(node);
+    int64_t value;
+    if (literal.find_first_of(".eE") == StringRef::npos &&
+        literal.getAsInteger(10, value))
+      return malformed(path, literal + " is out of range (a 64-bit integer)");
+    return llvm::Error::success();
+  }
+  for (unsigned i = 0, e = node.children.size(); i != e; ++i) {
+    const JSONLocations::Node &child = locs.getNode(node.children[i]);
+    std::string childPath =
+        node.kind == Kind::Object
+            ? (path.empty() ? child.key : path + "." + child.key)
+            : path + "[" + std::to_string(i) + "]";
+    if (llvm::Error err = checkIntegers(locs, child, childPath))
+      return err;
+  }
+  return llvm::Error::success();
+}
+
 } // namespace
 
 llvm::Expected<Plan> plan::readPlanJSON(StringRef text) {
+  JSONProblem problem;
+  llvm::Optional<JSONLocations> locs = scanJSONText(text, problem);
+  if (!locs)
+    return malformed(getLineAndColumn(text, problem.offset), problem.message);
+  if (llvm::Error err = checkIntegers(*locs, locs->getRoot(), ""))
+    return err;
   auto doc = json::parse(text);
   if (!doc)
     return malformed("document", llvm::toString(doc.takeError()));

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Planner/Machine.h"
-#include "tofu/Graph/JSONLocations.h"
+#include "tofu/Support/JSONLocations.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/JSON.h"
@@ -17,7 +17,6 @@
 
 using namespace tofu;
 using namespace tofu::planner;
-using graph::JSONLocations;
 using Node = JSONLocations::Node;
 
 const char *const planner::MachineKernelKinds[5] = {
@@ -310,7 +309,7 @@ std::unique_ptr<Machine> planner::readMachineFile(StringRef path,
   unsigned id =
       diags.getSourceMgr().AddNewSourceBuffer(std::move(*buf), SMLoc());
   StringRef text = diags.getSourceMgr().getMemoryBuffer(id)->getBuffer();
-  auto locs = graph::scanJSONDocument(text, diags);
+  auto locs = scanJSONDocument(text, diags);
   if (!locs)
     return nullptr;
   return Reader(diags, *locs).read();

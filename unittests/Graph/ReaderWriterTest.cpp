@@ -3,7 +3,7 @@
 #include "GraphTestUtils.h"
 
 #include "tofu/Graph/GraphWriter.h"
-#include "tofu/Graph/JSONLocations.h"
+#include "tofu/Support/JSONLocations.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"

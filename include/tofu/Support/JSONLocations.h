@@ -2,16 +2,18 @@
 //
 // This file declares JSONLocations, a light scan of a JSON text that
 // llvm::json::parse has accepted, recording where every value (and every
-// object member's key) starts and ends, in document order. llvm::json keeps
-// no locations, so the graph reader walks this tree (llvm::json::parse only
+// object member's key) starts and ends, in document order, and the checks
+// every JSON reader (graphs, plans, machine files) runs first
+// (scanJSONText). llvm::json keeps no locations, so the graph reader walks
+// this tree (llvm::json::parse only
 // validates the text and locates syntax errors), and every diagnostic can
 // point at the exact line:column of the offending value. The scan also keeps the raw text of
 // each value, which tells an integer literal (`1`) from a real (`1.0`).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TOFU_GRAPH_JSONLOCATIONS_H
-#define TOFU_GRAPH_JSONLOCATIONS_H
+#ifndef TOFU_SUPPORT_JSONLOCATIONS_H
+#define TOFU_SUPPORT_JSONLOCATIONS_H
 
 #include "tofu/Support/LLVM.h"
 
@@ -24,8 +26,6 @@
 namespace tofu {
 
 class DiagnosticEngine;
-
-namespace graph {
 
 /// The location tree of one JSON document.
 class JSONLocations {
@@ -97,19 +97,36 @@ llvm::Optional<size_t> findExcessiveNesting(StringRef text, unsigned maxDepth);
 /// error).
 llvm::Optional<size_t> findJSONSyntaxError(StringRef text);
 
-/// The location tree of `text` (a buffer of `diags`' SourceMgr), checked as
-/// every located reader checks a document before reading it: nested at
-/// most MaxJSONDepth levels, valid JSON (llvm::json's message at its byte
-/// offset, "invalid JSON: ..."), no duplicate key. None after reporting the
-/// first problem where it is.
+/// The first problem found in a JSON text: where it is and what.
+struct JSONProblem {
+  /// A byte offset into the text.
+  size_t offset = 0;
+  std::string message;
+};
+
+/// The location tree of `text`, checked as every JSON reader (graphs, plans,
+/// machine files) checks a document before reading it: nested at most
+/// MaxJSONDepth levels (`JSON nested deeper than 64 levels`), valid JSON
+/// (llvm::json's message at its byte offset, `invalid JSON: ...`), no
+/// duplicate key (`invalid JSON: duplicate key 'k'`, at the second). None
+/// with the first problem in `problem`. Once it has accepted a text,
+/// llvm::json::parse of it recurses at most MaxJSONDepth levels.
+llvm::Optional<JSONLocations> scanJSONText(StringRef text,
+                                           JSONProblem &problem);
+
+/// scanJSONText of `text` (a buffer of `diags`' SourceMgr), its problem
+/// reported where it is.
 llvm::Optional<JSONLocations> scanJSONDocument(StringRef text,
                                                DiagnosticEngine &diags);
+
+/// "LINE:COLUMN" (1-based) of byte `offset` of `text`, for readers that
+/// report without a SourceMgr.
+std::string getLineAndColumn(StringRef text, size_t offset);
 
 /// `json` (valid JSON text) without insignificant whitespace, with `", "`
 /// and `": "` separators: the form in which unknown fields are kept.
 std::string compactJSON(StringRef json);
 
-} // namespace graph
 } // namespace tofu
 
-#endif // TOFU_GRAPH_JSONLOCATIONS_H
+#endif // TOFU_SUPPORT_JSONLOCATIONS_H

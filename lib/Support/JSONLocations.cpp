@@ -4,11 +4,13 @@
 // syntax check that precedes it. The scanned text has already been
 // accepted by the check or by llvm::json::parse, so the scan only has to
 // find token boundaries: it never reports errors, and it stays in bounds
-// even if handed something else.
+// even if handed something else. scanJSONText is the one front end of
+// every JSON reader (graphs, plans, machine files): depth, syntax,
+// duplicate keys.
 //
 //===----------------------------------------------------------------------===//
 
-#include "tofu/Graph/JSONLocations.h"
+#include "tofu/Support/JSONLocations.h"
 #include "tofu/Support/Diagnostics.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -18,7 +20,6 @@
 #include "llvm/Support/ConvertUTF.h"
 
 using namespace tofu;
-using namespace tofu::graph;
 
 namespace {
 bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -214,7 +215,7 @@ const JSONLocations::Node *JSONLocations::findDuplicateKey() const {
   return first;
 }
 
-llvm::Optional<size_t> graph::findExcessiveNesting(StringRef text,
+llvm::Optional<size_t> tofu::findExcessiveNesting(StringRef text,
                                                    unsigned maxDepth) {
   unsigned depth = 0;
   bool inString = false;
@@ -394,11 +395,11 @@ llvm::Optional<size_t> SyntaxChecker::check() {
   }
 }
 
-llvm::Optional<size_t> graph::findJSONSyntaxError(StringRef text) {
+llvm::Optional<size_t> tofu::findJSONSyntaxError(StringRef text) {
   return SyntaxChecker(text).check();
 }
 
-std::string graph::compactJSON(StringRef json) {
+std::string tofu::compactJSON(StringRef json) {
   std::string out;
   out.reserve(json.size());
   bool inString = false;
@@ -423,9 +424,8 @@ std::string graph::compactJSON(StringRef json) {
   return out;
 }
 
-/// Turns llvm::json's "[L:C, byte=N]: message" into a located error.
-static void reportParseError(llvm::Error err, StringRef text,
-                             DiagnosticEngine &diags) {
+/// Turns llvm::json's "[L:C, byte=N]: message" into a located problem.
+static JSONProblem getParseProblem(llvm::Error err, StringRef text) {
   std::string message = llvm::toString(std::move(err));
   StringRef msg = message;
   size_t offset = 0;
@@ -434,17 +434,14 @@ static void reportParseError(llvm::Error err, StringRef text,
   if (bytePos != StringRef::npos && close != StringRef::npos &&
       !msg.slice(bytePos + 5, close).getAsInteger(10, offset))
     msg = msg.drop_front(close + 3);
-  offset = std::min(offset, text.size());
-  diags.error(SMLoc::getFromPointer(text.data() + offset),
-              "invalid JSON: " + msg);
+  return {std::min(offset, text.size()), ("invalid JSON: " + msg).str()};
 }
 
-llvm::Optional<JSONLocations>
-graph::scanJSONDocument(StringRef text, DiagnosticEngine &diags) {
+llvm::Optional<JSONLocations> tofu::scanJSONText(StringRef text,
+                                                 JSONProblem &problem) {
   if (auto deep = findExcessiveNesting(text, MaxJSONDepth)) {
-    diags.error(SMLoc::getFromPointer(text.data() + *deep),
-                "JSON nested deeper than " + Twine(MaxJSONDepth) +
-                    " levels");
+    problem = {*deep, "JSON nested deeper than " +
+                          std::to_string(MaxJSONDepth) + " levels"};
     return llvm::None;
   }
   // Strict JSON needs no document built; otherwise llvm::json::parse
@@ -452,15 +449,34 @@ graph::scanJSONDocument(StringRef text, DiagnosticEngine &diags) {
   if (findJSONSyntaxError(text)) {
     llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
     if (!value) {
-      reportParseError(value.takeError(), text, diags);
+      problem = getParseProblem(value.takeError(), text);
       return llvm::None;
     }
   }
   JSONLocations locs = JSONLocations::scan(text);
   if (const JSONLocations::Node *dup = locs.findDuplicateKey()) {
-    diags.error(SMLoc::getFromPointer(locs.getKeyPointer(*dup)),
-                "invalid JSON: duplicate key '" + dup->key + "'");
+    problem = {size_t(dup->keyBegin),
+               "invalid JSON: duplicate key '" + dup->key + "'"};
     return llvm::None;
   }
   return locs;
+}
+
+llvm::Optional<JSONLocations>
+tofu::scanJSONDocument(StringRef text, DiagnosticEngine &diags) {
+  JSONProblem problem;
+  llvm::Optional<JSONLocations> locs = scanJSONText(text, problem);
+  if (!locs)
+    diags.error(SMLoc::getFromPointer(text.data() + problem.offset),
+                problem.message);
+  return locs;
+}
+
+std::string tofu::getLineAndColumn(StringRef text, size_t offset) {
+  StringRef before = text.take_front(offset);
+  size_t lineStart = before.rfind('\n');
+  size_t column = lineStart == StringRef::npos ? offset + 1
+                                               : offset - lineStart;
+  return std::to_string(before.count('\n') + 1) + ":" +
+         std::to_string(column);
 }
