@@ -20,7 +20,7 @@
 #include "Models.h"
 
 #include "tofu/Runtime/Error.h"
-#include "tofu/Runtime/GeneratedPlan.h"
+#include "tofu/Runtime/LinkedPlan.h"
 
 #include <algorithm>
 #include <cmath>

@@ -360,11 +360,11 @@ DeviceExecutor::DeviceExecutor(const ExecutablePlan &plan, Device &device,
   for (unsigned w : getLocalWorkers(plan, *transport)) {
     workers[w] = std::make_unique<Worker>(device, w);
     workers[w]->stored.resize(plan.tensors.size());
-    workers[w]->dirty.assign(plan.tensors.size(), false);
     workers[w]->inPlace = getInPlaceUpdates(plan, computeLastUse(plan), w);
     workers[w]->pool.setTrimming(plan.trimPools);
   }
-  hostInputs.resize(plan.tensors.size());
+  inputs = std::make_unique<InputShards>(plan,
+                                         getLocalWorkers(plan, *transport));
 }
 
 DeviceExecutor::~DeviceExecutor() {
@@ -379,27 +379,21 @@ DeviceExecutor::~DeviceExecutor() {
 }
 
 void DeviceExecutor::setInput(unsigned t, const HostTensor &value) {
-  checkInput(plan, t, value);
-  hostInputs[t] = value;
-  for (auto &worker : workers)
-    if (worker)
-      worker->dirty[t] = true;
+  inputs->setWhole(t, value);
+}
+
+void DeviceExecutor::setInputShard(unsigned t, unsigned w, Bytes values) {
+  inputs->setShard(t, w, std::move(values));
 }
 
 void DeviceExecutor::uploadInputs(Worker &worker) {
-  forEachPendingInput(
-      plan, worker.id, hostInputs, worker.dirty,
-      [&](unsigned t) { return bool(worker.stored[t]); },
-      [&](unsigned t, const Box &box) {
-        const TensorInfo &info = plan.tensors[t];
-        unsigned size = getElementSize(info.type);
-        Bytes packed(box.getVolume() * size);
-        packRegion(box, hostInputs[t]->data.data(), Box::whole(info.shape),
-                   packed.data(), size);
+  inputs->takePending(
+      worker.id, [&](unsigned t) { return bool(worker.stored[t]); },
+      [&](unsigned t, const Box &, const Bytes &values) {
         if (!worker.stored[t])
-          worker.stored[t] = worker.pool.allocate(packed.size());
-        device.upload(worker.id, worker.stored[t].data(), packed.data(),
-                      packed.size());
+          worker.stored[t] = worker.pool.allocate(values.size());
+        device.upload(worker.id, worker.stored[t].data(), values.data(),
+                      values.size());
       });
 }
 
@@ -451,24 +445,43 @@ unsigned DeviceExecutor::getNumDirectUpdates() const {
   return n;
 }
 
+/// The buffer of `worker` holding tensor `t` after a step: a next value
+/// written in place is in its parameter's buffer.
+static const DeviceBuffer &getHeldBuffer(const ExecutablePlan &plan,
+                                         const DeviceExecutor::Worker &worker,
+                                         unsigned t) {
+  unsigned held = worker.inPlace[t] && !worker.stored[t]
+                      ? unsigned(plan.tensors[t].updates)
+                      : t;
+  return worker.stored.at(held);
+}
+
 HostTensor DeviceExecutor::gather(unsigned t) {
   std::vector<Bytes> copies(plan.workers);
   return gatherTensor(
       plan, t, *transport, steps,
       [&](unsigned w) -> const unsigned char * {
-        // After a step, a next value written in place is in its
-        // parameter's buffer.
-        const Worker &worker = *workers[w];
-        unsigned held = worker.inPlace[t] && !worker.stored[t]
-                            ? unsigned(plan.tensors[t].updates)
-                            : t;
-        const DeviceBuffer &buffer = worker.stored.at(held);
+        const DeviceBuffer &buffer = getHeldBuffer(plan, *workers[w], t);
         if (!buffer)
           return nullptr;
         copies[w].resize(buffer.size());
         device.download(w, copies[w].data(), buffer.data(), buffer.size());
         return copies[w].data();
       });
+}
+
+Bytes DeviceExecutor::readShard(unsigned t, unsigned w) {
+  const TensorInfo &info = plan.tensors.at(t);
+  if (w >= plan.workers || !workers[w])
+    throw RuntimeError(fmt::format(
+        "tensor '{}': worker {} is not run by this process", info.name, w));
+  const DeviceBuffer &buffer = getHeldBuffer(plan, *workers[w], t);
+  if (!info.stored[w] || info.stored[w]->isEmpty() || !buffer)
+    throw RuntimeError(fmt::format(
+        "tensor '{}' is not held by worker {} now", info.name, w));
+  Bytes values(info.stored[w]->getVolume() * getElementSize(info.type));
+  device.download(w, values.data(), buffer.data(), values.size());
+  return values;
 }
 
 void DeviceExecutor::injectFailure(unsigned worker, unsigned op) {

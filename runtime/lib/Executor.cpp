@@ -66,8 +66,6 @@ struct Executor::Worker {
   MemoryPool pool;
   /// Per tensor: its stored box's values (empty when not held now).
   std::vector<Buffer> stored;
-  /// Per tensor: set by setInput and not yet scattered to this worker.
-  std::vector<bool> dirty;
   /// Per tensor: a next value this worker writes over what it replaces
   /// (InPlaceUpdates.h).
   std::vector<bool> inPlace;
@@ -803,13 +801,13 @@ Executor::Executor(const ExecutablePlan &plan, KernelProvider &kernels,
     workers.push_back(std::make_unique<Worker>());
     workers.back()->id = w;
     workers.back()->stored.resize(plan.tensors.size());
-    workers.back()->dirty.assign(plan.tensors.size(), false);
     workers.back()->inPlace =
         getInPlaceUpdates(plan, computeLastUse(plan), w);
     workers.back()->pool.setTrimming(plan.trimPools);
     workerById[w] = workers.back().get();
   }
-  hostInputs.resize(plan.tensors.size());
+  inputs = std::make_unique<InputShards>(plan,
+                                         getLocalWorkers(plan, transport));
 }
 
 Executor::~Executor() = default;
@@ -833,41 +831,20 @@ void tofu::runtime::checkInput(const ExecutablePlan &plan, unsigned t,
 }
 
 void Executor::setInput(unsigned t, const HostTensor &value) {
-  checkInput(plan, t, value);
-  hostInputs[t] = value;
-  for (auto &worker : workers)
-    worker->dirty[t] = true;
+  inputs->setWhole(t, value);
 }
 
-void tofu::runtime::forEachPendingInput(
-    const ExecutablePlan &plan, unsigned w,
-    const std::vector<std::optional<HostTensor>> &values,
-    std::vector<bool> &dirty, const std::function<bool(unsigned)> &held,
-    const std::function<void(unsigned, const Box &)> &fn) {
-  for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t) {
-    const TensorInfo &info = plan.tensors[t];
-    if (!info.graphInput || !info.stored[w] || info.stored[w]->isEmpty())
-      continue;
-    if (held(t) && !dirty[t])
-      continue;
-    if (!values[t])
-      throw RuntimeError("graph input '" + info.name + "' has no value");
-    fn(t, *info.stored[w]);
-    dirty[t] = false;
-  }
+void Executor::setInputShard(unsigned t, unsigned w, Bytes values) {
+  inputs->setShard(t, w, std::move(values));
 }
 
 void Executor::scatterInputs(Worker &worker) {
-  forEachPendingInput(
-      plan, worker.id, hostInputs, worker.dirty,
-      [&](unsigned t) { return bool(worker.stored[t]); },
-      [&](unsigned t, const Box &box) {
-        const TensorInfo &info = plan.tensors[t];
-        unsigned size = getElementSize(info.type);
+  inputs->takePending(
+      worker.id, [&](unsigned t) { return bool(worker.stored[t]); },
+      [&](unsigned t, const Box &, const Bytes &values) {
         if (!worker.stored[t])
-          worker.stored[t] = worker.pool.allocate(box.getVolume() * size);
-        copyRegion(box, hostInputs[t]->data.data(), Box::whole(info.shape),
-                   worker.stored[t].data(), box, size);
+          worker.stored[t] = worker.pool.allocate(values.size());
+        std::memcpy(worker.stored[t].data(), values.data(), values.size());
       });
 }
 
@@ -1041,16 +1018,35 @@ HostTensor tofu::runtime::gatherTensor(
   return assembleTensor(plan, t, data);
 }
 
+/// The buffer of `worker` holding tensor `t` after a step: a next value
+/// written in place is in its parameter's buffer.
+static const Buffer &getHeldBuffer(const ExecutablePlan &plan,
+                                   const Executor::Worker &worker, unsigned t) {
+  unsigned held = worker.inPlace[t] && !worker.stored[t]
+                      ? unsigned(plan.tensors[t].updates)
+                      : t;
+  return worker.stored[held];
+}
+
 HostTensor Executor::gather(unsigned t) {
   return gatherTensor(plan, t, transport, steps, [&](unsigned w) {
-    const Worker &worker = *workerById[w];
-    // After a step, a next value written in place is in its parameter's
-    // buffer.
-    unsigned held = worker.inPlace[t] && !worker.stored[t]
-                        ? unsigned(plan.tensors[t].updates)
-                        : t;
-    return static_cast<const unsigned char *>(worker.stored[held].data());
+    return static_cast<const unsigned char *>(
+        getHeldBuffer(plan, *workerById[w], t).data());
   });
+}
+
+Bytes Executor::readShard(unsigned t, unsigned w) {
+  const TensorInfo &info = plan.tensors.at(t);
+  if (w >= plan.workers || !workerById[w])
+    throw RuntimeError(fmt::format(
+        "tensor '{}': worker {} is not run by this process", info.name, w));
+  const Buffer &buffer = getHeldBuffer(plan, *workerById[w], t);
+  if (!info.stored[w] || info.stored[w]->isEmpty() || !buffer)
+    throw RuntimeError(fmt::format(
+        "tensor '{}' is not held by worker {} now", info.name, w));
+  const auto *data = static_cast<const unsigned char *>(buffer.data());
+  return Bytes(data, data + info.stored[w]->getVolume() *
+                                getElementSize(info.type));
 }
 
 std::vector<int> tofu::runtime::computeLastUse(const ExecutablePlan &plan) {

@@ -7,10 +7,18 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tofu/Runtime/Checkpoint.h"
 #include "tofu/Runtime/Error.h"
-#include "tofu/Runtime/GeneratedPlan.h"
+#include "tofu/Runtime/LinkedPlan.h"
+#include "tofu/Runtime/Npz.h"
 
 #include "gtest/gtest.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
 
 using namespace tofu::runtime;
 
@@ -129,6 +137,154 @@ TEST(GeneratedPlanTest, LinkedPlanNamesWhatIsWrong) {
   } catch (const RuntimeError &e) {
     EXPECT_STREQ(e.what(), "tensor 'x' is f32, not i64");
   }
+}
+
+HostTensor floats(std::vector<std::int64_t> shape, std::vector<float> values) {
+  HostTensor tensor{ElementType::F32, std::move(shape), {}};
+  tensor.data.resize(values.size() * sizeof(float));
+  std::memcpy(tensor.data.data(), values.data(), tensor.data.size());
+  return tensor;
+}
+
+std::vector<float> toFloats(const HostTensor &tensor) {
+  std::vector<float> values(tensor.data.size() / sizeof(float));
+  std::memcpy(values.data(), tensor.data.data(), tensor.data.size());
+  return values;
+}
+
+/// A fresh, empty directory for one test.
+std::filesystem::path makeTestDirectory(const std::string &name) {
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() /
+      ("tofu-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+TEST(GeneratedPlanTest, LinkedPlanTakesAndGivesShards) {
+  GeneratedPlan generated = makeGenerated();
+  LinkedPlan linked(generated);
+  unsigned x = linked.getTensor("x");
+  ASSERT_TRUE(linked.getStoredBox(x, 1).has_value());
+  EXPECT_EQ(linked.getStoredBox(x, 1)->format(), "[2,4)");
+  EXPECT_EQ(linked.getPersistentTensors(), std::vector<unsigned>{x});
+  linked.setShard(x, 0, floats({2}, {1, 2}));
+  linked.setShard(x, 1, floats({2}, {3, 4}));
+  linked.runStep();
+  EXPECT_EQ(linked.getLossValue(), 20.0);
+  EXPECT_EQ(toFloats(linked.getShard(x, 1)), (std::vector<float>{3, 4}));
+  // A shard replaces only its worker's box; a whole value replaces both.
+  linked.setShard(x, 1, floats({2}, {10, 10}));
+  linked.runStep();
+  EXPECT_EQ(linked.getLossValue(), 46.0);
+  linked.setInput("x", std::vector<float>{0, 0, 0, 1});
+  linked.runStep();
+  EXPECT_EQ(linked.getLossValue(), 2.0);
+  try {
+    linked.setShard(x, 1, floats({3}, {1, 2, 3}));
+    FAIL() << "no error for a shard of the wrong shape";
+  } catch (const RuntimeError &e) {
+    EXPECT_STREQ(e.what(),
+                 "tensor 'x': worker 1's shard [2,4) needs f32 [0,2), got "
+                 "f32 [0,3)");
+  }
+  EXPECT_THROW(linked.setShard(linked.getTensor("y"), 0, floats({2}, {1, 2})),
+               RuntimeError);
+}
+
+TEST(GeneratedPlanTest, CheckpointsRestoreAndRejectOtherGraphs) {
+  std::filesystem::path dir = makeTestDirectory("checkpoint");
+  GeneratedPlan generated = makeGenerated();
+  {
+    LinkedPlan linked(generated);
+    linked.setInput("x", std::vector<float>{1, 2, 3, 4});
+    linked.runStep();
+    saveCheckpoint(linked, dir.string(), 7);
+  }
+  EXPECT_TRUE(std::filesystem::exists(dir / "step-00000007" / "manifest.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "step-00000007" / "worker-1.bin"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "step-00000007.tmp"));
+  {
+    std::ifstream latest(dir / "latest");
+    std::string name;
+    latest >> name;
+    EXPECT_EQ(name, "step-00000007");
+  }
+  LinkedPlan restored(generated);
+  EXPECT_EQ(loadCheckpoint(restored, dir.string()), 7);
+  restored.runStep();
+  EXPECT_EQ(restored.getLossValue(), 20.0);
+
+  // A shard file cut short, then a manifest of another graph.
+  std::filesystem::resize_file(dir / "step-00000007" / "worker-1.bin", 4);
+  try {
+    loadCheckpoint(restored, dir.string());
+    FAIL() << "no error for a truncated shard";
+  } catch (const RuntimeError &e) {
+    EXPECT_NE(std::string(e.what()).find("is cut short: 4 bytes"),
+              std::string::npos)
+        << e.what();
+  }
+  std::ofstream(dir / "step-00000007" / "manifest.json")
+      << "{\"format\": \"tofu-checkpoint\", \"version\": 1, \"graph\": "
+         "\"other.json\", \"workers\": 1, \"step\": 3, \"tensors\": [{\"name\": "
+         "\"w\", \"dtype\": \"f32\", \"shape\": [4], \"shards\": []}]}";
+  try {
+    loadCheckpoint(restored, dir.string());
+    FAIL() << "no error for another graph's checkpoint";
+  } catch (const RuntimeError &e) {
+    EXPECT_NE(std::string(e.what()).find("(graph 'other.json') is not one of "
+                                         "this plan's graph 'test.json': it "
+                                         "has no tensor 'x'"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(GeneratedPlanTest, NpzArchivesRoundTrip) {
+  std::filesystem::path dir = makeTestDirectory("npz");
+  HostTensor matrix = floats({2, 3}, {1, 2, 3, 4, 5, 6});
+  HostTensor scalar{ElementType::I64, {}, Bytes(8, 0)};
+  scalar.data[0] = 42;
+  std::string path = (dir / "a.npz").string();
+  writeNpz(path, {{"m", matrix}, {"s.t", scalar}});
+  std::vector<NamedArray> arrays = readNpz(path);
+  ASSERT_EQ(arrays.size(), 2u);
+  EXPECT_EQ(arrays[0].first, "m");
+  EXPECT_EQ(arrays[0].second.shape, matrix.shape);
+  EXPECT_EQ(arrays[0].second.data, matrix.data);
+  EXPECT_EQ(arrays[1].first, "s.t");
+  EXPECT_EQ(arrays[1].second.type, ElementType::I64);
+  EXPECT_TRUE(arrays[1].second.shape.empty());
+  EXPECT_EQ(arrays[1].second.data, scalar.data);
+  Bytes npy = encodeNpy(matrix);
+  EXPECT_EQ(npy.size(), 128u + 24);
+  EXPECT_EQ(std::string(npy.begin() + 10, npy.begin() + 69),
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }");
+  EXPECT_EQ(npy[127], '\n'); // the data starts at a multiple of 64
+
+  GeneratedPlan generated = makeGenerated();
+  LinkedPlan linked(generated);
+  writeNpz(path, {{"x", floats({4}, {1, 2, 3, 4})}});
+  EXPECT_TRUE(loadNpz(linked, path).empty());
+  linked.runStep();
+  EXPECT_EQ(linked.getLossValue(), 20.0);
+  saveNpz(linked, (dir / "out.npz").string());
+  std::vector<NamedArray> saved = readNpz((dir / "out.npz").string());
+  ASSERT_EQ(saved.size(), 0u); // the test graph has no role "param"
+  writeNpz(path, {{"x", floats({2, 2}, {1, 2, 3, 4})}});
+  EXPECT_THROW(loadNpz(linked, path), RuntimeError);
+  // A damaged member fails its CRC.
+  writeNpz(path, {{"x", floats({4}, {1, 2, 3, 4})}});
+  {
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(140);
+    file.put('\x7f');
+  }
+  EXPECT_THROW(readNpz(path), RuntimeError);
+  std::filesystem::remove_all(dir);
 }
 
 } // namespace

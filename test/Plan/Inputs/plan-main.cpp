@@ -2,7 +2,7 @@
 // one and two), runs training steps of each on the same inputs and prints
 // what they hold and the losses (test/Plan/emit.test).
 #include "tofu/Runtime/Error.h"
-#include "tofu/Runtime/GeneratedPlan.h"
+#include "tofu/Runtime/LinkedPlan.h"
 
 #include <cmath>
 #include <cstdio>

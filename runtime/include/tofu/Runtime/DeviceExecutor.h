@@ -38,6 +38,8 @@ public:
   ~DeviceExecutor() override;
 
   void setInput(unsigned tensor, const HostTensor &value) override;
+  void setInputShard(unsigned tensor, unsigned worker, Bytes values) override;
+  Bytes readShard(unsigned tensor, unsigned worker) override;
   StepResult runStep() override;
   HostTensor gather(unsigned tensor) override;
   const Schedule &getSchedule() const override { return schedule; }
@@ -53,8 +55,6 @@ public:
     /// Per tensor: its stored box's values on the device (empty when not
     /// held now).
     std::vector<DeviceBuffer> stored;
-    /// Per tensor: set by setInput and not yet uploaded to this worker.
-    std::vector<bool> dirty;
     /// Per tensor: a next value this worker writes over what it replaces
     /// (InPlaceUpdates.h).
     std::vector<bool> inPlace;
@@ -76,7 +76,7 @@ private:
   Schedule schedule;
   /// Per worker id, the worker if this process runs it, else null.
   std::vector<std::unique_ptr<Worker>> workers;
-  std::vector<std::optional<HostTensor>> hostInputs;
+  std::unique_ptr<InputShards> inputs;
   unsigned steps = 0;
   int failWorker = -1;
   unsigned failOp = 0;

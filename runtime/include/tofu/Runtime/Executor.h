@@ -15,6 +15,7 @@
 #define TOFU_RUNTIME_EXECUTOR_H
 
 #include "tofu/Runtime/Fusion.h"
+#include "tofu/Runtime/InputShards.h"
 #include "tofu/Runtime/Schedule.h"
 #include "tofu/Runtime/Transport.h"
 
@@ -124,6 +125,15 @@ public:
   /// before the first step; params and state keep their updated values
   /// afterwards). Throws RuntimeError on a shape or type mismatch.
   virtual void setInput(unsigned tensor, const HostTensor &value) = 0;
+  /// Sets local worker `worker`'s stored box of graph input `tensor` from
+  /// `values`, the box's elements in row-major order (InputShards.h: the
+  /// latest of setInput and setInputShard holds). Throws RuntimeError.
+  virtual void setInputShard(unsigned tensor, unsigned worker,
+                             Bytes values) = 0;
+  /// The elements of local worker `worker`'s stored box of `tensor` after
+  /// a step (params and state: their values for the next step); throws
+  /// RuntimeError where the worker is not local or holds none of it now.
+  virtual Bytes readShard(unsigned tensor, unsigned worker) = 0;
   /// Runs one step on this process's workers; throws RuntimeError naming
   /// the first worker that failed and why.
   virtual StepResult runStep() = 0;
@@ -174,16 +184,6 @@ void checkInput(const ExecutablePlan &plan, unsigned tensor,
 HostTensor assembleTensor(const ExecutablePlan &plan, unsigned tensor,
                           const std::vector<const unsigned char *> &held);
 
-/// Calls `fn(tensor, box)` for each graph input worker `w` stores a box of
-/// and does not hold the current value of (`held(tensor)` false, or set
-/// since: `dirty[tensor]`, cleared here); throws RuntimeError for one
-/// without a value in `values`.
-void forEachPendingInput(const ExecutablePlan &plan, unsigned w,
-                         const std::vector<std::optional<HostTensor>> &values,
-                         std::vector<bool> &dirty,
-                         const std::function<bool(unsigned)> &held,
-                         const std::function<void(unsigned, const Box &)> &fn);
-
 /// The workers of `plan` that `transport` runs in this process, in
 /// increasing order; throws RuntimeError when one is not a worker of the
 /// plan, runs twice, or there is none.
@@ -231,6 +231,8 @@ public:
   ~Executor() override;
 
   void setInput(unsigned tensor, const HostTensor &value) override;
+  void setInputShard(unsigned tensor, unsigned worker, Bytes values) override;
+  Bytes readShard(unsigned tensor, unsigned worker) override;
   StepResult runStep() override;
   HostTensor gather(unsigned tensor) override;
   const Schedule &getSchedule() const override { return schedule; }
@@ -262,7 +264,7 @@ private:
   /// The local workers, and per worker id the local one or null.
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<Worker *> workerById;
-  std::vector<std::optional<HostTensor>> hostInputs;
+  std::unique_ptr<InputShards> inputs;
   unsigned steps = 0;
   int failWorker = -1;
   unsigned failOp = 0;

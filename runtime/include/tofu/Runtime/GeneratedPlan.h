@@ -3,8 +3,8 @@
 // This file declares what a source written by `tofu-plan --emit=cpp`
 // defines, and how a training program runs it: the lowered plan as constant
 // tables (GeneratedPlan), the op kernels of the graph as a KernelInfo table,
-// the rebuilding of the runtime's ExecutablePlan from those tables, and
-// LinkedPlan, which owns a plan's executor and looks tensors up by name.
+// and the rebuilding of the runtime's ExecutablePlan from those tables.
+// LinkedPlan.h runs one.
 //
 // A generated source defines, in the namespace given by tofu-plan's
 // --cpp-namespace (default `tofu_plan`), one function
@@ -97,52 +97,6 @@ ExecutablePlan buildExecutablePlan(const GeneratedPlan &generated);
 
 /// The index of tensor `name` of `generated`, or -1.
 int lookupTensor(const GeneratedPlan &generated, const std::string &name);
-
-/// A generated plan ready to run: its ExecutablePlan, kernels, an
-/// in-process transport (K threads) and executor.
-class LinkedPlan {
-public:
-  explicit LinkedPlan(const GeneratedPlan &generated,
-                      std::chrono::milliseconds timeout =
-                          std::chrono::milliseconds(60000));
-  ~LinkedPlan();
-  LinkedPlan(const LinkedPlan &) = delete;
-  LinkedPlan &operator=(const LinkedPlan &) = delete;
-
-  const GeneratedPlan &getGenerated() const { return generated; }
-  const ExecutablePlan &getPlan() const { return plan; }
-  unsigned getNumWorkers() const { return plan.workers; }
-  Executor &getExecutor() { return *executor; }
-
-  /// The index of tensor `name`; throws RuntimeError naming it if absent.
-  unsigned getTensor(const std::string &name) const;
-  /// The graph's loss: its only scalar f32/f64 output; throws if there is
-  /// none or more than one.
-  unsigned getLoss() const;
-  /// Graph tensors of role `role` ("param", "input", ...), in graph order.
-  std::vector<unsigned> getTensorsOfRole(const std::string &role) const;
-
-  /// Sets graph input (or param, state) `name` from f32 values of its shape.
-  void setInput(const std::string &name, const std::vector<float> &values);
-  /// Sets graph input `name` from i64 values of its shape.
-  void setInput(const std::string &name,
-                const std::vector<std::int64_t> &values);
-  StepResult runStep() { return executor->runStep(); }
-  /// The values of f32 tensor `name` after a step.
-  std::vector<float> gatherFloats(const std::string &name) const;
-  /// The loss after a step.
-  double getLossValue() const;
-
-private:
-  void setRaw(unsigned tensor, ElementType type, const void *data,
-              std::size_t count);
-
-  const GeneratedPlan &generated;
-  ExecutablePlan plan;
-  KernelTable kernels;
-  std::unique_ptr<Transport> transport;
-  std::unique_ptr<Executor> executor;
-};
 
 } // namespace runtime
 } // namespace tofu
