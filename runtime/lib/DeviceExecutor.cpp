@@ -28,9 +28,10 @@ using std::int64_t;
 /// One step: the per-op phases over all workers.
 class DeviceExecutor::Step {
 public:
-  Step(DeviceExecutor &ex, const std::vector<int> &lastUse)
+  explicit Step(DeviceExecutor &ex)
       : plan(ex.plan), schedule(ex.schedule), device(ex.device),
-        communicator(ex.communicator), workers(ex.workers), lastUse(lastUse),
+        communicator(ex.communicator), workers(ex.workers),
+        liveness(ex.liveness),
         failWorker(ex.failWorker), failOp(ex.failOp) {}
 
   void runOp(unsigned i);
@@ -78,7 +79,7 @@ private:
   Device &device;
   Communicator &communicator;
   std::vector<std::unique_ptr<Worker>> &workers;
-  const std::vector<int> &lastUse;
+  const Liveness &liveness;
   int failWorker;
   unsigned failOp;
 };
@@ -278,9 +279,9 @@ void DeviceExecutor::Step::runOp(unsigned i) {
     if (!worker)
       continue;
     for (unsigned t : op.inputs)
-      if (lastUse[t] == int(i) && !plan.tensors[t].persistent)
+      if (liveness.isReleasedAfter(t, i))
         worker->stored[t].reset();
-    if (lastUse[o] <= int(i) && !plan.tensors[o].persistent)
+    if (liveness.isReleasedAfter(o, i))
       worker->stored[o].reset();
   }
 }
@@ -339,7 +340,7 @@ void DeviceExecutor::Step::runNextStep() {
 DeviceExecutor::DeviceExecutor(const ExecutablePlan &plan, Device &device,
                                Communicator &communicator,
                                Transport *processes)
-    : plan(plan), device(device), communicator(communicator),
+    : plan(plan), liveness(plan), device(device), communicator(communicator),
       transport(processes) {
   // A process running one worker (one MPI rank) schedules only its pieces
   // where the communicator pairs transfers per pair of workers.
@@ -360,7 +361,7 @@ DeviceExecutor::DeviceExecutor(const ExecutablePlan &plan, Device &device,
   for (unsigned w : getLocalWorkers(plan, *transport)) {
     workers[w] = std::make_unique<Worker>(device, w);
     workers[w]->stored.resize(plan.tensors.size());
-    workers[w]->inPlace = getInPlaceUpdates(plan, computeLastUse(plan), w);
+    workers[w]->inPlace = getInPlaceUpdates(plan, liveness.getLastUse(), w);
     workers[w]->pool.setTrimming(plan.trimPools);
   }
   inputs = std::make_unique<InputShards>(plan,
@@ -398,7 +399,6 @@ void DeviceExecutor::uploadInputs(Worker &worker) {
 }
 
 StepResult DeviceExecutor::runStep() {
-  std::vector<int> lastUse = computeLastUse(plan);
   std::vector<unsigned> local;
   for (auto &worker : workers)
     if (worker) {
@@ -414,7 +414,7 @@ StepResult DeviceExecutor::runStep() {
     }
   communicator.resetMovedBytes();
   try {
-    Step step(*this, lastUse);
+    Step step(*this);
     for (unsigned i = 0, e = plan.ops.size(); i != e; ++i)
       step.runOp(i);
     step.runNextStep();

@@ -38,14 +38,6 @@
 using namespace tofu::runtime;
 using std::int64_t;
 
-KernelProvider::~KernelProvider() = default;
-
-void KernelTable::run(unsigned kernel, const KernelCall &call) {
-  if (kernel >= kernels.size() || !kernels[kernel].fn)
-    throw RuntimeError(fmt::format("no kernel {}", kernel));
-  kernels[kernel].fn(call);
-}
-
 namespace {
 enum Phase : std::uint64_t {
   Fetch = 0,
@@ -100,10 +92,10 @@ public:
   WorkerStep(const ExecutablePlan &plan, const Schedule &schedule,
              KernelProvider &kernels, Transport &transport,
              Executor::Worker &worker, unsigned step,
-             const std::vector<int> &lastUse, int failOp,
+             const Liveness &liveness, int failOp,
              unsigned prefetchDepth, bool sendsFirst, bool tracing)
       : plan(plan), schedule(schedule), kernels(kernels), transport(transport),
-        worker(worker), w(worker.id), step(step), lastUse(lastUse),
+        worker(worker), w(worker.id), step(step), liveness(liveness),
         failOp(failOp), prefetchDepth(prefetchDepth), sendsFirst(sendsFirst),
         tracing(tracing) {}
 
@@ -210,7 +202,7 @@ private:
   Executor::Worker &worker;
   unsigned w;
   unsigned step;
-  const std::vector<int> &lastUse;
+  const Liveness &liveness;
   int failOp;
   unsigned prefetchDepth;
   bool sendsFirst;
@@ -472,7 +464,7 @@ void WorkerStep::runOp(unsigned i) {
   // released where the last deferred op's output would be.
   int chainInput = i > 0 && chainStart >= 0 ? int(plan.ops[i - 1].output) : -1;
   for (unsigned t : op.inputs) {
-    if (lastUse[t] != int(i) || plan.tensors[t].persistent)
+    if (!liveness.isReleasedAfter(t, i))
       continue;
     if (defer && int(t) == releaseOutputAt) {
       if (worker.stored[t]) {
@@ -491,7 +483,7 @@ void WorkerStep::runOp(unsigned i) {
     chainStart = int(i);
   else if (!defer)
     chainStart = -1;
-  if (lastUse[o] <= int(i) && !plan.tensors[o].persistent)
+  if (liveness.isReleasedAfter(o, i))
     worker.stored[o].reset();
 }
 
@@ -557,8 +549,8 @@ bool WorkerStep::deferKernel(unsigned i) {
   int keep = held ? chainInput : -1;
   unsigned numKept = held ? 1 : 0;
   for (unsigned t : op.inputs)
-    if (int(t) != chainInput && int(t) != keep && lastUse[t] == int(i) &&
-        !plan.tensors[t].persistent) {
+    if (int(t) != chainInput && int(t) != keep &&
+        liveness.isReleasedAfter(t, i)) {
       keep = int(t);
       ++numKept;
     }
@@ -791,7 +783,7 @@ StepResult tofu::runtime::sumStepResult(
 
 Executor::Executor(const ExecutablePlan &plan, KernelProvider &kernels,
                    Transport &transport)
-    : plan(plan), kernels(kernels), transport(transport) {
+    : plan(plan), liveness(plan), kernels(kernels), transport(transport) {
   // A process running one worker (one MPI rank) schedules only its pieces.
   std::vector<unsigned> here = transport.getLocalWorkers();
   schedule = checkAndSchedule(plan, "transport", transport.getNumWorkers(),
@@ -802,7 +794,7 @@ Executor::Executor(const ExecutablePlan &plan, KernelProvider &kernels,
     workers.back()->id = w;
     workers.back()->stored.resize(plan.tensors.size());
     workers.back()->inPlace =
-        getInPlaceUpdates(plan, computeLastUse(plan), w);
+        getInPlaceUpdates(plan, liveness.getLastUse(), w);
     workers.back()->pool.setTrimming(plan.trimPools);
     workerById[w] = workers.back().get();
   }
@@ -859,7 +851,7 @@ void Executor::setFusion(const FusionHints &hints) {
   std::vector<bool> fusable;
   std::vector<std::vector<unsigned>> epilogues;
   if (!hints.elementwise.empty()) {
-    fusable = findFusableLinks(plan, schedule, hints, computeLastUse(plan));
+    fusable = findFusableLinks(plan, schedule, hints, liveness.getLastUse());
     epilogues = findEpiloguesAtGemm(plan, schedule, hints);
   }
   // An epilogue run at its GEMM is in no chain.
@@ -897,7 +889,6 @@ unsigned Executor::getNumDirectUpdates() const {
 }
 
 StepResult Executor::runStep() {
-  std::vector<int> lastUse = computeLastUse(plan);
   for (auto &worker : workers) {
     // The last step's results were read (gather) before this step.
     for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t)
@@ -913,7 +904,7 @@ StepResult Executor::runStep() {
   auto runWorker = [&](Worker &worker) {
     try {
       int failAt = int(worker.id) == failWorker ? int(failOp) : -1;
-      WorkerStep(plan, schedule, kernels, transport, worker, steps, lastUse,
+      WorkerStep(plan, schedule, kernels, transport, worker, steps, liveness,
                  failAt, prefetchDepth, sendsFirst, trace)
           .run();
     } catch (const std::exception &e) {
@@ -1047,16 +1038,6 @@ Bytes Executor::readShard(unsigned t, unsigned w) {
   const auto *data = static_cast<const unsigned char *>(buffer.data());
   return Bytes(data, data + info.stored[w]->getVolume() *
                                 getElementSize(info.type));
-}
-
-std::vector<int> tofu::runtime::computeLastUse(const ExecutablePlan &plan) {
-  std::vector<int> lastUse(plan.tensors.size(), -1);
-  for (unsigned i = 0, e = plan.ops.size(); i != e; ++i) {
-    for (unsigned t : plan.ops[i].inputs)
-      lastUse[t] = std::max(lastUse[t], int(i));
-    lastUse[plan.ops[i].output] = std::max(lastUse[plan.ops[i].output], int(i));
-  }
-  return lastUse;
 }
 
 void Executor::injectFailure(unsigned worker, unsigned op) {

@@ -6,7 +6,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Runtime/Fusion.h"
-#include "tofu/Runtime/Executor.h"
 #include "tofu/Runtime/InPlaceUpdates.h"
 
 #include <algorithm>

@@ -15,7 +15,8 @@
 
 #include "tofu/Runtime/Device.h"
 #include "tofu/Runtime/Error.h"
-#include "tofu/Runtime/Executor.h"
+#include "tofu/Runtime/KernelProvider.h"
+#include "tofu/Runtime/Transport.h"
 
 #include <fmt/format.h>
 

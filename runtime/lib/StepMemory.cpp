@@ -14,7 +14,6 @@
 #include "tofu/Runtime/StepMemory.h"
 #include "PhaseStaging.h"
 #include "tofu/Runtime/Error.h"
-#include "tofu/Runtime/Executor.h"
 #include "tofu/Runtime/FreeList.h"
 #include "tofu/Runtime/InPlaceUpdates.h"
 
@@ -89,10 +88,10 @@ using StoredBytesFn = std::function<std::size_t(unsigned t, unsigned w)>;
 /// One worker's pool and stored tensors, replayed event by event.
 class WorkerReplay {
 public:
-  WorkerReplay(const ExecutablePlan &plan, const std::vector<int> &lastUse,
+  WorkerReplay(const ExecutablePlan &plan, const Liveness &liveness,
                const std::vector<TensorMemory> &tensors,
                const StoredBytesFn &storedBytes, unsigned w)
-      : plan(&plan), lastUse(&lastUse), tensors(&tensors),
+      : plan(&plan), liveness(&liveness), tensors(&tensors),
         storedBytesFn(&storedBytes), w(w), stored(plan.tensors.size(), 0),
         inPlace(plan.tensors.size(), false) {}
 
@@ -170,7 +169,7 @@ private:
   }
 
   const ExecutablePlan *plan;
-  const std::vector<int> *lastUse;
+  const Liveness *liveness;
   const std::vector<TensorMemory> *tensors;
   const StoredBytesFn *storedBytesFn;
   unsigned w;
@@ -220,9 +219,9 @@ void WorkerReplay::runOp(unsigned i, const ShareMemory &share,
   stage(deliver);
   put(outTemp, MemoryUse::Workspace, share.output);
   for (unsigned t : op.inputs)
-    if ((*lastUse)[t] == int(i) && !plan->tensors[t].persistent)
+    if (liveness->isReleasedAfter(t, i))
       releaseStored(t);
-  if ((*lastUse)[o] <= int(i) && !plan->tensors[o].persistent)
+  if (liveness->isReleasedAfter(o, i))
     releaseStored(o);
 }
 
@@ -371,7 +370,7 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan,
                             const Schedule &schedule,
                             const std::vector<TensorMemory> &tensors,
                             unsigned steps) {
-  std::vector<int> lastUse = computeLastUse(plan);
+  Liveness liveness(plan);
   auto storedOf = [&](unsigned t, unsigned w) -> const Box * {
     const auto &box = plan.tensors[t].stored[w];
     return box ? &*box : nullptr;
@@ -395,9 +394,10 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan,
   std::vector<WorkerPeak> peaks;
   Staging fetchStaging, reduceStaging, deliverStaging, nextStaging;
   std::vector<bool> candidates = getInPlaceCandidates(
-      plan, lastUse, [&](unsigned t) { return tensors[t].elementSize; });
+      plan, liveness.getLastUse(),
+      [&](unsigned t) { return tensors[t].elementSize; });
   for (unsigned w = 0; w != plan.workers; ++w) {
-    WorkerReplay replay(plan, lastUse, tensors, storedBytes, w);
+    WorkerReplay replay(plan, liveness, tensors, storedBytes, w);
     for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t)
       if (candidates[t])
         replay.setInPlace(
@@ -592,7 +592,7 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
     checkBoxesCover(fmt::format("the stored boxes of tensor '{}'", info.name),
                     pointers, info.shape);
   }
-  std::vector<int> lastUse = computeLastUse(plan);
+  Liveness liveness(plan);
   // What the replay takes of a tensor or op with no class is kept as if it
   // had a class of its own: a slot per class, and one per such tensor or
   // op.
@@ -636,7 +636,8 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
   // Nor which workers write which next values in place. Both are the same
   // for an updated tensor and its parameter of the same classes.
   std::vector<bool> candidates = getInPlaceCandidates(
-      plan, lastUse, [&](unsigned t) { return tensors[t].elementSize; });
+      plan, liveness.getLastUse(),
+      [&](unsigned t) { return tensors[t].elementSize; });
   PairBytes nextBytes, found;
   FetchGrid fetchGrid;
   std::vector<std::optional<Box>> updated;
@@ -781,7 +782,7 @@ tofu::runtime::predictPeaks(const ExecutablePlan &plan, unsigned workers,
   std::vector<WorkerPeak> peaks;
   Staging nextStaging;
   for (unsigned w = 0; w != workers; ++w) {
-    WorkerReplay replay(plan, lastUse, tensors, storedBytes, w);
+    WorkerReplay replay(plan, liveness, tensors, storedBytes, w);
     for (const auto &[t, slot] : updateOf)
       replay.setInPlace(t, updateRecords[slot].inPlace[w]);
     next.get(w, nextStaging);

@@ -22,6 +22,7 @@
 
 #include "tofu/Runtime/DevicePool.h"
 #include "tofu/Runtime/Executor.h"
+#include "tofu/Runtime/Liveness.h"
 
 namespace tofu {
 namespace runtime {
@@ -68,6 +69,8 @@ private:
   void uploadInputs(Worker &worker);
 
   const ExecutablePlan &plan;
+  /// The plan's liveness, once for every step.
+  Liveness liveness;
   Device &device;
   Communicator &communicator;
   /// One process's transport when none was given.

@@ -16,6 +16,8 @@
 
 #include "tofu/Runtime/Fusion.h"
 #include "tofu/Runtime/InputShards.h"
+#include "tofu/Runtime/KernelProvider.h"
+#include "tofu/Runtime/Liveness.h"
 #include "tofu/Runtime/Schedule.h"
 #include "tofu/Runtime/Transport.h"
 
@@ -25,36 +27,6 @@
 
 namespace tofu {
 namespace runtime {
-
-/// Computes ops' shares: op kernel index -> a kernel call.
-class KernelProvider {
-public:
-  virtual ~KernelProvider();
-  /// Runs kernel `kernel` on `call`; may be called from several threads at
-  /// once. Throws RuntimeError on failure.
-  virtual void run(unsigned kernel, const KernelCall &call) = 0;
-  /// Runs the fused chain `chain` (runtime/Fusion.h) as one kernel on
-  /// `call`: its inputs are the ops' in order (an op's views of the
-  /// previous op's output are not read), its output and box the last op's.
-  /// Returns false, having run nothing, where the provider has no such
-  /// kernel for the chain or the call (the executor then runs the blocks).
-  virtual bool runFused(const std::vector<ChainOp> &chain,
-                        const KernelCall &call) {
-    (void)chain, (void)call;
-    return false;
-  }
-};
-
-/// A KernelProvider over a table of generated kernels, one per kernel index.
-class KernelTable : public KernelProvider {
-public:
-  explicit KernelTable(std::vector<KernelInfo> kernels)
-      : kernels(std::move(kernels)) {}
-  void run(unsigned kernel, const KernelCall &call) override;
-
-private:
-  std::vector<KernelInfo> kernels;
-};
 
 /// A whole tensor's values on the host, raw little-endian elements.
 struct HostTensor {
@@ -217,9 +189,6 @@ HostTensor gatherTensor(const ExecutablePlan &plan, unsigned tensor,
 Schedule checkAndSchedule(const ExecutablePlan &plan, const char *what,
                           unsigned workers, int worker = -1);
 
-/// Per tensor, the index of the last op reading or writing it (-1: none).
-std::vector<int> computeLastUse(const ExecutablePlan &plan);
-
 /// Runs steps of a plan on the transport's local workers (as threads when
 /// more than one), exchanging bytes through the Transport. With a transport
 /// spanning several processes every process makes the same calls in the
@@ -258,6 +227,8 @@ private:
   void scatterInputs(Worker &worker);
 
   const ExecutablePlan &plan;
+  /// The plan's liveness, once for every step.
+  Liveness liveness;
   KernelProvider &kernels;
   Transport &transport;
   Schedule schedule;

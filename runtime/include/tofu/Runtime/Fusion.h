@@ -18,15 +18,13 @@
 #define TOFU_RUNTIME_FUSION_H
 
 #include "tofu/Runtime/ExecutablePlan.h"
-#include "tofu/Runtime/Kernel.h"
+#include "tofu/Runtime/KernelProvider.h"
 #include "tofu/Runtime/Schedule.h"
 
 #include <vector>
 
 namespace tofu {
 namespace runtime {
-
-class KernelProvider;
 
 /// What the kernel provider says about its kernels, by kernel index.
 struct FusionHints {
@@ -109,15 +107,6 @@ findEpiloguesAtGemm(const ExecutablePlan &plan, const Schedule &schedule,
 bool canRunEpilogueAtGemm(const ExecutablePlan &plan,
                           const std::vector<unsigned> &ops, unsigned w,
                           const std::vector<bool> &inPlace);
-
-/// One op of a chain run by runFusedBlocks or KernelProvider::runFused.
-struct ChainOp {
-  unsigned kernel;
-  /// Its inputs' number in the chain's call (the ops' inputs in order).
-  unsigned numInputs;
-  /// Its output's element type.
-  ElementType outputType;
-};
 
 /// Runs a chain's kernels over `fused`'s box, block by block: each op but
 /// the last writes its block into a scratch block the next reads.

@@ -20,7 +20,7 @@
 //     in place takes the buffer of what it replaces), then the deliver
 //     messages' staging; then the output's workspace is released;
 //  6. the stored tensors whose last reader or writer this op was, unless
-//     persistent (ExecutablePlan.h), are released.
+//     persistent (ExecutablePlan.h), are released (Liveness.h).
 // After the last op, the next values of the parameters it stores and did
 // not write in place (one buffer each, in the order of the next-step
 // pieces), the next-step messages' staging, then each such parameter's old
@@ -62,6 +62,7 @@
 #ifndef TOFU_RUNTIME_STEPMEMORY_H
 #define TOFU_RUNTIME_STEPMEMORY_H
 
+#include "tofu/Runtime/Liveness.h"
 #include "tofu/Runtime/Schedule.h"
 
 #include <array>
@@ -70,13 +71,6 @@
 
 namespace tofu {
 namespace runtime {
-
-/// Whether a worker keeps its box of `t` from one step to the next: only
-/// persistent graph inputs (parameters and state); everything else is
-/// released when a step starts.
-inline bool isHeldAcrossSteps(const TensorInfo &t) {
-  return t.graphInput && t.persistent;
-}
 
 /// The bytes worker `src` sends worker `dst` (distinct) in one phase.
 struct Message {
