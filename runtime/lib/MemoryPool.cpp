@@ -5,6 +5,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Runtime/MemoryPool.h"
+#include "tofu/Runtime/Error.h"
+
+#include <new>
+#include <string>
 
 using namespace tofu::runtime;
 
@@ -41,9 +45,17 @@ Buffer MemoryPool::makeBuffer(Grant grant, std::size_t bytes) {
   buffer.pool = this;
   buffer.bytes = bytes;
   buffer.cap = grant.capacity;
-  if (grant.fresh)
-    buffer.storage.reset(new unsigned char[grant.capacity]);
-  else
+  if (grant.fresh) {
+    // A RuntimeError, which every step's caller reports, instead of an
+    // abort (tofu-run turns off LLVM's out-of-memory handler).
+    try {
+      buffer.storage.reset(new unsigned char[grant.capacity]);
+    } catch (const std::bad_alloc &) {
+      buffer.pool = nullptr;
+      throw RuntimeError("out of memory: cannot allocate a buffer of " +
+                         std::to_string(grant.capacity) + " bytes");
+    }
+  } else
     buffer.storage = std::move(grant.storage);
   return buffer;
 }

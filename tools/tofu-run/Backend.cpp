@@ -172,6 +172,30 @@ std::string tofu::checkBackend(Backend backend) {
 #endif
 }
 
+int64_t tofu::getDeviceFreeMemory(Backend backend, unsigned localRank,
+                                  std::string &why) {
+  if (backend != Backend::Cuda) {
+    why = "not on a GPU";
+    return -1;
+  }
+#ifdef TOFU_HAVE_CUDA_RUNTIME
+  int count = runtime::getCudaDeviceCount(why);
+  size_t freeBytes = 0, totalBytes = 0;
+  cudaError_t status = count > 0 ? cudaSetDevice(int(localRank) % count)
+                                 : cudaErrorNoDevice;
+  if (status == cudaSuccess)
+    status = cudaMemGetInfo(&freeBytes, &totalBytes);
+  if (status == cudaSuccess)
+    return int64_t(freeBytes);
+  if (count > 0)
+    why = std::string("cudaMemGetInfo: ") + cudaGetErrorString(status);
+  return -1;
+#else
+  why = checkBackend(backend);
+  return -1;
+#endif
+}
+
 Engine tofu::createEngine(Backend backend, const runtime::ExecutablePlan &plan,
                           runtime::KernelProvider &kernels,
                           const graph::Graph &g, graph::SpecLibrary &specs,

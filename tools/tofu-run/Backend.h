@@ -39,6 +39,12 @@ struct Engine {
 /// reports no device.
 std::string checkBackend(Backend backend);
 
+/// The free bytes of the GPU the process of local rank `localRank` uses
+/// (cudaMemGetInfo), for --backend cuda; -1 with `why` set where they
+/// cannot be known (another backend, no CUDA runtime, an error).
+int64_t getDeviceFreeMemory(Backend backend, unsigned localRank,
+                            std::string &why);
+
 /// The engine running `plan` of graph `g` on `backend`: the CPU and
 /// cuda-host backends run `kernels`; cuda compiles the graph's CUDA unit
 /// with nvcc and runs its launch functions. Every backend runs the workers

@@ -19,6 +19,7 @@
 #include "Backend.h"
 #include "GeneratedKernels.h"
 #include "Inputs.h"
+#include "Memory.h"
 #include "Processes.h"
 #include "Reference.h"
 #include "ReferenceKernels.h"
@@ -54,6 +55,7 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <new>
 #include <thread>
 
 using namespace tofu;
@@ -297,6 +299,12 @@ cl::opt<cli::Flag<FailurePointSpec>> injectFailure(
     "inject-failure", cl::desc("Testing: worker W fails at op I"),
     cl::value_desc("W:I"), cl::Hidden, cl::cat(category));
 
+cl::opt<cli::Flag<cli::ByteSize>> availableMemory(
+    "available-memory",
+    cl::desc("Testing: the bytes of memory the memory check takes as "
+             "available (instead of MemAvailable, or the GPU's free memory)"),
+    cl::value_desc("BYTES[K|M|G]"), cl::Hidden, cl::cat(category));
+
 cl::opt<cli::Flag<StartDelaySpec>> injectStartDelay(
     "inject-start-delay",
     cl::desc("Testing: the process of worker W sleeps S seconds after "
@@ -409,6 +417,47 @@ bool load(DiagnosticEngine &diags, Loaded &out) {
     return false;
   }
   return true;
+}
+
+/// Whether this process's part of the plan fits the memory available
+/// (Memory.h): its workers' peaks (every worker with threads, its own under
+/// MPI) and the graph inputs it draws, on the host; for --backend cuda the
+/// workers' peaks on the GPU. "" if it does (or the memory is unknown).
+std::string checkAvailableMemory(const Loaded &loaded) {
+  const plan::Plan &p = loaded.plan;
+  std::vector<int64_t> peaks;
+  bool oneWorker = processes->getSize() > 1;
+  for (unsigned w = 0; w != p.workers; ++w)
+    if (!oneWorker || w == processes->getRank())
+      peaks.push_back(w < p.peakBytesPerWorker.size() ? p.peakBytesPerWorker[w]
+                                                      : 0);
+  const graph::Graph &g = *loaded.graph;
+  int64_t inputs = 0;
+  for (unsigned t = 0, e = g.getNumTensors(); t != e; ++t)
+    if (g.getProducer(t) < 0) {
+      int64_t bytes = g.getTensor(t).getNumBytes();
+      inputs = std::min(inputs, INT64_MAX - bytes) + bytes;
+    }
+  auto available = [&](llvm::Optional<int64_t> measured) {
+    return availableMemory.getNumOccurrences()
+               ? llvm::Optional<int64_t>(availableMemory.value)
+               : measured;
+  };
+  bool onDevice = backend == Backend::Cuda;
+  std::string why;
+  if (onDevice) {
+    int64_t free = getDeviceFreeMemory(backend, processes->getLocalRank(), why);
+    if (auto bytes = available(free >= 0 ? llvm::Optional<int64_t>(free)
+                                         : llvm::None))
+      return checkMemory({peaks, 0}, *bytes, "the GPU's free memory");
+    return "";
+  }
+  if (auto bytes = available(getAvailableHostMemory()))
+    return checkMemory({peaks, inputs}, *bytes,
+                       availableMemory.getNumOccurrences()
+                           ? "--available-memory"
+                           : "MemAvailable of /proc/meminfo");
+  return "";
 }
 
 /// The graph inputs' values: --input files, then seeded random data.
@@ -991,6 +1040,18 @@ int runTool(DiagnosticEngine &diags) {
             << " workers (counted from 0)\n";
     return BadUsage;
   }
+  // Before anything is allocated: a plan the machine cannot hold is one
+  // error with the numbers (each process checks its own part; they agree,
+  // so that none waits for a process that stopped).
+  std::string tooBig = checkAvailableMemory(loaded);
+  if (!tooBig.empty()) {
+    std::string line;
+    llvm::raw_string_ostream os(line);
+    llvm::WithColor::error(os, "tofu-run") << tooBig << "\n";
+    llvm::errs() << os.str();
+  }
+  if (!processes->agree(tooBig.empty()))
+    return BadInput;
   const graph::Graph &g = *loaded.graph;
   std::vector<llvm::Optional<runtime::HostTensor>> inputs;
   if (!makeInputs(g, inputs))
@@ -1163,9 +1224,21 @@ int main(int argc, char **argv) {
           "Exit status: 0 success, 1 bad input or failed run, 2 bad usage, 3 "
           "--check beyond tolerance.\n"))
     return BadUsage;
+  // InitLLVM's handler aborts with "LLVM ERROR: out of memory"; without it
+  // an allocation that fails throws, and is reported (checkAvailableMemory
+  // catches a plan too large before anything is allocated).
+  std::set_new_handler(nullptr);
   llvm::SourceMgr srcMgr;
   DiagnosticEngine diags(srcMgr);
-  int status = runTool(diags);
+  int status;
+  try {
+    status = runTool(diags);
+  } catch (const std::bad_alloc &) {
+    llvm::WithColor::error(llvm::errs(), "tofu-run")
+        << "out of memory (the plan's peak per worker is checked against "
+           "the memory available before the run: see --help)\n";
+    status = BadInput;
+  }
   // MPI_Finalize, where the run used MPI, before static destructors.
   processes.reset();
   return status;
