@@ -20,7 +20,8 @@
 # stderr) instead of pushing other work out. The last two columns are the
 # plan's balance (bench/plan-balance.py):
 # fullest worker's peak / mean peak, fullest resident / an even share.
-# The graph is exported once into build/bench-models/.
+# The graph is exported once into build/bench-models/; GPT3_BATCH (default
+# 8) sets its batch, e.g. GPT3_BATCH=1536, the batch users train with.
 #
 # usage: bench/plan-gpt3-scale.sh [BUILD_DIR] [K...]   (default K: 1024)
 #        e.g. bench/plan-gpt3-scale.sh build 1024 4096 16384
@@ -33,9 +34,10 @@ limit="${PLAN_TIMEOUT:-1800}"
 vmem="${PLAN_VMEM_KB:-12582912}"
 models="$build/bench-models"
 mkdir -p "$models"
-graph="$models/gpt3-175b.json"
+batch="${GPT3_BATCH:-8}"
+graph="$models/gpt3-175b$([[ $batch == 8 ]] || echo "-b$batch").json"
 [[ -f "$graph" ]] ||
-  "$build/bin/tofu-export" gpt:96:12288:96:2048 --batch 8 --vocab 50257 \
+  "$build/bin/tofu-export" gpt:96:12288:96:2048 --batch "$batch" --vocab 50257 \
     -o "$graph" >&2
 
 printf '%6s %8s %8s %9s %9s %8s %8s %10s %12s %6s %6s\n' K plan_s plan_cpu \

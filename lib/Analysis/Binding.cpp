@@ -22,7 +22,7 @@ using namespace tofu::tdl;
 
 /// Limits that keep every region computation within int64_t.
 constexpr int64_t MaxExtent = int64_t(1) << 40;
-constexpr int64_t MaxParam = int64_t(1) << 20;
+constexpr int64_t MaxParam = MaxExtent;
 
 static llvm::Error bindError(const OperatorAnalysis &analysis, const Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -69,7 +69,7 @@ llvm::Error Binding::bindInputs(ArrayRef<Shape> shapes,
   for (unsigned p = 0, e = values.size(); p != e; ++p)
     if (values[p] < -MaxParam || values[p] > MaxParam)
       return bindError(*analysis, "param '" + op.getParams()[p]->getName() +
-                                      "' is outside [-2^20, 2^20]");
+                                      "' is outside [-2^40, 2^40]");
   inputShapes.assign(shapes.begin(), shapes.end());
   params.assign(values.begin(), values.end());
   for (const Expr *e : analysis->getOpaqueExprs()) {
