@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/Runtime/Executor.h"
+#include "StepEngine.h"
 #include "tofu/Runtime/Error.h"
 #include "tofu/Runtime/Fusion.h"
 #include "tofu/Runtime/InPlaceUpdates.h"
@@ -36,17 +37,10 @@
 #include <thread>
 
 using namespace tofu::runtime;
+using namespace tofu::runtime::detail;
 using std::int64_t;
 
 namespace {
-enum Phase : std::uint64_t {
-  Fetch = 0,
-  Reduce = 1,
-  Deliver = 2,
-  NextStep = 3,
-  Gather = 4
-};
-
 /// The tag of `phase` of op `op` (or tensor, for Gather) in step `step`.
 std::uint64_t makeTag(unsigned step, unsigned op, Phase phase) {
   return (std::uint64_t(step) << 40) | (std::uint64_t(op) << 4) | phase;

@@ -1,13 +1,14 @@
 //===- DeviceExecutor.h - Run an ExecutablePlan on a Device -----*- C++ -*-===//
 //
-// This file declares the device executor: the CPU Executor's step (the
-// same Schedule: fetch, compute, reduce at roots, deliver, next-step
-// updates) driven from one host thread over a Device's K worker streams and
-// a Communicator. Each phase of an op packs the pieces bound elsewhere into
-// one staging buffer per (source, destination) pair on the source's stream,
-// moves all pairs as one Communicator group, and unpacks (or, for partial
-// values, combines) them on the destinations' streams; so the bytes moved
-// are those the CPU transport moves, the plan's comm_bytes. Buffers come
+// This file declares the device executor: the step of StepEngine.h
+// (runtime/lib; the CPU Executor's Schedule and phases: fetch, compute,
+// reduce at roots, deliver, free, next-step updates) driven from one host
+// thread over a Device's K worker streams and a Communicator. Each phase of
+// an op packs the pieces bound elsewhere into one staging buffer per
+// (source, destination) pair on the source's stream, moves the pairs one
+// Communicator group at a time, and unpacks (or, for partial values,
+// combines) them on the destinations' streams; so the bytes moved are
+// those the CPU transport moves, the plan's comm_bytes. Buffers come
 // from a DevicePool per worker, whose peak is the step's
 // peak_bytes_per_worker. Given a Transport spanning several processes (one
 // worker per MPI rank), it runs only this process's workers, as the CPU
