@@ -1,8 +1,9 @@
 //===- CppEmitter.cpp - Plans as C++ a training binary runs ---------------===//
 //
 // This file implements the C++ form of a plan: one source holding the op
-// kernels of the graph (lib/CodeGen) and the plan lowered for the runtime
-// as constant tables (runtime/include/tofu/Runtime/GeneratedPlan.h), all in
+// kernels of the graph (lib/CodeGen) and the plan as constant tables
+// (runtime/include/tofu/Runtime/GeneratedPlan.h: per tensor its layout, per
+// op class its rule, arrays shared where their contents are equal), all in
 // an unnamed namespace inside the chosen namespace, which exports one
 // function, getGeneratedPlan(). The source compiles with any C++17 compiler
 // against the runtime's headers and links with the runtime library (and
@@ -14,6 +15,8 @@
 #include "tofu/PlanEmit/PlanEmitters.h"
 
 #include "llvm/ADT/StringMap.h"
+
+#include <limits>
 
 using namespace tofu;
 using namespace tofu::plan;
@@ -64,29 +67,50 @@ bool plan::isCppNamespaceName(StringRef name) {
   return true;
 }
 
+/// `v` as a C++ constant of type std::int64_t.
+static std::string formatInt64(int64_t v) {
+  return v == std::numeric_limits<int64_t>::min()
+             ? "(-9223372036854775807 - 1)"
+             : std::to_string(v);
+}
+
 namespace {
-/// Writes the box tables, one array per distinct box.
-class BoxTable {
+/// Writes constant arrays, one per distinct content: boxes, shapes,
+/// layouts, op rules.
+class ArrayTable {
 public:
-  explicit BoxTable(llvm::raw_ostream &os) : os(os) {}
-  /// The name of the array holding `box`.
-  std::string get(const runtime::Box &box) {
-    std::string text = std::to_string(box.getRank());
-    for (int64_t lo : box.lo)
-      text += ", " + std::to_string(lo);
-    for (int64_t hi : box.hi)
-      text += ", " + std::to_string(hi);
-    auto [it, added] = names.try_emplace(text, "box" + std::to_string(names.size()));
+  ArrayTable(llvm::raw_ostream &os, StringRef type, StringRef prefix)
+      : os(os), type(type.str()), prefix(prefix.str()) {}
+  /// The name of the array holding `values` (at least one element is
+  /// written: a C++ array has one).
+  template <typename Range> std::string get(const Range &values) {
+    std::string text;
+    for (auto v : values)
+      text += (text.empty() ? "" : ", ") + formatInt64(int64_t(v));
+    if (text.empty())
+      text = "0";
+    auto [it, added] =
+        names.try_emplace(text, prefix + std::to_string(names.size()));
     if (added)
-      os << "const std::int64_t " << it->second << "[] = {" << text << "};\n";
+      os << "const " << type << " " << it->second << "[] = {" << text
+         << "};\n";
     return it->second;
   }
 
 private:
   llvm::raw_ostream &os;
+  std::string type, prefix;
   llvm::StringMap<std::string> names;
 };
 } // namespace
+
+/// A box as GeneratedBox holds it: {rank, lo..., hi...}.
+static std::vector<int64_t> getBoxRow(const runtime::Box &box) {
+  std::vector<int64_t> row{int64_t(box.getRank())};
+  row.insert(row.end(), box.lo.begin(), box.lo.end());
+  row.insert(row.end(), box.hi.begin(), box.hi.end());
+  return row;
+}
 
 /// The kernels' source with its table function made internal and renamed
 /// `graphKernels`.
@@ -116,7 +140,8 @@ static llvm::Expected<std::string> internalizeKernels(StringRef source) {
 
 llvm::Error plan::writePlanCpp(llvm::raw_ostream &os, const graph::Graph &g,
                                const CppPlanInput &input) {
-  const runtime::ExecutablePlan &p = *input.plan;
+  const runtime::CompactPlan &compact = *input.plan;
+  const runtime::ExecutablePlan &p = compact.plan;
   auto kernels = internalizeKernels(input.kernelsSource);
   if (!kernels)
     return kernels.takeError();
@@ -129,85 +154,77 @@ llvm::Error plan::writePlanCpp(llvm::raw_ostream &os, const graph::Graph &g,
      << " {\nnamespace {\n\n// The op kernels (docs/CodeGen.md).\n"
      << *kernels << "\n// The plan (tofu/Runtime/GeneratedPlan.h).\n"
      << "using namespace tofu::runtime;\n";
-  BoxTable boxes(os);
+  ArrayTable boxes(os, "std::int64_t", "box"), shapes(os, "std::int64_t", "shape");
+  ArrayTable layouts(os, "std::uint8_t", "layout");
+  ArrayTable inputs(os, "unsigned", "inputs");
+  // A C++ array has at least one element: one worker's has an unused one.
+  os << "const unsigned levels[] = {";
+  for (unsigned l = 0; l != compact.levels.size(); ++l)
+    os << (l ? ", " : "") << compact.levels[l];
+  os << (compact.levels.empty() ? "0" : "") << "};\n";
   for (unsigned t = 0, e = p.tensors.size(); t != e; ++t) {
     const runtime::TensorInfo &tensor = p.tensors[t];
+    if (compact.layouts[t])
+      continue;
     std::vector<std::string> stored;
     for (const auto &box : tensor.stored)
-      stored.push_back(box ? boxes.get(*box) : "nullptr");
-    os << "const std::int64_t shape" << t << "[] = {";
-    for (unsigned d = 0; d != tensor.shape.size(); ++d)
-      os << (d ? ", " : "") << tensor.shape[d];
-    os << (tensor.shape.empty() ? "0" : "") << "};\nconst GeneratedBox stored"
-       << t << "[] = {";
+      stored.push_back(box ? boxes.get(getBoxRow(*box)) : "nullptr");
+    os << "const GeneratedBox stored" << t << "[] = {";
     for (unsigned w = 0; w != stored.size(); ++w)
       os << (w ? ", " : "") << stored[w];
     os << "};\n";
   }
-  os << "const GeneratedTensor tensors[] = {\n";
+  std::vector<std::string> rows;
   for (unsigned t = 0, e = p.tensors.size(); t != e; ++t) {
     const runtime::TensorInfo &tensor = p.tensors[t];
-    os << "    {";
-    writeString(os, tensor.name);
-    os << ", ";
-    writeString(os, g.getTensor(t).roleName);
-    os << ", ElementType::" << getElementTypeEnum(tensor.type) << ", "
-       << tensor.shape.size() << ", shape" << t << ", "
-       << (tensor.graphInput ? "true" : "false") << ", "
-       << (tensor.persistent ? "true" : "false") << ", " << tensor.updates
-       << ", stored" << t << "},\n";
+    std::string row;
+    llvm::raw_string_ostream line(row);
+    line << "    {";
+    writeString(line, tensor.name);
+    line << ", ";
+    writeString(line, compact.roles[t]);
+    line << ", ElementType::" << getElementTypeEnum(tensor.type) << ", "
+         << tensor.shape.size() << ", " << shapes.get(tensor.shape) << ", "
+         << (tensor.graphInput ? "true" : "false") << ", "
+         << (tensor.persistent ? "true" : "false") << ", " << tensor.updates
+         << ", ";
+    if (compact.layouts[t])
+      line << "nullptr, " << layouts.get(*compact.layouts[t]) << "},\n";
+    else
+      line << "stored" << t << "},\n";
+    rows.push_back(std::move(line.str()));
   }
-  os << "};\n";
+  os << "// The op rules (runtime::encodeOpRule), one per op class.\n";
+  ArrayTable ruleTable(os, "std::int64_t", "rule");
+  std::vector<std::string> rules;
+  for (const std::vector<int64_t> &rule : compact.rules)
+    rules.push_back(ruleTable.get(rule));
+  ArrayTable flags(os, "bool", "pointwise");
   for (unsigned i = 0, e = p.ops.size(); i != e; ++i) {
     const runtime::OpInfo &op = p.ops[i];
-    os << "const unsigned inputs" << i << "[] = {";
-    for (unsigned j = 0; j != op.inputs.size(); ++j)
-      os << (j ? ", " : "") << op.inputs[j];
-    os << (op.inputs.empty() ? "0" : "") << "};\n";
-    std::vector<std::string> shares;
-    for (unsigned w = 0; w != op.workers.size(); ++w) {
-      const runtime::OpShare &share = op.workers[w];
-      std::vector<std::string> in;
-      for (const runtime::Box &box : share.inputs)
-        in.push_back(boxes.get(box));
-      std::string iteration = boxes.get(share.iteration);
-      std::string output = boxes.get(share.output);
-      std::string inName = "in" + std::to_string(i) + "_" + std::to_string(w);
-      os << "const GeneratedBox " << inName << "[] = {";
-      for (unsigned j = 0; j != in.size(); ++j)
-        os << (j ? ", " : "") << in[j];
-      os << (in.empty() ? "nullptr" : "") << "};\n";
-      shares.push_back("{" + iteration + ", " + inName + ", " + output + "}");
-    }
-    if (!op.pointwise.empty()) {
-      os << "const bool pointwise" << i << "[] = {";
-      for (unsigned j = 0; j != op.pointwise.size(); ++j)
-        os << (j ? ", " : "") << (op.pointwise[j] ? "true" : "false");
-      os << "};\n";
-    }
-    os << "const GeneratedShare shares" << i << "[] = {";
-    for (unsigned w = 0; w != shares.size(); ++w)
-      os << (w ? ", " : "") << shares[w];
-    os << "};\n";
+    std::string row;
+    llvm::raw_string_ostream line(row);
+    line << "    {";
+    writeString(line, op.name);
+    line << ", ";
+    writeString(line, op.type);
+    line << ", " << op.inputs.size() << ", " << inputs.get(op.inputs) << ", "
+         << op.output << ", " << op.kernel << ", "
+         << (op.partial ? "true" : "false") << ", Reducer::"
+         << getReducerEnum(op.reducer) << ", nullptr, "
+         << (op.pointwise.empty() ? "nullptr" : flags.get(op.pointwise))
+         << ", " << rules[compact.opRules[i]] << "},\n";
+    rows.push_back(std::move(line.str()));
   }
-  os << "const GeneratedOp ops[] = {\n";
-  for (unsigned i = 0, e = p.ops.size(); i != e; ++i) {
-    const runtime::OpInfo &op = p.ops[i];
-    os << "    {";
-    writeString(os, op.name);
-    os << ", ";
-    writeString(os, op.type);
-    os << ", " << op.inputs.size() << ", inputs" << i << ", " << op.output
-       << ", " << op.kernel << ", " << (op.partial ? "true" : "false")
-       << ", Reducer::" << getReducerEnum(op.reducer) << ", shares" << i
-       << ", "
-       << (op.pointwise.empty() ? std::string("nullptr")
-                                : "pointwise" + std::to_string(i))
-       << "},\n";
-  }
+  os << "const GeneratedTensor tensors[] = {\n";
+  for (unsigned t = 0, e = p.tensors.size(); t != e; ++t)
+    os << rows[t];
+  os << "};\nconst GeneratedOp ops[] = {\n";
+  for (unsigned i = 0, e = p.ops.size(); i != e; ++i)
+    os << rows[p.tensors.size() + i];
   if (p.ops.empty())
     os << "    {\"\", \"\", 0, nullptr, 0, 0, false, Reducer::Sum, nullptr, "
-          "nullptr},\n";
+          "nullptr, nullptr},\n";
   os << "};\nconst std::int64_t peakBytes[] = {";
   for (unsigned w = 0; w != p.workers; ++w)
     os << (w ? ", " : "")
@@ -221,7 +238,9 @@ llvm::Error plan::writePlanCpp(llvm::raw_ostream &os, const graph::Graph &g,
   writeString(os, input.graphName);
   os << ", " << p.workers << ", " << p.tensors.size() << ", tensors, "
      << p.ops.size() << ", ops, " << p.commBytes
-     << ", peakBytes, numKernels, kernels};\n  }();\n  return thePlan;\n}\n\n"
+     << ", peakBytes, numKernels, kernels, " << compact.levels.size()
+     << ", levels"
+     << "};\n  }();\n  return thePlan;\n}\n\n"
      << "} // namespace " << input.cppNamespace << "\n";
   return llvm::Error::success();
 }

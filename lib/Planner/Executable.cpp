@@ -2,7 +2,8 @@
 //
 // This file implements buildExecutablePlan: per worker each op's share
 // (computeOpShare) and each tensor's stored region, and which tensors live
-// through the step; predictPlanPeaks, the runtime's peak prediction on the
+// through the step; its skeleton without boxes and the runtime's op rules
+// (getOpRule), from which a compiled plan derives the same boxes; predictPlanPeaks, the runtime's peak prediction on the
 // same boxes derived one op at a time; and getTensorMemory, the element
 // sizes and uses that prediction takes.
 //
@@ -170,6 +171,91 @@ static void fillShare(const PlanningProblem &problem, const ProblemOp &op,
 }
 
 llvm::Expected<runtime::ExecutablePlan>
+planner::buildExecutableSkeleton(const PlanningProblem &problem,
+                                 const plan::Plan &p,
+                                 ArrayRef<SmallVector<uint8_t, 4>> steps,
+                                 UnexecutedTypes unexecuted) {
+  runtime::ExecutablePlan skeleton;
+  skeleton.workers = p.workers;
+  if (llvm::Error err = buildTensors(problem, p, unexecuted,
+                                     /*withBoxes=*/false, skeleton))
+    return std::move(err);
+  for (unsigned i = 0, e = problem.getOps().size(); i != e; ++i) {
+    auto info = buildOp(problem, i, steps[i]);
+    if (!info)
+      return info.takeError();
+    skeleton.ops.push_back(std::move(*info));
+  }
+  return std::move(skeleton);
+}
+
+/// `prog`'s instructions with the binding's coefficient values.
+static runtime::OpRule::Index getIndexRule(const analysis::Binding &binding,
+                                           const analysis::IndexProgram &prog) {
+  using analysis::IndexInst;
+  using Rule = runtime::OpRule;
+  Rule::Index index;
+  switch (prog.kind) {
+  case analysis::IndexProgram::Kind::Affine: index.kind = Rule::Index::Affine; break;
+  case analysis::IndexProgram::Kind::DivMod: index.kind = Rule::Index::DivMod; break;
+  case analysis::IndexProgram::Kind::Whole: index.kind = Rule::Index::Whole; return index;
+  }
+  ArrayRef<analysis::AffineForm> forms = binding.getAnalysis().getAffineForms();
+  for (const IndexInst &inst : prog.insts) {
+    Rule::Inst out;
+    switch (inst.op) {
+    case IndexInst::Op::Affine: {
+      out.op = Rule::Inst::Affine;
+      const analysis::AffineForm &form = forms[inst.operand];
+      out.constant = binding.getCoefficient(form.constSlot);
+      for (const analysis::AffineForm::Term &term : form.terms)
+        out.terms.emplace_back(term.var, binding.getCoefficient(term.coefSlot));
+      break;
+    }
+    case IndexInst::Op::Add: out.op = Rule::Inst::Add; break;
+    case IndexInst::Op::Sub: out.op = Rule::Inst::Sub; break;
+    case IndexInst::Op::Neg: out.op = Rule::Inst::Neg; break;
+    case IndexInst::Op::MulConst: out.op = Rule::Inst::MulConst; break;
+    case IndexInst::Op::Div: out.op = Rule::Inst::Div; break;
+    case IndexInst::Op::Rem: out.op = Rule::Inst::Rem; break;
+    }
+    if (out.op == Rule::Inst::MulConst || out.op == Rule::Inst::Div ||
+        out.op == Rule::Inst::Rem)
+      out.k = binding.getCoefficient(inst.operand);
+    index.insts.push_back(std::move(out));
+  }
+  return index;
+}
+
+runtime::OpRule planner::getOpRule(const ProblemOp &op, ArrayRef<uint8_t> steps,
+                                   unsigned numLevels) {
+  const analysis::Binding &binding = op.binding;
+  const analysis::OperatorAnalysis &analysis = binding.getAnalysis();
+  runtime::OpRule rule;
+  rule.extents.assign(binding.getVarExtents().begin(),
+                      binding.getVarExtents().end());
+  // As forEachOpShare: a replicate step splits no variable.
+  for (unsigned l = 0; l != numLevels; ++l)
+    rule.levelVars.push_back(l < steps.size() &&
+                                     steps[l] < op.strategies.size()
+                                 ? op.strategies[steps[l]].var
+                                 : runtime::NoSplit);
+  rule.outputRank = analysis.getOutputRank();
+  for (unsigned t = 0, e = analysis.getNumTensors(); t != e; ++t)
+    rule.inputShapes.emplace_back(binding.getInputShape(t).begin(),
+                                  binding.getInputShape(t).end());
+  for (const analysis::ReadAnalysis &read : analysis.getReads()) {
+    runtime::OpRule::Read out;
+    out.tensor = read.tensor;
+    out.scopeMask = read.scopeMask;
+    for (const analysis::IndexProgram &prog : read.dims)
+      out.dims.push_back(getIndexRule(binding, prog));
+    rule.reads.push_back(std::move(out));
+  }
+  return rule;
+}
+
+llvm::Expected<runtime::ExecutablePlan>
 planner::buildExecutablePlan(const PlanningProblem &problem,
                              const plan::Plan &p,
                              ArrayRef<SmallVector<uint8_t, 4>> steps,
@@ -250,17 +336,10 @@ private:
 llvm::Expected<std::vector<runtime::WorkerPeak>>
 planner::predictPlanPeaks(const PlanningProblem &problem, const plan::Plan &p,
                           ArrayRef<SmallVector<uint8_t, 4>> steps) {
-  runtime::ExecutablePlan skeleton;
-  skeleton.workers = p.workers;
-  if (llvm::Error err = buildTensors(problem, p, UnexecutedTypes::Placeholder,
-                                     /*withBoxes=*/false, skeleton))
-    return std::move(err);
-  for (unsigned i = 0, e = problem.getOps().size(); i != e; ++i) {
-    auto info = buildOp(problem, i, steps[i]);
-    if (!info)
-      return info.takeError();
-    skeleton.ops.push_back(std::move(*info));
-  }
+  auto skeleton = buildExecutableSkeleton(problem, p, steps,
+                                          UnexecutedTypes::Placeholder);
+  if (!skeleton)
+    return skeleton.takeError();
   for (const plan::TensorPlan &t : p.tensors)
     if (!plan::hasStoredRegions(t, p.workers))
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -271,7 +350,7 @@ planner::predictPlanPeaks(const PlanningProblem &problem, const plan::Plan &p,
   ProblemBoxes boxes(problem, p, steps);
   std::vector<runtime::WorkerPeak> peaks;
   if (llvm::Error err = applyRuntimeRule([&] {
-        peaks = runtime::predictPeaks(skeleton, p.workers, boxes,
+        peaks = runtime::predictPeaks(*skeleton, p.workers, boxes,
                                       getTensorMemory(problem));
       }))
     return std::move(err);

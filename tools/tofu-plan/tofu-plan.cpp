@@ -23,6 +23,7 @@
 #include "tofu/PlanEmit/PlanEmitters.h"
 #include "tofu/Plan/Layouts.h"
 #include "tofu/Plan/PlanJSON.h"
+#include "tofu/Runtime/Error.h"
 #include "tofu/Planner/PlanVerifier.h"
 #include "tofu/Planner/Planner.h"
 #include "tofu/Planner/Recompute.h"
@@ -95,6 +96,14 @@ cl::opt<std::string> cppNamespace(
              "(default tofu_plan), so that several plans link into one "
              "program"),
     cl::value_desc("NS"), cl::init("tofu_plan"), cl::cat(category));
+
+cl::opt<bool> checkCpp(
+    "check-cpp",
+    cl::desc("With --emit=cpp: derive every worker's boxes from the "
+             "source's tables as the runtime does (buildExecutablePlan) and "
+             "check that they are the plan's lowering (exit 1 naming the "
+             "first difference)"),
+    cl::cat(category));
 
 cl::opt<planner::SearchKind> searchKind(
     "search", cl::desc("The search"), cl::init(planner::SearchKind::Recursive),
@@ -445,15 +454,48 @@ bool estimateOnMachine(const planner::PlanningProblem &problem,
   return true;
 }
 
-/// Writes the plan lowered for the runtime with the graph's kernels.
-bool writeCpp(llvm::raw_ostream &os, const planner::PlanningProblem &problem,
-              graph::SpecLibrary &specs, const plan::Plan &p) {
+/// With --check-cpp: the boxes `compact`'s tables give are those of
+/// lowerPlan; an error naming the first difference otherwise.
+bool checkCompactPlan(const planner::PlanningProblem &problem,
+                      const plan::Plan &p, const runtime::CompactPlan &compact) {
   auto lowered = lowering::lowerPlan(problem, p);
   if (!lowered) {
     error() << "cannot lower the plan: " << llvm::toString(lowered.takeError())
             << "\n";
     return false;
   }
+  std::string difference;
+  try {
+    runtime::GeneratedTables tables(compact);
+    difference = runtime::findPlanDifference(
+        *lowered, runtime::buildExecutablePlan(tables.get()));
+    if (difference.empty())
+      llvm::errs() << "tofu-plan: --check-cpp: every box of " << p.workers
+                   << " workers is the plan's (" << compact.plan.ops.size()
+                   << " ops, " << compact.rules.size() << " op rules)\n";
+  } catch (const runtime::RuntimeError &e) {
+    difference = e.what();
+  }
+  if (!difference.empty()) {
+    error() << "--check-cpp: the compiled plan's boxes differ from the "
+               "plan's: "
+            << difference << "\n";
+    return false;
+  }
+  return true;
+}
+
+/// Writes the plan as layouts and op rules with the graph's kernels.
+bool writeCpp(llvm::raw_ostream &os, const planner::PlanningProblem &problem,
+              graph::SpecLibrary &specs, const plan::Plan &p) {
+  auto lowered = lowering::lowerPlanCompact(problem, p);
+  if (!lowered) {
+    error() << "cannot lower the plan: " << llvm::toString(lowered.takeError())
+            << "\n";
+    return false;
+  }
+  if (checkCpp && !checkCompactPlan(problem, p, *lowered))
+    return false;
   const graph::Graph &g = problem.getGraph();
   auto kernels = codegen::emitGraphKernels(g, specs);
   if (!kernels) {

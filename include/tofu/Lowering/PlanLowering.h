@@ -5,7 +5,8 @@
 // tensor's stored box per worker and every op's iteration box, input boxes
 // and output box per worker, computed by the same functions the cost model
 // charges (planner::computeOpShare), so the runtime moves what the plan's
-// comm_bytes counts.
+// comm_bytes counts; and its compact form for compiled plans (layouts and
+// op rules, from which the runtime derives the same boxes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,7 @@
 
 #include "tofu/Planner/PlanningProblem.h"
 #include "tofu/Runtime/ExecutablePlan.h"
+#include "tofu/Runtime/GeneratedPlan.h"
 
 #include "llvm/Support/Error.h"
 
@@ -32,6 +34,15 @@ llvm::Expected<runtime::ElementType> getElementType(DType dtype);
 llvm::Expected<runtime::ExecutablePlan>
 lowerPlan(const planner::PlanningProblem &problem, const plan::Plan &p,
           int worker = -1);
+
+/// Lowers `p` for `problem`'s graph as a compiled plan holds it
+/// (runtime::CompactPlan): the ExecutablePlan without per-worker boxes,
+/// every tensor's layout (the stored boxes listed only for a tensor whose
+/// plan lists regions), and one op rule per op class (planner::getOpRule,
+/// deduplicated). runtime::buildExecutablePlan derives from it exactly the
+/// boxes lowerPlan computes. Fails as lowerPlan does.
+llvm::Expected<runtime::CompactPlan>
+lowerPlanCompact(const planner::PlanningProblem &problem, const plan::Plan &p);
 
 /// The plan that computes everything on one worker (no levels, every tensor
 /// stored whole): what `tofu-run --check` compares against.

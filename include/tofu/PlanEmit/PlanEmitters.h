@@ -2,9 +2,9 @@
 //
 // This file declares the plan emitters other than JSON: Graphviz (the
 // coarsened graph, one node per forward/backward group, coloured by the
-// step its ops take at the outermost level) and C++ (the lowered plan as
-// constant tables and the graph's op kernels, one source a training program
-// compiles and links with the runtime library).
+// step its ops take at the outermost level) and C++ (the plan as constant
+// tables of layouts and op rules and the graph's op kernels, one source a
+// training program compiles and links with the runtime library).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,7 +13,7 @@
 
 #include "tofu/Graph/Graph.h"
 #include "tofu/Plan/Plan.h"
-#include "tofu/Runtime/ExecutablePlan.h"
+#include "tofu/Runtime/GeneratedPlan.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -25,8 +25,8 @@ void writePlanDot(llvm::raw_ostream &os, const graph::Graph &g, const Plan &p);
 
 /// What the C++ form of a plan is made of besides the graph.
 struct CppPlanInput {
-  /// The plan lowered for the runtime (lowering::lowerPlan).
-  const runtime::ExecutablePlan *plan = nullptr;
+  /// The plan as layouts and op rules (lowering::lowerPlanCompact).
+  const runtime::CompactPlan *plan = nullptr;
   /// The translation unit of the graph's kernels (codegen::emitGraphKernels),
   /// one kernel per op in graph order.
   std::string kernelsSource;

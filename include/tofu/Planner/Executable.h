@@ -14,6 +14,7 @@
 #define TOFU_PLANNER_EXECUTABLE_H
 
 #include "tofu/Planner/PlanningProblem.h"
+#include "tofu/Runtime/BoxRules.h"
 #include "tofu/Runtime/ExecutablePlan.h"
 #include "tofu/Runtime/StepMemory.h"
 
@@ -45,6 +46,21 @@ llvm::Expected<runtime::ExecutablePlan>
 buildExecutablePlan(const PlanningProblem &problem, const plan::Plan &p,
                     ArrayRef<SmallVector<uint8_t, 4>> steps,
                     UnexecutedTypes unexecuted, int worker = -1);
+
+/// buildExecutablePlan without the boxes: every tensor and op with no
+/// stored boxes and no shares (what runtime::buildExecutablePlan derives
+/// them into from layouts and op rules).
+llvm::Expected<runtime::ExecutablePlan>
+buildExecutableSkeleton(const PlanningProblem &problem, const plan::Plan &p,
+                        ArrayRef<SmallVector<uint8_t, 4>> steps,
+                        UnexecutedTypes unexecuted);
+
+/// The runtime's rule for `op`'s shares under `steps` (one per level of
+/// `numLevels`): its variables' extents, the variable each level splits,
+/// and its reads with the binding's coefficients (runtime::OpRule). The
+/// boxes runtime::getShareBoxes derives from it are computeOpShare's.
+runtime::OpRule getOpRule(const ProblemOp &op, ArrayRef<uint8_t> steps,
+                          unsigned numLevels);
 
 /// Per worker, the peak its pool measures in the runtime's first step of
 /// `p` (runtime::predictPeaks), with the boxes buildExecutablePlan gives
