@@ -2,7 +2,11 @@
 //
 // This file implements KernelCompiler: hash, write, compile into a
 // temporary object renamed into place (so concurrent compilers of the same
-// source never load a half-written file), dlopen, look up the table.
+// source never load a half-written file) beside its checksum (size and
+// xxHash64, `k-HASH.so.sum`), verify, dlopen, look up the table. An entry
+// that fails the check (truncated, empty, changed) is rebuilt with a
+// warning instead of crashing dlopen with SIGBUS; temporaries left by a
+// compile that was killed are removed once they are an hour old.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,10 +21,14 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/WithColor.h"
 #include "llvm/Support/xxhash.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
+#include <cstring>
 #include <dlfcn.h>
+#include <elf.h>
 #include <unistd.h>
 
 using namespace tofu;
@@ -63,6 +71,97 @@ namespace {
 llvm::Error makeError(const Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
 }
+
+/// An entry's checksum: "SIZE HASH" (decimal bytes, xxHash64 in hex).
+std::string getChecksum(StringRef bytes) {
+  return std::to_string(bytes.size()) + " " +
+         llvm::utohexstr(llvm::xxHash64(bytes), /*LowerCase=*/true);
+}
+
+/// True if `bytes` holds every part its ELF headers point at: a shared
+/// object cut short (a compile or copy killed midway) fails this. For
+/// entries cached before checksums were stored.
+bool isWholeELF(StringRef bytes) {
+  Elf64_Ehdr header;
+  if (bytes.size() < sizeof(header))
+    return false;
+  std::memcpy(&header, bytes.data(), sizeof(header));
+  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||
+      header.e_ident[EI_CLASS] != ELFCLASS64)
+    return false;
+  auto within = [&](uint64_t offset, uint64_t size) {
+    return offset <= bytes.size() && size <= bytes.size() - offset;
+  };
+  if (!within(header.e_shoff, uint64_t(header.e_shnum) * header.e_shentsize) ||
+      !within(header.e_phoff, uint64_t(header.e_phnum) * sizeof(Elf64_Phdr)))
+    return false;
+  for (unsigned i = 0; i != header.e_phnum; ++i) {
+    Elf64_Phdr segment;
+    std::memcpy(&segment, bytes.data() + header.e_phoff + i * sizeof(segment),
+                sizeof(segment));
+    if (!within(segment.p_offset, segment.p_filesz))
+      return false;
+  }
+  return true;
+}
+
+/// Writes `text` to `path` through a temporary renamed into place.
+llvm::Error writeAtomically(const std::string &path, StringRef text) {
+  std::string tmp = path + ".tmp" + std::to_string(getpid());
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(tmp, ec);
+    if (ec)
+      return makeError("cannot write '" + tmp + "': " + ec.message());
+    os << text;
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, path))
+    return makeError("cannot rename '" + tmp + "': " + ec.message());
+  return llvm::Error::success();
+}
+
+/// Why the cached object `obj` cannot be loaded ("" if it can): checked
+/// against its checksum, or, for an entry from before checksums, against
+/// its ELF headers (and then given its checksum).
+std::string checkEntry(const std::string &obj) {
+  auto buffer = llvm::MemoryBuffer::getFile(obj, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return "cannot be read: " + buffer.getError().message();
+  StringRef bytes = (*buffer)->getBuffer();
+  if (bytes.empty())
+    return "is empty";
+  std::string actual = getChecksum(bytes);
+  if (auto stored = llvm::MemoryBuffer::getFile(obj + ".sum")) {
+    StringRef expected = (*stored)->getBuffer().trim();
+    if (expected == actual)
+      return "";
+    return "does not match its checksum (" + actual + ", stored " +
+           expected.str() + ")";
+  }
+  if (!isWholeELF(bytes))
+    return "is not a whole shared object (" + std::to_string(bytes.size()) +
+           " bytes) and has no checksum";
+  llvm::consumeError(writeAtomically(obj + ".sum", actual + "\n"));
+  return "";
+}
+
+/// Removes the temporaries (`*.tmpPID*`) of `dir` older than an hour: what
+/// a compile killed midway left (a compile in progress is younger).
+void removeStaleTemporaries(StringRef dir) {
+  auto now = std::chrono::system_clock::now();
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    StringRef name = llvm::sys::path::filename(it->path());
+    llvm::sys::fs::file_status status;
+    if (!name.startswith("k-") || !name.contains(".tmp") ||
+        llvm::sys::fs::status(it->path(), status))
+      continue;
+    if (now - status.getLastModificationTime() > std::chrono::hours(1))
+      llvm::sys::fs::remove(it->path());
+  }
+}
 } // namespace
 
 llvm::Expected<std::unique_ptr<KernelLibrary>>
@@ -91,7 +190,20 @@ KernelCompiler::compile(StringRef source) {
               log = (base + ".log").str();
 
   cached = llvm::sys::fs::exists(obj);
+  if (cached) {
+    std::string damage = checkEntry(obj);
+    if (!damage.empty()) {
+      std::string msg =
+          "the kernel cache entry '" + obj + "' " + damage + "; rebuilding it";
+      if (options.warn)
+        options.warn(msg);
+      else
+        llvm::WithColor::warning() << msg << "\n";
+      cached = false;
+    }
+  }
   if (!cached) {
+    removeStaleTemporaries(options.cacheDir);
     // Several processes (MPI ranks) may compile the same kernels at once:
     // each writes and compiles its own copy of the source (a compiler
     // reading a source another process is still writing could build a
@@ -128,6 +240,17 @@ KernelCompiler::compile(StringRef source) {
                                    std::make_pair(myLog, log)})
       if (std::error_code ec = llvm::sys::fs::rename(from, to))
         return makeError("cannot rename '" + from + "': " + ec.message());
+    // The checksum first: a reader that finds the new object finds its
+    // checksum (a reader between two writers' renames sees a mismatch and
+    // rebuilds; it never loads a damaged object).
+    auto built = llvm::MemoryBuffer::getFile(tmp, /*IsText=*/false,
+                                             /*RequiresNullTerminator=*/false);
+    if (!built)
+      return makeError("cannot read '" + tmp + "': " +
+                       built.getError().message());
+    if (llvm::Error err = writeAtomically(
+            obj + ".sum", getChecksum((*built)->getBuffer()) + "\n"))
+      return err;
     if (std::error_code ec = llvm::sys::fs::rename(tmp, obj))
       return makeError("cannot rename '" + tmp + "': " + ec.message());
   }

@@ -11,6 +11,8 @@
 #include "tofu/CodeGen/GraphKernels.h"
 #include "tofu/Runtime/Error.h"
 
+#include "llvm/Support/WithColor.h"
+
 #include <fmt/format.h>
 
 #include <chrono>
@@ -308,6 +310,13 @@ GeneratedKernels::create(const graph::Graph &g, graph::SpecLibrary &specs,
 
   codegen::KernelCompiler::Options options;
   options.cacheDir = cacheDir.str();
+  // A damaged cache entry's warning on its own line, then the rebuild.
+  options.warn = [&](StringRef msg) {
+    log << "\n";
+    llvm::WithColor::warning(log, "tofu-run") << msg << "\n";
+    log << "tofu-run: rebuilding...";
+    log.flush();
+  };
   codegen::KernelCompiler compiler(options);
   std::string flags;
   for (const std::string &flag : compiler.getOptions().flags)

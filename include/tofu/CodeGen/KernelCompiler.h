@@ -5,8 +5,10 @@
 // written to a cache directory under a name keyed by a hash of the source
 // and the compile command, compiled there once with the system C++ compiler
 // into a shared object (`c++ -std=c++17 -O3 -shared -fPIC -I<runtime
-// include> ... -lopenblas`), and dlopen'ed; the KernelLibrary it returns
-// holds the table of tofu_graph_kernels() for as long as it lives.
+// include> ... -lopenblas`) stored with its size and hash, and dlopen'ed
+// once it matches them (docs/CodeGen.md, "The kernel cache"); the
+// KernelLibrary it returns holds the table of tofu_graph_kernels() for as
+// long as it lives.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,6 +75,9 @@ public:
                                       "-fPIC"};
     /// Libraries after it.
     std::vector<std::string> libs = {"-lopenblas"};
+    /// Called with each warning (a damaged cache entry, rebuilt); unset,
+    /// the warning is printed on stderr.
+    std::function<void(StringRef)> warn;
   };
 
   KernelCompiler();
