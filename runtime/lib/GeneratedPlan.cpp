@@ -33,6 +33,7 @@ static Box decodeBox(GeneratedBox box) {
 /// as listed.
 static void buildStored(const GeneratedPlan &generated,
                         const std::vector<unsigned> &levels,
+                        const std::vector<std::vector<unsigned>> &digits,
                         const GeneratedTensor &row, TensorInfo &tensor) {
   if (!row.layout) {
     if (!row.stored)
@@ -49,13 +50,11 @@ static void buildStored(const GeneratedPlan &generated,
   for (unsigned &d : splits)
     if (d == GeneratedReplicate)
       d = NoSplit;
-  std::vector<unsigned> digits;
   Box whole = Box::whole(tensor.shape);
   tensor.stored.reserve(generated.workers);
   for (unsigned w = 0; w != generated.workers; ++w) {
-    getWorkerDigits(levels, w, digits);
     Box box = whole;
-    applyWorkerPart(box, levels, splits, digits);
+    applyWorkerPart(box, levels, splits, digits[w]);
     tensor.stored.emplace_back(std::move(box));
   }
 }
@@ -79,16 +78,15 @@ static void buildListedShares(const GeneratedPlan &generated,
 
 /// Op `op`'s share per worker from its rule (decoded once per class).
 static void buildShares(const ExecutablePlan &plan,
-                        const std::vector<unsigned> &levels, const OpRule &rule,
-                        int worker, OpInfo &op) {
+                        const std::vector<unsigned> &levels,
+                        const std::vector<std::vector<unsigned>> &digits,
+                        const OpRule &rule, int worker, OpInfo &op) {
   std::vector<unsigned> inputRanks;
   for (unsigned t : op.inputs)
     inputRanks.push_back(plan.tensors[t].shape.size());
-  std::vector<unsigned> digits;
   op.workers.resize(plan.workers);
   for (unsigned w = 0; w != plan.workers; ++w) {
-    getWorkerDigits(levels, w, digits);
-    Box iteration = getIterationBox(rule, levels, digits);
+    Box iteration = getIterationBox(rule, levels, digits[w]);
     getShareBoxes(rule, iteration, inputRanks, op.workers[w]);
     if (worker < 0 || unsigned(worker) == w)
       op.workers[w].iteration = std::move(iteration);
@@ -120,6 +118,10 @@ ExecutablePlan runtime::buildExecutablePlan(const GeneratedPlan &generated,
     throw RuntimeError(fmt::format(
         "generated plan: levels multiply to {}, not {} workers", product,
         generated.workers));
+  std::vector<std::vector<unsigned>> digits(generated.workers);
+  if (derives)
+    for (unsigned w = 0; w != generated.workers; ++w)
+      getWorkerDigits(levels, w, digits[w]);
   for (unsigned t = 0; t != generated.numTensors; ++t) {
     const GeneratedTensor &row = generated.tensors[t];
     TensorInfo tensor;
@@ -129,7 +131,7 @@ ExecutablePlan runtime::buildExecutablePlan(const GeneratedPlan &generated,
     tensor.graphInput = row.graphInput;
     tensor.persistent = row.persistent;
     tensor.updates = row.updates;
-    buildStored(generated, levels, row, tensor);
+    buildStored(generated, levels, digits, row, tensor);
     plan.tensors.push_back(std::move(tensor));
   }
   std::map<const std::int64_t *, OpRule> rules;
@@ -162,7 +164,7 @@ ExecutablePlan runtime::buildExecutablePlan(const GeneratedPlan &generated,
       throw RuntimeError(fmt::format(
           "generated plan: op '{}' has {} steps for {} levels", op.name,
           found->second.levelVars.size(), levels.size()));
-    buildShares(plan, levels, found->second, worker, op);
+    buildShares(plan, levels, digits, found->second, worker, op);
     plan.ops.push_back(std::move(op));
   }
   validatePlan(plan);
