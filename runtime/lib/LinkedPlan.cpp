@@ -30,19 +30,35 @@ createExecutor(const ExecutablePlan &plan, KernelTable &kernels,
                                           *options.communicator, &transport);
 }
 
+/// `options` with its transport: the thread transport of `workers` when it
+/// has none.
+static LinkOptions withTransport(LinkOptions options, unsigned workers) {
+  if (!options.transport)
+    options.transport = createThreadTransport(workers, options.timeout);
+  return options;
+}
+
+/// The worker `transport` runs alone in this process, or -1; throws
+/// RuntimeError when it does not run the plan's workers.
+static int getOnlyLocalWorker(const Transport &transport,
+                              const GeneratedPlan &generated) {
+  if (transport.getNumWorkers() != generated.workers)
+    throw RuntimeError(fmt::format(
+        "the plan of '{}' has {} workers but the transport runs {}",
+        generated.graphName, generated.workers, transport.getNumWorkers()));
+  std::vector<unsigned> local = transport.getLocalWorkers();
+  return local.size() == 1 ? int(local[0]) : -1;
+}
+
 LinkedPlan::LinkedPlan(const GeneratedPlan &generated, LinkOptions opts)
-    : generated(generated), plan(buildExecutablePlan(generated)),
+    : generated(generated),
+      options(withTransport(std::move(opts), generated.workers)),
+      plan(buildExecutablePlan(
+          generated, getOnlyLocalWorker(*options.transport, generated))),
       kernels(std::vector<KernelInfo>(generated.kernels,
                                       generated.kernels +
                                           generated.numKernels)),
-      options(std::move(opts)) {
-  if (!options.transport)
-    options.transport = createThreadTransport(plan.workers, options.timeout);
-  transport = options.transport.get();
-  if (transport->getNumWorkers() != plan.workers)
-    throw RuntimeError(fmt::format(
-        "the plan of '{}' has {} workers but the transport runs {}",
-        generated.graphName, plan.workers, transport->getNumWorkers()));
+      transport(options.transport.get()) {
   local = runtime::getLocalWorkers(plan, *transport);
   executor = createExecutor(plan, kernels, options, *transport);
 }

@@ -118,9 +118,11 @@ public:
 
 private:
   const GeneratedPlan &generated;
+  /// Before the plan: a process running one worker (an MPI rank) derives
+  /// only that worker's iteration boxes.
+  LinkOptions options;
   ExecutablePlan plan;
   KernelTable kernels;
-  LinkOptions options;
   Transport *transport = nullptr;
   std::vector<unsigned> local;
   std::unique_ptr<StepExecutor> executor;
