@@ -15,7 +15,10 @@
 // MPI. Sends are MPI_Isend of a buffer kept until the send completes.
 // Each rank counts the payload bytes (not trailers) it sends;
 // sumOverProcesses adds counts up with MPI_Iallreduce and broadcast sends rank
-// 0's bytes with MPI_Ibcast, both polled the same way.
+// 0's bytes with MPI_Ibcast, both polled the same way. MPISession::agree,
+// the start-up agreement, is every rank's message to rank 0 and rank 0's
+// answer, on a copy of the world communicator, each wait with a deadline
+// that names the rank waited for.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +37,7 @@
 #include <memory>
 #include <thread>
 #include <tuple>
+#include <vector>
 
 using namespace tofu::runtime;
 using std::int64_t;
@@ -65,6 +69,10 @@ MPISession::MPISession() {
   MPI_Comm_rank(node, &nodeRank);
   localRank = unsigned(nodeRank);
   MPI_Comm_free(&node);
+  static_assert(sizeof(MPI_Comm) <= sizeof(agreeComm), "MPI_Comm too wide");
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  std::memcpy(&agreeComm, &comm, sizeof(comm));
 }
 
 MPISession::~MPISession() {
@@ -74,17 +82,82 @@ MPISession::~MPISession() {
     MPI_Finalize();
 }
 
-bool MPISession::agree(bool ready) {
-  int mine = ready ? 1 : 0, all = 0;
-  MPI_Request request;
-  MPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &request);
+/// Polls `request` until it completes or `deadline` passes; true if it
+/// completed.
+static bool waitUntil(MPI_Request &request,
+                      std::chrono::steady_clock::time_point deadline) {
   for (;;) {
     int done = 0;
     MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     if (done)
-      return all == 1;
+      return true;
+    if (std::chrono::steady_clock::now() >= deadline)
+      return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+}
+
+std::optional<bool> MPISession::agree(bool ready,
+                                      std::chrono::milliseconds allowance,
+                                      std::string &late) {
+  MPI_Comm comm;
+  std::memcpy(&comm, &agreeComm, sizeof(comm));
+  auto now = std::chrono::steady_clock::now();
+  // In milliseconds: no allowance (milliseconds::max) overflows as ns.
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::time_point::max() - now);
+  auto deadline = allowance >= left
+                      ? std::chrono::steady_clock::time_point::max()
+                      : now + allowance;
+  double seconds = std::chrono::duration<double>(allowance).count();
+  int verdict = ready ? 1 : 0;
+  if (rank != 0) {
+    // Tell rank 0, then wait for its verdict.
+    MPI_Request sent, answer;
+    MPI_Isend(&verdict, 1, MPI_INT, 0, 0, comm, &sent);
+    int all = 0;
+    MPI_Irecv(&all, 1, MPI_INT, 0, 0, comm, &answer);
+    if (!waitUntil(answer, deadline)) {
+      late = fmt::format("rank 0, which waits for every rank, did not "
+                         "answer within {:g} s of rank {} being ready",
+                         seconds, rank);
+      return std::nullopt;
+    }
+    MPI_Wait(&sent, MPI_STATUS_IGNORE);
+    return all == 1;
+  }
+  // Rank 0 hears from every rank, in any order, then answers all.
+  std::vector<int> readies(size, 1);
+  std::vector<MPI_Request> requests(size, MPI_REQUEST_NULL);
+  for (unsigned r = 1; r != size; ++r)
+    MPI_Irecv(&readies[r], 1, MPI_INT, int(r), 0, comm, &requests[r]);
+  for (unsigned r = 1; r != size; ++r)
+    if (!waitUntil(requests[r], deadline)) {
+      unsigned missing = 0;
+      for (unsigned s = r; s != size; ++s) {
+        int done = 0;
+        MPI_Test(&requests[s], &done, MPI_STATUS_IGNORE);
+        missing += !done;
+      }
+      late = fmt::format("rank {} was not ready within {:g} s of rank 0{}",
+                         r, seconds,
+                         missing > 1 ? fmt::format(" ({} ranks were not)",
+                                                   missing)
+                                     : "");
+      return std::nullopt;
+    }
+  for (unsigned r = 1; r != size; ++r)
+    verdict = std::min(verdict, readies[r]);
+  std::vector<MPI_Request> answers(size, MPI_REQUEST_NULL);
+  for (unsigned r = 1; r != size; ++r)
+    MPI_Isend(&verdict, 1, MPI_INT, int(r), 0, comm, &answers[r]);
+  MPI_Waitall(int(size), answers.data(), MPI_STATUSES_IGNORE);
+  return verdict == 1;
+}
+
+bool MPISession::agree(bool ready) {
+  std::string late;
+  return *agree(ready, std::chrono::milliseconds::max(), late);
 }
 
 void MPISession::abort(int status) {

@@ -11,6 +11,9 @@
 #ifdef TOFU_HAVE_MPI
 #include "tofu/Runtime/MPITransport.h"
 
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <thread>
 #endif
 
@@ -35,7 +38,17 @@ public:
   createTransport(unsigned, std::chrono::milliseconds timeout) override {
     return runtime::createMPITransport(timeout);
   }
-  bool agree(bool ready) override { return session.agree(ready); }
+  bool agree(bool ready, std::chrono::milliseconds allowance) override {
+    std::string late;
+    std::optional<bool> all = session.agree(ready, allowance, late);
+    if (all)
+      return *all;
+    llvm::WithColor::error(llvm::errs(), "tofu-run")
+        << "starting: " << late << " (--start-timeout)\n";
+    llvm::errs().flush();
+    abortAll(1);
+    return false;
+  }
   void abortAll(int status) override {
     // The rank whose worker failed reports just after telling the others;
     // give it a moment to do so before MPI ends every rank.

@@ -36,10 +36,14 @@ public:
   virtual std::unique_ptr<runtime::Transport>
   createTransport(unsigned workers, std::chrono::milliseconds timeout);
   /// Whether every process is `ready`: each passes its own, and all get
-  /// the same answer once all have called it (no deadline: a process may
-  /// compile its kernels for minutes; a process that dies ends the MPI
-  /// job). One process returns its own.
-  virtual bool agree(bool ready) { return ready; }
+  /// the same answer once all have called it. A process that waits longer
+  /// than `allowance` from its own call (a peer stopped before it, or
+  /// still compiling) says which rank it waited for and ends every process
+  /// with exit 1; a process that dies ends the MPI job. One process
+  /// returns its own.
+  virtual bool agree(bool ready, std::chrono::milliseconds allowance) {
+    return ready;
+  }
   /// Ends the run of every process with `status` after a failure other
   /// processes may not see (a no-op for one process: returning suffices).
   virtual void abortAll(int status) {}

@@ -278,6 +278,12 @@ cl::opt<std::string> kernelTimesFile(
 cl::opt<cli::Flag<cli::PositiveNumber>> timeoutSeconds(
     "timeout", cl::desc("Longest wait for a message, in seconds"),
     cl::value_desc("SECONDS"), cl::init(60.0), cl::cat(category));
+cl::opt<cli::Flag<cli::PositiveNumber>> startTimeoutSeconds(
+    "start-timeout",
+    cl::desc("Longest wait for the other processes at start-up (their "
+             "plans loaded, kernels compiled), in seconds from when this one "
+             "is ready"),
+    cl::value_desc("SECONDS"), cl::init(600.0), cl::cat(category));
 cl::opt<cli::Flag<cli::UnsignedInRange<0, 1024>>> prefetchDepth(
     "prefetch-depth",
     cl::desc("Post each worker's receives this many ops ahead, before it "
@@ -417,6 +423,12 @@ bool load(DiagnosticEngine &diags, Loaded &out) {
     return false;
   }
   return true;
+}
+
+/// How long a process waits for the others at start-up (--start-timeout).
+std::chrono::milliseconds getStartAllowance() {
+  return std::chrono::milliseconds(
+      int64_t(std::min(startTimeoutSeconds.value, 1e9) * 1000));
 }
 
 /// Whether this process's part of the plan fits the memory available
@@ -1050,7 +1062,7 @@ int runTool(DiagnosticEngine &diags) {
     llvm::WithColor::error(os, "tofu-run") << tooBig << "\n";
     llvm::errs() << os.str();
   }
-  if (!processes->agree(tooBig.empty()))
+  if (!processes->agree(tooBig.empty(), getStartAllowance()))
     return BadInput;
   const graph::Graph &g = *loaded.graph;
   std::vector<llvm::Optional<runtime::HostTensor>> inputs;
@@ -1085,7 +1097,7 @@ int runTool(DiagnosticEngine &diags) {
        processes->getRank() == injectStartDelay.value.worker))
     std::this_thread::sleep_for(
         std::chrono::duration<double>(injectStartDelay.value.seconds));
-  if (!processes->agree(ready))
+  if (!processes->agree(ready, getStartAllowance()))
     return BadInput;
   if (injectFailure.getNumOccurrences())
     partitioned.executor->injectFailure(injectFailure.value.worker,

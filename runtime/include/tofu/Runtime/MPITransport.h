@@ -14,6 +14,11 @@
 
 #include "tofu/Runtime/Transport.h"
 
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
 namespace tofu {
 namespace runtime {
 
@@ -32,10 +37,17 @@ public:
   /// This process's index among the ranks on its node (sharing memory,
   /// MPI_COMM_TYPE_SHARED), in rank order: which of the node's GPUs it uses.
   unsigned getLocalRank() const { return localRank; }
-  /// Whether every rank passes `ready` true; returns once all ranks have
-  /// called it, with no deadline (a rank may compile its kernels for
-  /// minutes). It polls (MPI_Iallreduce, MPI_Test and a 1 ms sleep), so a
-  /// rank that waits leaves its core to the ranks still working.
+  /// Whether every rank passes `ready` true, once all ranks have called
+  /// it; None, with `late` saying which rank was waited for, when that
+  /// took longer than `allowance` from this rank's call. Every rank tells
+  /// rank 0, which answers all once it has heard from each (an allowance
+  /// counted from when each is ready, so a peer's long compile counts only
+  /// from when this rank is done with its own). It polls (MPI_Test and a
+  /// 1 ms sleep), so a rank that waits leaves its core to the ranks still
+  /// working.
+  std::optional<bool> agree(bool ready, std::chrono::milliseconds allowance,
+                            std::string &late);
+  /// The same with no deadline.
   bool agree(bool ready);
   /// Ends every rank of the job at once with exit status `status`
   /// (MPI_Abort): for a failure the other ranks may not see.
@@ -45,6 +57,9 @@ private:
   unsigned rank = 0;
   unsigned size = 1;
   unsigned localRank = 0;
+  /// A copy of MPI_COMM_WORLD for agree's messages, apart from the
+  /// transport's (an MPI_Comm, which is an int or a pointer).
+  std::intptr_t agreeComm = 0;
 };
 
 /// The transport over MPI_COMM_WORLD: worker w is rank w, so K is the
