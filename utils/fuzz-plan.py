@@ -21,7 +21,8 @@ then makes mutants of one of five kinds and runs the tools on each:
              --tolerance, --inject-failure, --kernels, --backend, ...)
   reference  a --reference file (from --save-reference), mutated
 
-Every run must exit 0, 1 or 2 (tofu-run also 3 with --check), within the
+Every run must exit 0, 1 or 2 (tofu-run also 3 with a mutated --check,
+but not a repaired plan run with --check-repaired), within the
 time limit, without a sanitizer report on stderr; the first mutant that
 does not is saved (with --save) and reported, and the script exits 1.
 
@@ -560,7 +561,8 @@ class Fuzzer:
             # graph does: --check's exit 3 is a failure here.
             status, stderr = self.run_tool(
                 path, seed["graph_path"],
-                ["--check"] if self.args.check_repaired else [], [path])
+                ["--check"] if self.args.check_repaired else [], [path],
+                allowed={0, 1, 2})
             if status == 0:
                 self.repaired_ran += 1
             if status != 1 or not repair_numbers(plan, stderr, self.rng):
