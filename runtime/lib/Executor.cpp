@@ -1,22 +1,25 @@
 //===- Executor.cpp - Run an ExecutablePlan on K workers ------------------===//
 //
-// This file implements the executor. Each worker runs, for every op in
-// graph order: fill its input boxes (local pieces copied, remote pieces
-// unpacked from one message per source); call the kernel; send its partial
-// pieces to their roots and combine those it roots; deliver the output
-// pieces to the workers storing them; free the tensors whose last reader
-// this op was. After the last op it moves updated parameters into their
-// parameters' stored boxes. Each message is staged in a pool buffer on
-// both sides, one message at a time, at the points the device executor
-// stages them and in its order (StepMemory.h), but that a worker takes a
-// phase's sends first where that leaves its pool's peak the same
-// (movePieces), so both measure the same peak. Messages are tagged with
-// the step, the op and the phase; sends never block, so the workers cannot
-// deadlock. Before each kernel a worker posts
-// the receives of the next op's fetch and of this op's reduce and deliver
-// (Transport::postReceive), so that a transport can take them while it
-// computes; that moves no pool buffer. Each worker times its kernels, its
-// waits in receive and the rest (WorkerTimes).
+// This file implements the executor: the step of StepEngine.h on each
+// local worker, a thread of its own, over a Transport. For every op in
+// graph order a worker fills its input boxes (local pieces copied, remote
+// pieces unpacked from one message per source), calls the kernel, sends
+// its partial pieces to their roots and combines those it roots, delivers
+// the output pieces to the workers storing them and frees the tensors
+// whose last reader this op was; after the last op it moves updated
+// parameters into their parameters' stored boxes. What the CPU adds to the
+// engine's policy: each message is staged in a pool buffer on both sides,
+// one message at a time, at the points and in the order of the device
+// executor (StepMemory.h), but that a worker takes a phase's sends first
+// where that leaves its pool's peak the same (orderMessages), so both
+// measure the same peak. Messages are tagged with the step, the op and the
+// phase; sends never block, so the workers cannot deadlock. Before each
+// kernel a worker posts the receives of the next op's fetch and of this
+// op's reduce and deliver (Transport::postReceive), so that a transport
+// can take them while it computes; that moves no pool buffer. Chains of
+// element-wise ops and GEMM epilogues run fused (Fusion.h) with the pool's
+// requests of the unfused step. Each worker times its kernels, its waits
+// in receive and the rest (WorkerTimes), and traces them on request.
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,72 +82,52 @@ struct Executor::Worker {
   std::vector<TraceEvent> trace;
 };
 
-/// One worker's run of one step.
+/// One worker's run of one step: the engine over this worker alone, its
+/// messages through the transport.
 namespace {
-class WorkerStep {
+class WorkerStep : public StepEngine<WorkerStep, Executor::Worker, Buffer> {
 public:
   WorkerStep(const ExecutablePlan &plan, const Schedule &schedule,
-             KernelProvider &kernels, Transport &transport,
-             Executor::Worker &worker, unsigned step,
-             const Liveness &liveness, int failOp,
-             unsigned prefetchDepth, bool sendsFirst, bool tracing)
-      : plan(plan), schedule(schedule), kernels(kernels), transport(transport),
-        worker(worker), w(worker.id), step(step), liveness(liveness),
-        failOp(failOp), prefetchDepth(prefetchDepth), sendsFirst(sendsFirst),
+             const Liveness &liveness, KernelProvider &kernels,
+             Transport &transport, Executor::Worker &worker, unsigned step,
+             int failWorker, unsigned failOp, unsigned prefetchDepth,
+             bool sendsFirst, bool tracing)
+      : StepEngine(plan, schedule, liveness, {&worker}, failWorker, failOp),
+        kernels(kernels), transport(transport), worker(worker), w(worker.id),
+        step(step), prefetchDepth(prefetchDepth), sendsFirst(sendsFirst),
         tracing(tracing) {}
 
   void run();
 
-private:
-  std::uint64_t tag(unsigned op, Phase phase) const {
-    return makeTag(step, op, phase);
+  // The policy (StepEngine.h): Box.h's copies on the host, the kernels
+  // timed and fused, the messages through the transport.
+  static constexpr bool FailureNamesWorker = false;
+  void copy(unsigned, const Box &box, const void *src, const Box &srcBox,
+            void *dst, const Box &dstBox, unsigned size) {
+    copyRegion(box, src, srcBox, dst, dstBox, size);
   }
-  unsigned elementSize(unsigned tensor) const {
-    return getElementSize(plan.tensors[tensor].type);
+  void pack(unsigned, const Box &box, const void *src, const Box &srcBox,
+            unsigned char *dst, unsigned size) {
+    packRegion(box, src, srcBox, dst, size);
   }
-  const Box &storedBox(unsigned t) const { return *plan.tensors[t].stored[w]; }
-  bool stores(unsigned t) const {
-    return plan.tensors[t].stored[w] && !plan.tensors[t].stored[w]->isEmpty();
+  void unpack(unsigned, const Box &box, const unsigned char *src, void *dst,
+              const Box &dstBox, unsigned size) {
+    unpackRegion(box, src, dst, dstBox, size);
   }
-  Buffer &ensureStored(unsigned t) {
-    Buffer &b = worker.stored[t];
-    if (!b)
-      b = worker.pool.allocate(storedBox(t).getVolume() * elementSize(t));
-    return b;
+  void combine(unsigned, Reducer reducer, ElementType type, const Box &box,
+               const unsigned char *src, void *dst, const Box &dstBox) {
+    reduceRegion(reducer, type, box, src, dst, dstBox);
   }
-
-  /// Where the pieces of one phase come from and go to.
-  struct Endpoint {
-    const void *data;
-    const Box *box;
-  };
-  /// Moves this worker's pieces of `pieces` (one phase), one message per
-  /// pair of workers in getMessages' order, or its sends first where its
-  /// pool allows (counted in WorkerTimes): packs those it sends to a
-  /// destination into a staging buffer and sends it; receives a source's
-  /// message into a staging buffer and hands each piece's packed bytes to
-  /// `sink(piece, bytes)` in schedule order. Each staging buffer is
-  /// released before the next message. `source(piece)` is where a sent
-  /// piece's values are.
-  template <typename SizeFn, typename SourceFn, typename SinkFn>
-  void movePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
-                  std::uint64_t tag, SourceFn source, SinkFn sink);
-
-  /// Posts this worker's receives of `pieces` (one phase) under `tag`.
-  template <typename SizeFn>
-  void postReceives(const std::vector<Piece> &pieces, SizeFn sizeOf,
-                    std::uint64_t tag);
-  /// Posts the fetch receives of op `i` (the next-step pieces when `i` is
-  /// the number of ops).
-  void postFetch(unsigned i);
+  void launch(Executor::Worker &, unsigned i, const KernelCall &call);
+  /// This worker's messages of a phase, in getMessages' order, or its
+  /// sends first where its pool allows (counted in WorkerTimes).
+  void orderMessages(std::vector<Message> &messages);
+  /// Sends `send` (a copy the transport owns from then on), or receives
+  /// the message into a staging buffer.
+  Buffer transfer(const Message &m, Phase phase, unsigned op, Buffer &send);
   /// Before op i's kernel: posts op i's reduce and deliver receives and
   /// the fetch receives of the ops up to `prefetchDepth` ahead.
-  void prefetch(unsigned i);
-
-  void runOp(unsigned i);
-  /// Op i's kernel on `call`, or the chain of the ops deferred before it
-  /// with op i's (Fusion.h).
-  void runKernel(unsigned i, const KernelCall &call);
+  void beforeCompute(unsigned i);
   /// Whether op i's kernel waits for op i + 1, joining a chain (Fusion.h).
   /// The pool must see the unfused step's releases: an input the chain
   /// still reads that dies before the chain's last op is kept (`held`) and
@@ -153,7 +136,35 @@ private:
   /// that output, so at the next op it is the output's release that
   /// another fresh output takes, and at the chain's last op the kept
   /// buffer goes where that output's would. So at most one buffer is kept.
-  bool deferKernel(unsigned i);
+  bool deferKernel(Executor::Worker &, unsigned i);
+  bool ranAtGemm(const Executor::Worker &, unsigned i) const {
+    return worker.ranAtGemm[i];
+  }
+  /// deferKernel's accounting where op i releases input `t`.
+  void beforeRelease(Executor::Worker &, unsigned i, unsigned t, bool defer);
+  void endOp(Executor::Worker &, unsigned i, bool defer) {
+    if (defer && chainStart < 0)
+      chainStart = int(i);
+    else if (!defer)
+      chainStart = -1;
+  }
+
+private:
+  std::uint64_t tag(unsigned op, Phase phase) const {
+    return makeTag(step, op, phase);
+  }
+
+  /// Posts this worker's receives of `pieces` (one phase) under `tag`.
+  template <typename SizeFn>
+  void postReceives(const std::vector<Piece> &pieces, SizeFn sizeOf,
+                    std::uint64_t tag);
+  /// Posts the fetch receives of op `i` (the next-step pieces when `i` is
+  /// the number of ops).
+  void postFetch(unsigned i);
+
+  /// Op i's kernel on `call`, or the chain of the ops deferred before it
+  /// with op i's (Fusion.h).
+  void runKernel(unsigned i, const KernelCall &call);
   /// Runs the epilogue of GEMM op `g` (`call`: g's) with g, as one kernel
   /// writing the last op's output over what it replaces, where this worker
   /// can (canRunEpilogueAtGemm); false where it cannot.
@@ -167,7 +178,6 @@ private:
   /// The input of the op being deferred at whose release its output is
   /// released instead, or -1.
   int releaseOutputAt = -1;
-  void runNextStep();
 
   /// Records a span of op `op` when tracing.
   void record(TraceEvent::Kind kind, unsigned op, unsigned phase,
@@ -176,12 +186,6 @@ private:
       worker.trace.push_back(
           TraceEvent{kind, w, op, phase, peer, start, end});
   }
-  /// Records a span of the message under `tag` (its op and phase).
-  void recordMessage(TraceEvent::Kind kind, std::uint64_t tag, unsigned peer,
-                     double start, double end) {
-    record(kind, unsigned((tag >> 4) & ((std::uint64_t(1) << 36) - 1)),
-           unsigned(tag & 15), peer, start, end);
-  }
 
   static double now() {
     return std::chrono::duration<double>(
@@ -189,38 +193,33 @@ private:
         .count();
   }
 
-  const ExecutablePlan &plan;
-  const Schedule &schedule;
   KernelProvider &kernels;
   Transport &transport;
   Executor::Worker &worker;
   unsigned w;
   unsigned step;
-  const Liveness &liveness;
-  int failOp;
   unsigned prefetchDepth;
   bool sendsFirst;
   bool tracing;
 };
 } // namespace
 
-template <typename SizeFn, typename SourceFn, typename SinkFn>
-void WorkerStep::movePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
-                            std::uint64_t tag, SourceFn source, SinkFn sink) {
+void WorkerStep::orderMessages(std::vector<Message> &all) {
   // One message at a time (StepMemory.h): a send is packed into a staging
   // buffer that is released once the transport has taken its copy; a
   // receive is copied into a staging buffer, unpacked and released. So
   // staging holds at most one message's buffer. Sends never block, so no
   // order deadlocks.
-  std::vector<Message> messages;
   bool receiveBeforeSend = false;
-  for (const Message &m : getMessages(pieces, sizeOf)) {
+  auto mine = all.begin();
+  for (const Message &m : all) {
     if (m.src != w && m.dst != w)
       continue;
-    if (m.src == w && !messages.empty() && messages.back().dst == w)
+    if (m.src == w && mine != all.begin() && (mine - 1)->dst == w)
       receiveBeforeSend = true;
-    messages.push_back(m);
+    *mine++ = m;
   }
+  all.erase(mine, all.end());
   // getMessages' order (the order the device executor exchanges in and
   // predictPeaks replays) has this worker receive from lower-numbered
   // workers before it sends, so a peer that sent first would wait for this
@@ -228,64 +227,49 @@ void WorkerStep::movePieces(const std::vector<Piece> &pieces, SizeFn sizeOf,
   // Sends go first instead where the pool grants the staging buffers the
   // same largest capacity and ends the phase with the same buffers in
   // either order, so that the peak, and every later request, are the same.
-  if (receiveBeforeSend) {
-    std::vector<Message> ordered = messages;
-    std::stable_partition(ordered.begin(), ordered.end(),
-                          [&](const Message &m) { return m.src == w; });
-    auto sizes = [](const std::vector<Message> &list) {
-      std::vector<std::size_t> bytes;
-      for (const Message &m : list)
-        bytes.push_back(m.bytes);
-      return bytes;
-    };
-    if (sendsFirst &&
-        worker.pool.sameInEitherOrder(sizes(messages), sizes(ordered))) {
-      messages = std::move(ordered);
-      ++worker.times.sendsFirst;
-    } else {
-      ++worker.times.receivesFirst;
-    }
+  if (!receiveBeforeSend)
+    return;
+  std::vector<Message> ordered = all;
+  std::stable_partition(ordered.begin(), ordered.end(),
+                        [&](const Message &m) { return m.src == w; });
+  auto sizes = [](const std::vector<Message> &list) {
+    std::vector<std::size_t> bytes;
+    for (const Message &m : list)
+      bytes.push_back(m.bytes);
+    return bytes;
+  };
+  if (sendsFirst && worker.pool.sameInEitherOrder(sizes(all), sizes(ordered))) {
+    all = std::move(ordered);
+    ++worker.times.sendsFirst;
+  } else {
+    ++worker.times.receivesFirst;
   }
-  for (const Message &m : messages) {
-    if (m.src == w) {
-      Buffer staging = worker.pool.allocate(m.bytes);
-      std::size_t at = 0;
-      for (const Piece &piece : pieces) {
-        if (piece.src != w || piece.dst != m.dst)
-          continue;
-        Endpoint from = source(piece);
-        unsigned size = sizeOf(piece);
-        packRegion(piece.box, from.data, *from.box, staging.data() + at,
-                   size);
-        at += piece.box.getVolume() * size;
-      }
-      Bytes payload;
-      payload.reserve(m.bytes + SendSlackBytes);
-      payload.assign(staging.data(), staging.data() + m.bytes);
-      double start = now();
-      transport.send(w, m.dst, tag, std::move(payload));
-      recordMessage(TraceEvent::Send, tag, m.dst, start, now());
-    } else {
-      double start = now();
-      Bytes message = transport.receive(w, m.src, tag);
-      double end = now();
-      worker.times.wait += end - start;
-      recordMessage(TraceEvent::Wait, tag, m.src, start, end);
-      if (message.size() != m.bytes)
-        throw RuntimeError(fmt::format(
-            "worker {} received {} bytes from worker {} but expected {}", w,
-            message.size(), m.src, m.bytes));
-      Buffer staging = worker.pool.allocate(m.bytes);
-      std::memcpy(staging.data(), message.data(), message.size());
-      std::size_t at = 0;
-      for (const Piece &piece : pieces) {
-        if (piece.src != m.src || piece.dst != w)
-          continue;
-        sink(piece, staging.data() + at);
-        at += piece.box.getVolume() * sizeOf(piece);
-      }
-    }
+}
+
+Buffer WorkerStep::transfer(const Message &m, Phase phase, unsigned op,
+                            Buffer &send) {
+  std::uint64_t messageTag = tag(op, phase);
+  if (m.src == w) {
+    Bytes payload;
+    payload.reserve(m.bytes + SendSlackBytes);
+    payload.assign(send.data(), send.data() + m.bytes);
+    double start = now();
+    transport.send(w, m.dst, messageTag, std::move(payload));
+    record(TraceEvent::Send, op, phase, m.dst, start, now());
+    return Buffer();
   }
+  double start = now();
+  Bytes message = transport.receive(w, m.src, messageTag);
+  double end = now();
+  worker.times.wait += end - start;
+  record(TraceEvent::Wait, op, phase, m.src, start, end);
+  if (message.size() != m.bytes)
+    throw RuntimeError(fmt::format(
+        "worker {} received {} bytes from worker {} but expected {}", w,
+        message.size(), m.src, m.bytes));
+  Buffer staging = worker.pool.allocate(m.bytes);
+  std::memcpy(staging.data(), message.data(), message.size());
+  return staging;
 }
 
 template <typename SizeFn>
@@ -311,7 +295,7 @@ void WorkerStep::postFetch(unsigned i) {
       tag(i, Fetch));
 }
 
-void WorkerStep::prefetch(unsigned i) {
+void WorkerStep::beforeCompute(unsigned i) {
   if (!prefetchDepth)
     return;
   const OpInfo &op = plan.ops[i];
@@ -327,208 +311,36 @@ void WorkerStep::prefetch(unsigned i) {
   transport.progress(w);
 }
 
-void WorkerStep::runOp(unsigned i) {
-  const OpInfo &op = plan.ops[i];
-  const OpShare &share = op.workers[w];
-  const OpSchedule &sched = schedule.ops[i];
-  unsigned numInputs = op.inputs.size();
+void WorkerStep::launch(Executor::Worker &, unsigned i,
+                        const KernelCall &call) {
+  double start = now();
+  if (!runEpilogueAtGemm(i, call))
+    runKernel(i, call);
+  double end = now();
+  worker.times.compute += end - start;
+  record(TraceEvent::Kernel, i, 0, w, start, end);
+}
 
-  // Fetch: fill this worker's input boxes and serve others.
-  auto inputSize = [&](const Piece &piece) {
-    return elementSize(op.inputs[piece.slot]);
-  };
-  std::vector<Buffer> inputBuffers(numInputs);
-  std::vector<const unsigned char *> inputData(numInputs, nullptr);
-  for (unsigned p = 0; p != numInputs; ++p) {
-    unsigned t = op.inputs[p];
-    const Box &box = share.inputs[p];
-    if (box.isEmpty())
-      continue;
-    if (readsInPlace(plan, i, p, w)) {
-      inputData[p] = worker.stored[t].data();
-      continue;
-    }
-    inputBuffers[p] = worker.pool.allocate(box.getVolume() * elementSize(t));
-    inputData[p] = inputBuffers[p].data();
-  }
-  for (const Piece &piece : sched.fetch) {
-    if (piece.src != w || piece.dst != w || inputBuffers[piece.slot].data() == nullptr)
-      continue;
-    unsigned t = op.inputs[piece.slot];
-    copyRegion(piece.box, worker.stored[t].data(), storedBox(t),
-               inputBuffers[piece.slot].data(), share.inputs[piece.slot],
-               elementSize(t));
-  }
-  movePieces(
-      sched.fetch, inputSize, tag(i, Fetch),
-      [&](const Piece &piece) {
-        unsigned t = op.inputs[piece.slot];
-        return Endpoint{worker.stored[t].data(), &storedBox(t)};
-      },
-      [&](const Piece &piece, const unsigned char *bytes) {
-        unsigned t = op.inputs[piece.slot];
-        unpackRegion(piece.box, bytes, inputBuffers[piece.slot].data(),
-                     share.inputs[piece.slot], elementSize(t));
-      });
-
-  // Compute, with the coming receives posted.
-  prefetch(i);
-  if (int(i) == failOp)
-    throw RuntimeError("injected failure at op '" + op.name + "'");
-  unsigned o = op.output;
-  unsigned outSize = elementSize(o);
-  auto outputSize = [&](const Piece &) { return outSize; };
-  // A next value written over what it replaces is computed aside (the
-  // kernel may read the old value), unless the kernel reads that only at
-  // the element it writes: then straight into its buffer, which the value
-  // takes at delivery (InPlaceUpdates.h).
-  OutputPlace place = getOutputPlace(plan, i, w, worker.inPlace);
-  Buffer outTemp;
-  unsigned char *outData = nullptr;
-  bool defer = false;
-  if (place.overReplaced) {
-    Buffer &replaced = worker.stored[o] ? worker.stored[o]
-                                        : worker.stored[plan.tensors[o].updates];
-    outData = replaced.data();
-    ++worker.overwritten;
-  } else if (place.direct) {
-    outData = ensureStored(o).data();
-    defer = deferKernel(i);
-  } else if (!share.output.isEmpty()) {
-    outTemp = worker.pool.allocate(share.output.getVolume() * outSize);
-    outData = outTemp.data();
-  }
-  // The op's kernel may have run already, at its GEMM.
-  if (!share.output.isEmpty() && !defer && !worker.ranAtGemm[i]) {
-    std::vector<BoxView> views(numInputs);
-    std::vector<std::vector<int64_t>> extents(numInputs);
-    for (unsigned p = 0; p != numInputs; ++p) {
-      const Box &box = share.inputs[p];
-      extents[p] = box.getExtents();
-      views[p] = BoxView{plan.tensors[op.inputs[p]].type, box.getRank(),
-                         const_cast<unsigned char *>(inputData[p]),
-                         box.lo.data(), extents[p].data()};
-    }
-    std::vector<int64_t> outExtent = share.output.getExtents();
-    KernelCall call{views.data(), numInputs,
-                    BoxView{plan.tensors[o].type, share.output.getRank(),
-                            outData, share.output.lo.data(), outExtent.data()},
-                    share.iteration.lo.data(), share.iteration.hi.data()};
-    double start = now();
-    if (!runEpilogueAtGemm(i, call))
-      runKernel(i, call);
-    double end = now();
-    worker.times.compute += end - start;
-    record(TraceEvent::Kernel, i, 0, w, start, end);
-  }
-  inputBuffers.clear();
-
-  // Combine partial values at their roots.
-  auto fromOutput = [&](const Piece &) {
-    return Endpoint{outData, &share.output};
-  };
-  if (op.partial)
-    movePieces(sched.reduce, outputSize, tag(i, Reduce), fromOutput,
-               [&](const Piece &piece, const unsigned char *bytes) {
-                 reduceRegion(op.reducer, plan.tensors[o].type, piece.box,
-                              bytes, outData, share.output);
-               });
-
-  // Deliver the output to the workers storing it; a next value written in
-  // place takes the buffer of what it replaces, whose last reader ran.
-  if (stores(o)) {
-    if (worker.inPlace[o] && !worker.stored[o])
-      worker.stored[o] = std::move(worker.stored[plan.tensors[o].updates]);
-    Buffer &dst = ensureStored(o);
-    if (!place.direct)
-      for (const Piece &piece : sched.deliver)
-        if (piece.src == w && piece.dst == w)
-          copyRegion(piece.box, outData, share.output, dst.data(),
-                     storedBox(o), outSize);
-  }
-  movePieces(sched.deliver, outputSize, tag(i, Deliver), fromOutput,
-             [&](const Piece &piece, const unsigned char *bytes) {
-               unpackRegion(piece.box, bytes, worker.stored[o].data(),
-                            storedBox(o), outSize);
-             });
-  outTemp.reset();
-
-  // Free what no later op reads. A deferred op's output is released where
-  // the input the chain keeps would be (deferKernel); the kept buffer is
-  // released where the last deferred op's output would be.
+void WorkerStep::beforeRelease(Executor::Worker &, unsigned i, unsigned t,
+                               bool defer) {
+  // A deferred op's output is released where the input the chain keeps
+  // would be (deferKernel); the kept buffer is released where the last
+  // deferred op's output would be.
   int chainInput = i > 0 && chainStart >= 0 ? int(plan.ops[i - 1].output) : -1;
-  for (unsigned t : op.inputs) {
-    if (!liveness.isReleasedAfter(t, i))
-      continue;
-    if (defer && int(t) == releaseOutputAt) {
-      if (worker.stored[t]) {
-        held = std::move(worker.stored[t]);
-        heldTensor = int(t);
-      }
-      worker.stored[o].reset();
-      releaseOutputAt = -1;
-    } else if (!defer && int(t) == chainInput && held) {
-      held.reset();
-      heldTensor = -1;
+  if (defer && int(t) == releaseOutputAt) {
+    if (worker.stored[t]) {
+      held = std::move(worker.stored[t]);
+      heldTensor = int(t);
     }
-    worker.stored[t].reset();
+    worker.stored[plan.ops[i].output].reset();
+    releaseOutputAt = -1;
+  } else if (!defer && int(t) == chainInput && held) {
+    held.reset();
+    heldTensor = -1;
   }
-  if (defer && chainStart < 0)
-    chainStart = int(i);
-  else if (!defer)
-    chainStart = -1;
-  if (liveness.isReleasedAfter(o, i))
-    worker.stored[o].reset();
 }
 
-void WorkerStep::runNextStep() {
-  unsigned numOps = plan.ops.size();
-  const std::vector<Piece> &pieces = schedule.nextStep;
-  auto updateSize = [&](const Piece &piece) { return elementSize(piece.slot); };
-  // The new values of each parameter this worker stores, built aside so
-  // that a parameter is never overwritten while its update still reads it.
-  std::vector<std::pair<unsigned, Buffer>> fresh;
-  auto bufferOf = [&](unsigned param) -> Buffer & {
-    for (auto &entry : fresh)
-      if (entry.first == param)
-        return entry.second;
-    fresh.emplace_back(param, worker.pool.allocateExact(
-                                  storedBox(param).getVolume() *
-                                  elementSize(param)));
-    return fresh.back().second;
-  };
-  // A next value written in place needs neither: its pieces here are its
-  // own box, already in the buffer.
-  for (const Piece &piece : pieces) {
-    if (piece.dst != w || worker.inPlace[piece.slot])
-      continue;
-    unsigned param = plan.tensors[piece.slot].updates;
-    Buffer &dst = bufferOf(param);
-    if (piece.src == w)
-      copyRegion(piece.box, worker.stored[piece.slot].data(),
-                 storedBox(piece.slot), dst.data(), storedBox(param),
-                 elementSize(param));
-  }
-  movePieces(
-      pieces, updateSize, tag(numOps, NextStep),
-      [&](const Piece &piece) {
-        return Endpoint{worker.stored[piece.slot].data(),
-                        &storedBox(piece.slot)};
-      },
-      [&](const Piece &piece, const unsigned char *bytes) {
-        unsigned param = plan.tensors[piece.slot].updates;
-        unpackRegion(piece.box, bytes, bufferOf(param).data(),
-                     storedBox(param), elementSize(param));
-      });
-  for (auto &entry : fresh)
-    worker.stored[entry.first] = std::move(entry.second);
-  // The buffers written in place are their parameters' again.
-  for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t)
-    if (worker.inPlace[t] && worker.stored[t])
-      worker.stored[plan.tensors[t].updates] = std::move(worker.stored[t]);
-}
-
-bool WorkerStep::deferKernel(unsigned i) {
+bool WorkerStep::deferKernel(Executor::Worker &, unsigned i) {
   if (i >= worker.fusable.size() || !worker.fusable[i] ||
       !canFuseOnWorker(plan, i, w))
     return false;
@@ -692,7 +504,6 @@ void WorkerStep::run() {
   worker.ranAtGemm.assign(plan.ops.size(), false);
   worker.fused = 0;
   worker.fusedOps = 0;
-  worker.overwritten = 0;
   held.reset();
   worker.times = WorkerTimes();
   worker.trace.clear();
@@ -704,6 +515,7 @@ void WorkerStep::run() {
   times.step = now() - start;
   times.comm = std::max(0.0, times.step - times.compute - times.wait);
 }
+
 
 Schedule tofu::runtime::checkAndSchedule(const ExecutablePlan &plan,
                                          const char *what, unsigned workers,
@@ -883,23 +695,15 @@ unsigned Executor::getNumDirectUpdates() const {
 }
 
 StepResult Executor::runStep() {
-  for (auto &worker : workers) {
-    // The last step's results were read (gather) before this step.
-    for (unsigned t = 0, e = plan.tensors.size(); t != e; ++t)
-      if (!isHeldAcrossSteps(plan.tensors[t]))
-        worker->stored[t].reset();
-    worker->pool.beginStep();
-    scatterInputs(*worker);
-    worker->pool.resetPeak();
-  }
+  for (auto &worker : workers)
+    beginWorkerStep(plan, *worker, [&] { scatterInputs(*worker); });
   transport.resetMovedBytes();
   std::mutex errorMutex;
   std::string error;
   auto runWorker = [&](Worker &worker) {
     try {
-      int failAt = int(worker.id) == failWorker ? int(failOp) : -1;
-      WorkerStep(plan, schedule, kernels, transport, worker, steps, liveness,
-                 failAt, prefetchDepth, sendsFirst, trace)
+      WorkerStep(plan, schedule, liveness, kernels, transport, worker, steps,
+                 failWorker, failOp, prefetchDepth, sendsFirst, trace)
           .run();
     } catch (const std::exception &e) {
       {
@@ -1001,16 +805,6 @@ HostTensor tofu::runtime::gatherTensor(
     }
   }
   return assembleTensor(plan, t, data);
-}
-
-/// The buffer of `worker` holding tensor `t` after a step: a next value
-/// written in place is in its parameter's buffer.
-static const Buffer &getHeldBuffer(const ExecutablePlan &plan,
-                                   const Executor::Worker &worker, unsigned t) {
-  unsigned held = worker.inPlace[t] && !worker.stored[t]
-                      ? unsigned(plan.tensors[t].updates)
-                      : t;
-  return worker.stored[held];
 }
 
 HostTensor Executor::gather(unsigned t) {

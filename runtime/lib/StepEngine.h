@@ -42,10 +42,10 @@
 //    accounting at the releases).
 // Worker is the executor's per-worker state: `id`, `pool` (allocate,
 // allocateExact), `stored` (per tensor a Buffer), `inPlace` (per tensor)
-// and `overwritten` (a count). The device executor runs one engine over
-// every local worker from one host thread, on a Device and a Communicator
-// (DeviceExecutor.cpp); the hooks are what the CPU executor's step
-// (Executor.cpp), one worker per thread over a Transport, needs besides.
+// and `overwritten` (a count). The CPU executor runs one engine per
+// worker, each on its own thread over a Transport (Executor.cpp); the
+// device executor one engine over every local worker from one host thread,
+// on a Device and a Communicator (DeviceExecutor.cpp).
 //
 //===----------------------------------------------------------------------===//
 
