@@ -496,7 +496,14 @@ bool makeInputs(const graph::Graph &g,
     if (g.getProducer(t) < 0) {
       // Drawn for every input, so that a constant or an --input file
       // leaves the other inputs' draws as they were.
-      runtime::HostTensor random = makeRandomInput(g, t, rng);
+      runtime::HostTensor random;
+      try {
+        random = makeRandomInput(g, t, rng);
+      } catch (const std::bad_alloc &) {
+        error() << "out of memory drawing input '" << g.getTensor(t).name
+                << "' (" << g.getTensor(t).getNumBytes() << " bytes)\n";
+        return false;
+      }
       auto constant = readValueField(g, t);
       if (!constant) {
         error() << llvm::toString(constant.takeError()) << "\n";
