@@ -120,6 +120,11 @@ void plan::writePlanJSON(llvm::raw_ostream &os, const Plan &p,
     writeEstimate(os, *p.topology, *p.estimate);
   else if (p.estimate) // tofu-plan --machine
     writeSeconds(os, *p.estimate);
+  for (const auto &[name, json] : p.extraFields) {
+    os << ",\n ";
+    llvm::json::OStream(os).value(name);
+    os << ": " << json;
+  }
   if (p.search)
     writeSearch(os, *p.search);
   if (!p.recompute.empty()) {

@@ -164,6 +164,40 @@ private:
                             " number");
     return true;
   }
+  /// Reads the object member `key` of `obj` as a positive number.
+  bool positiveMember(const Node &obj, StringRef key, double &value) {
+    const Node *n = member(obj, key);
+    return n && number(*n, key, value);
+  }
+  bool positiveInteger(const Node &obj, StringRef key, unsigned &value) {
+    const Node *n = member(obj, key);
+    if (!n)
+      return false;
+    if (n->kind != Node::Kind::Number ||
+        locs.getText(*n).getAsInteger(10, value) || value == 0)
+      return fail(*n, "\"" + key + "\" must be a positive integer");
+    return true;
+  }
+  bool object(const Node *n, StringRef key) {
+    if (!n)
+      return false;
+    if (n->kind != Node::Kind::Object)
+      return fail(*n, "\"" + key + "\" must be an object");
+    return true;
+  }
+  bool string(const Node &obj, StringRef key, std::string &value) {
+    const Node *n = member(obj, key);
+    if (!n)
+      return false;
+    StringRef text = locs.getText(*n);
+    if (n->kind != Node::Kind::String || text.size() < 2)
+      return fail(*n, "\"" + key + "\" must be a string");
+    value = text.drop_front().drop_back().str();
+    return true;
+  }
+  /// The "cluster" object of a GPU cluster's file (docs/Machines.md).
+  bool cluster(const Node &node, GpuCluster &c);
+  bool link(const Node &node, GpuCluster::Link &l);
   /// Reads the samples at `node` (`where`: "kernels.KIND" or "ops.TYPE").
   bool samples(const Node &node, const Twine &where,
                std::vector<Machine::Sample> &out);
@@ -198,6 +232,86 @@ bool Reader::samples(const Node &node, const Twine &where,
   return true;
 }
 
+bool Reader::link(const Node &node, GpuCluster::Link &l) {
+  if (!string(node, "name", l.name) ||
+      !positiveMember(node, "bus_bandwidth", l.busBandwidth))
+    return false;
+  const Node *latency = member(node, "step_latency");
+  return latency &&
+         number(*latency, "step_latency", l.stepLatency, /*positive=*/false);
+}
+
+bool Reader::cluster(const Node &node, GpuCluster &c) {
+  if (!object(&node, "cluster") || !string(node, "name", c.name) ||
+      !positiveInteger(node, "gpus_per_node", c.gpusPerNode))
+    return false;
+  const Node *gpu = member(node, "gpu");
+  if (!object(gpu, "gpu"))
+    return false;
+  const Node *peaks = member(*gpu, "peak_flops");
+  if (!object(peaks, "peak_flops"))
+    return false;
+  static const char *const dtypes[] = {"bf16", "fp16", "tf32", "fp32"};
+  for (uint32_t child : peaks->children) {
+    const Node &peak = locs.getNode(child);
+    if (!llvm::is_contained(dtypes, peak.key)) {
+      diags.error(SMLoc::getFromPointer(locs.getKeyPointer(peak)),
+                  "unknown dtype '" + peak.key +
+                      "' in \"peak_flops\" (expected bf16, fp16, tf32, "
+                      "fp32)");
+      return false;
+    }
+    if (!number(peak, "peak_flops." + peak.key, c.peakFlops[peak.key]))
+      return false;
+  }
+  if (!c.peakFlops.count("bf16"))
+    return fail(*peaks, "\"peak_flops\" has no \"bf16\"");
+  if (!positiveMember(*gpu, "memory_bandwidth", c.memoryBandwidth) ||
+      !positiveMember(*gpu, "memory_bytes", c.memoryBytes) ||
+      !positiveMember(*gpu, "gemm_efficiency", c.gemmEfficiency) ||
+      !positiveMember(*gpu, "memory_efficiency", c.memoryEfficiency) ||
+      !positiveInteger(*gpu, "multiprocessors", c.multiprocessors))
+    return false;
+  for (auto [key, value] :
+       {std::pair<StringRef, double>{"gemm_efficiency", c.gemmEfficiency},
+        {"memory_efficiency", c.memoryEfficiency}})
+    if (value > 1)
+      return fail(*locs.getMember(*gpu, key),
+                  "\"" + key + "\" is a fraction of the peak (at most 1)");
+  const Node *tile = member(*gpu, "gemm_tile");
+  if (!tile)
+    return false;
+  if (tile->kind != Node::Kind::Array || tile->children.size() != 2)
+    return fail(*tile, "\"gemm_tile\" must be [rows, columns]");
+  for (unsigned i = 0; i != 2; ++i) {
+    const Node &n = locs.getNode(tile->children[i]);
+    unsigned &v = i ? c.tileColumns : c.tileRows;
+    if (n.kind != Node::Kind::Number || locs.getText(n).getAsInteger(10, v) ||
+        v == 0)
+      return fail(n, "\"gemm_tile\" must be [rows, columns] of positive "
+                     "integers");
+  }
+  const Node *links = member(node, "links");
+  if (!object(links, "links"))
+    return false;
+  for (auto [key, index] :
+       {std::pair<StringRef, unsigned>{"node", 0}, {"network", 1}}) {
+    const Node *l = member(*links, key);
+    if (!object(l, key) || !link(*l, c.links[index]))
+      return false;
+  }
+  const Node *collectives = member(node, "collectives");
+  if (!object(collectives, "collectives") ||
+      !string(*collectives, "algorithm", c.collectiveAlgorithm))
+    return false;
+  if (c.collectiveAlgorithm != "ring")
+    return fail(*locs.getMember(*collectives, "algorithm"),
+                "\"algorithm\" must be \"ring\" (the one modelled)");
+  const Node *latency = member(*collectives, "latency");
+  return latency && number(*latency, "latency", c.collectiveLatency,
+                           /*positive=*/false);
+}
+
 std::unique_ptr<Machine> Reader::read() {
   const Node &root = locs.getRoot();
   if (root.kind != Node::Kind::Object) {
@@ -220,6 +334,23 @@ std::unique_ptr<Machine> Reader::read() {
     fail(*version, "unsupported version " + locs.getText(*version) +
                        " (this tofu reads version 1)");
     return nullptr;
+  }
+  // A GPU cluster's file: the model, not a calibration's samples.
+  if (const Node *c = locs.getMember(root, "cluster")) {
+    for (StringRef key : {"kernels", "ops", "transport"})
+      if (const Node *n = locs.getMember(root, key)) {
+        fail(*n, "a GPU cluster's file (\"cluster\") has no \"" + key +
+                     "\": its kernels are timed by the cluster's model "
+                     "(docs/Machines.md)");
+        return nullptr;
+      }
+    machine->cluster = std::make_shared<GpuCluster>();
+    if (!cluster(*c, *machine->cluster))
+      return nullptr;
+    machine->transport = "nccl";
+    machine->workers = machine->cluster->gpusPerNode;
+    machine->memoryBandwidth = machine->cluster->memoryBandwidth;
+    return machine;
   }
   const Node *transport = member(root, "transport");
   if (!transport)

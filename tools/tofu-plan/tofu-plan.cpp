@@ -24,6 +24,8 @@
 #include "tofu/Plan/Layouts.h"
 #include "tofu/Plan/PlanJSON.h"
 #include "tofu/Runtime/Error.h"
+#include "tofu/Planner/ClusterModel.h"
+#include "tofu/Planner/ParallelBaselines.h"
 #include "tofu/Planner/PlanVerifier.h"
 #include "tofu/Planner/Planner.h"
 #include "tofu/Planner/Recompute.h"
@@ -50,7 +52,15 @@ namespace cl = llvm::cl;
 namespace {
 
 enum class EmitKind { Plan, Summary, Dot, Cpp };
-enum class BaselineChoice { None, DataParallel, Replicate, Megatron, Fsdp, MegatronDP };
+enum class BaselineChoice {
+  None,
+  DataParallel,
+  Replicate,
+  Megatron,
+  Fsdp,
+  MegatronDP,
+  Megatron3D
+};
 enum ExitStatus { Success = 0, BadInput = 1, BadUsage = 2 };
 
 cl::OptionCategory category("tofu-plan options");
@@ -132,8 +142,31 @@ cl::opt<BaselineChoice> baseline(
                clEnumValN(BaselineChoice::MegatronDP, "megatron-dp",
                           "Megatron tensor parallelism within the "
                           "innermost --topology group (default 8 workers), "
-                          "data parallelism across groups")),
+                          "data parallelism across groups"),
+               clEnumValN(BaselineChoice::Megatron3D, "megatron-3d",
+                          "Megatron-LM's tensor x pipeline x data "
+                          "parallelism (--tensor-parallel, "
+                          "--pipeline-parallel), its step simulated on a "
+                          "GPU cluster's --machine (docs/Machines.md)")),
     cl::cat(category));
+
+cl::opt<cli::Flag<cli::UnsignedInRange<1, MaxWorkers>>> tensorParallelFlag(
+    "tensor-parallel",
+    cl::desc("With --baseline=megatron-3d: the tensor-parallel GPUs of one "
+             "layer, within a node (default 1)"),
+    cl::value_desc("T"), cl::init(1), cl::cat(category));
+
+cl::opt<cli::Flag<cli::UnsignedInRange<1, MaxWorkers>>> pipelineParallelFlag(
+    "pipeline-parallel",
+    cl::desc("With --baseline=megatron-3d: the pipeline stages, each a "
+             "contiguous range of layers (default 1)"),
+    cl::value_desc("P"), cl::init(1), cl::cat(category));
+
+cl::opt<cli::Flag<cli::UnsignedInRange<1, MaxWorkers>>> microbatchSizeFlag(
+    "microbatch-size",
+    cl::desc("With --baseline=megatron-3d: sequences per microbatch "
+             "(default 1)"),
+    cl::value_desc("B"), cl::init(1), cl::cat(category));
 
 cl::opt<cli::Flag<cli::ByteSize>> memoryFlag(
     "memory",
@@ -167,8 +200,10 @@ cl::opt<std::string> topologyFlag(
 
 cl::opt<std::string> machineFlag(
     "machine",
-    cl::desc("A machine file written by tofu-calibrate: the plan gets "
-             "estimated_step_seconds on that machine (docs/StepTime.md)"),
+    cl::desc("A machine file written by tofu-calibrate, or a GPU "
+             "cluster's (machines/*.json): the plan gets "
+             "estimated_step_seconds on that machine (docs/StepTime.md, "
+             "docs/Machines.md)"),
     cl::value_desc("MACHINE.json"), cl::cat(category));
 
 cl::opt<cli::Flag<cli::PositiveNumber>> flopsFlag(
@@ -430,11 +465,63 @@ std::string getGraphField() {
   return std::string(relative);
 }
 
+/// Sets `p`'s estimate, or says why there is none.
+bool setEstimate(llvm::Expected<plan::StepEstimate> estimate, plan::Plan &p) {
+  if (!estimate) {
+    error() << "--machine " << machineFlag << ": "
+            << llvm::toString(estimate.takeError()) << "\n";
+    return false;
+  }
+  p.estimate = std::move(*estimate);
+  return true;
+}
+
+/// Sets `p`'s estimate on a GPU cluster (docs/Machines.md): the fsdp
+/// baseline of a transformer as ZeRO-3's step (recorded in "zero_3"), any
+/// other plan by its bytes per level on the cluster's links.
+bool estimateOnCluster(const planner::PlanningProblem &problem,
+                       const planner::GpuCluster &cluster, plan::Plan &p,
+                       bool fsdp) {
+  if (fsdp) {
+    if (auto shape = planner::getTransformerShape(problem)) {
+      auto zero = planner::estimateZero3(*shape, p.workers, cluster);
+      if (!zero) {
+        error() << "--machine " << machineFlag << ": "
+                << llvm::toString(zero.takeError()) << "\n";
+        return false;
+      }
+      p.estimate = plan::StepEstimate();
+      p.estimate->computeSeconds = zero->computeSeconds;
+      p.estimate->communicationSeconds = zero->seconds - zero->computeSeconds;
+      p.extraFields.push_back(
+          {"zero_3", planner::formatEstimateRecord(*shape, *zero, nullptr,
+                                                    cluster.name)});
+      llvm::WithColor::note(llvm::errs(), "tofu-plan")
+          << "the fsdp baseline's step is ZeRO-3's, estimated from the "
+             "graph's transformer on "
+          << cluster.name << ": " << planner::formatNumber(zero->seconds)
+          << " s, " << planner::formatNumber(zero->flopsPerGPU / 1e12)
+          << " TFLOP/s per GPU (Eq. 3)\n";
+      return true;
+    } else {
+      llvm::consumeError(shape.takeError());
+    }
+  }
+  return setEstimate(planner::estimateStep(
+                         problem, p,
+                         planner::getClusterTopology(cluster, p.workers)),
+                     p);
+}
+
 /// Sets `p`'s estimate on `machine`, the ops' kinds of kernel from the
-/// kernel generator (docs/StepTime.md).
+/// kernel generator (docs/StepTime.md); on a GPU cluster's file,
+/// estimateOnCluster.
 bool estimateOnMachine(const planner::PlanningProblem &problem,
                        graph::SpecLibrary &specs,
-                       const planner::Machine &machine, plan::Plan &p) {
+                       const planner::Machine &machine, plan::Plan &p,
+                       bool fsdp = false) {
+  if (machine.cluster)
+    return estimateOnCluster(problem, *machine.cluster, p, fsdp);
   auto kernels = codegen::emitGraphKernels(problem.getGraph(), specs);
   if (!kernels) {
     error() << llvm::toString(kernels.takeError()) << "\n";
@@ -444,14 +531,8 @@ bool estimateOnMachine(const planner::PlanningProblem &problem,
   for (int k : kernels->opKernel)
     kinds.push_back(k < 0 ? "" : codegen::getKernelKindName(
                                      kernels->kernels[k].kind));
-  auto estimate = planner::estimateStepOnMachine(problem, p, machine, kinds);
-  if (!estimate) {
-    error() << "--machine " << machineFlag << ": "
-            << llvm::toString(estimate.takeError()) << "\n";
-    return false;
-  }
-  p.estimate = std::move(*estimate);
-  return true;
+  return setEstimate(
+      planner::estimateStepOnMachine(problem, p, machine, kinds), p);
 }
 
 /// With --check-cpp: the boxes `compact`'s tables give are those of
@@ -545,6 +626,74 @@ int writeOutput(const graph::Graph &g, const plan::Plan &p,
   return Success;
 }
 
+/// --baseline=megatron-3d: the plan is Megatron's tensor parallelism over
+/// groups of T workers and data parallelism over the rest (the planner has
+/// no pipeline stages yet), its step Megatron-LM's 3D configuration
+/// simulated on the cluster (docs/Machines.md), recorded in "megatron_3d".
+int runMegatron3D(const planner::PlanningProblem &problem,
+                  const graph::Graph &g, const planner::GpuCluster &cluster,
+                  graph::SpecLibrary &specs, unsigned workers) {
+  auto shape = planner::getTransformerShape(problem);
+  if (!shape) {
+    error() << "--baseline=megatron-3d: " << llvm::toString(shape.takeError())
+            << "\n";
+    return BadInput;
+  }
+  auto config = planner::getMegatron3DConfig(
+      *shape, cluster, workers, tensorParallelFlag.value,
+      pipelineParallelFlag.value, microbatchSizeFlag.value);
+  if (!config) {
+    error() << "--baseline=megatron-3d: "
+            << llvm::toString(config.takeError()) << "\n";
+    return BadUsage;
+  }
+  // Groups of T workers: megatron-dp's default groups are gcd(K, 8), else
+  // a topology of K / T nodes of T (T divides 8, so T < K here).
+  unsigned t = config->tensor;
+  llvm::Optional<plan::Topology> groups;
+  if (t > 1 && t != planner::getMegatronGroup(workers, llvm::None)) {
+    groups = planner::getClusterTopology(cluster, workers);
+    groups->factors = {workers / t, t};
+    groups->bandwidths = {cluster.links[1].busBandwidth,
+                          cluster.links[0].busBandwidth};
+  }
+  std::vector<runtime::WorkerPeak> peaks;
+  auto p = planner::planBaseline(problem,
+                                 t > 1 ? planner::BaselineKind::MegatronDP
+                                       : planner::BaselineKind::DataParallel,
+                                 workers, groups, &peaks);
+  if (!p) {
+    error() << llvm::toString(p.takeError()) << "\n";
+    return BadInput;
+  }
+  p->topology = llvm::None;
+  planner::ParallelStepEstimate est =
+      planner::estimateMegatron3D(*shape, *config, cluster);
+  p->estimate = plan::StepEstimate();
+  p->estimate->computeSeconds = est.computeSeconds;
+  p->estimate->communicationSeconds = est.seconds - est.computeSeconds;
+  p->extraFields.push_back(
+      {"megatron_3d",
+       planner::formatEstimateRecord(*shape, est, &*config, cluster.name)});
+  llvm::WithColor::note(llvm::errs(), "tofu-plan")
+      << "--baseline=megatron-3d: an estimate, not a plan of pipeline "
+         "stages: TP "
+      << t << " x PP " << config->pipeline << " x DP " << config->data << ", "
+      << config->microbatches << " microbatches of " << config->microbatchSize
+      << ", simulated on " << cluster.name << ": "
+      << planner::formatNumber(est.seconds) << " s a step, "
+      << planner::formatNumber(est.flopsPerGPU / 1e12)
+      << " TFLOP/s per GPU (Eq. 3); the plan's layout is TP x DP over "
+      << workers << " workers\n";
+  SummaryInput summary;
+  summary.graphName = llvm::sys::path::filename(positional[0]).str();
+  summary.problem = &problem;
+  summary.what = "the megatron-3d baseline";
+  summary.plan = &*p;
+  summary.peaks = &peaks;
+  return writeOutput(g, *p, *p, summary, specs);
+}
+
 int runPlan(DiagnosticEngine &diags) {
   if (positional.size() != 1) {
     error() << "expected one graph, got " << positional.size()
@@ -583,6 +732,21 @@ int runPlan(DiagnosticEngine &diags) {
             << (memoryFlag.getNumOccurrences() ? "--memory" : "--topology")
             << " it could not call its plan the optimum; use the default "
                "search (--search=recursive)\n";
+    return BadUsage;
+  }
+  bool megatron3D = baseline == BaselineChoice::Megatron3D;
+  for (const cl::Option *flag :
+       {static_cast<const cl::Option *>(&tensorParallelFlag),
+        static_cast<const cl::Option *>(&pipelineParallelFlag),
+        static_cast<const cl::Option *>(&microbatchSizeFlag)})
+    if (flag->getNumOccurrences() && !megatron3D) {
+      error() << "--" << flag->ArgStr
+              << " applies to --baseline=megatron-3d only\n";
+      return BadUsage;
+    }
+  if (megatron3D && machineFlag.empty()) {
+    error() << "--baseline=megatron-3d simulates its step on a GPU cluster: "
+               "give --machine (machines/dgx-a100-80gb.json)\n";
     return BadUsage;
   }
   if (peakMemoryFlag.getNumOccurrences() && baseline != BaselineChoice::None) {
@@ -630,12 +794,21 @@ int runPlan(DiagnosticEngine &diags) {
     machine = planner::readMachineFile(machineFlag, diags);
     if (!machine)
       return BadInput;
+    if (megatron3D && !machine->cluster) {
+      error() << "--baseline=megatron-3d needs a GPU cluster's machine file "
+                 "(with \"cluster\", docs/Machines.md); " << machineFlag
+              << " is a calibration's\n";
+      return BadUsage;
+    }
   }
   graph::SpecLibrary specs;
   LoadedGraph loaded;
   if (!loadProblem(positional[0], specs, diags, loaded))
     return BadInput;
   const planner::PlanningProblem &problem = *loaded.problem;
+  if (megatron3D)
+    return runMegatron3D(problem, *loaded.graph, *machine->cluster, specs,
+                         *workers);
 
   SummaryInput summary;
   summary.graphName = llvm::sys::path::filename(positional[0]).str();
@@ -697,7 +870,8 @@ int runPlan(DiagnosticEngine &diags) {
     summary.plan = &*baselines[b];
     summary.peaks = &baselinePeaks;
     if (machine &&
-        !estimateOnMachine(problem, specs, *machine, *baselines[b]))
+        !estimateOnMachine(problem, specs, *machine, *baselines[b],
+                           baseline == BaselineChoice::Fsdp))
       return BadInput;
     return writeOutput(*loaded.graph, *summary.plan, *summary.plan, summary,
                        specs);

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tofu {
@@ -154,6 +155,10 @@ struct Plan {
   /// (tofu/Planner/Recompute.h); empty: none, and the plan is the graph's
   /// own.
   std::vector<std::string> recompute;
+  /// Fields beyond the contract a baseline records (docs/PlanFormat.md):
+  /// a member name and its value as JSON text (`"megatron_3d": {...}`),
+  /// written after the estimate; readers ignore them.
+  std::vector<std::pair<std::string, std::string>> extraFields;
 };
 
 /// "2x2x2"; "1" for no levels (one worker).

@@ -6,7 +6,11 @@
 // number of work points (WorkModel.h), measured with as many workers
 // computing at once as the plan has; the bandwidth of a memory copy; and
 // the transport's bandwidth and per-message latency. The machine file is
-// JSON ("format": "tofu-machine"); the reader locates every error.
+// JSON ("format": "tofu-machine"); the reader locates every error. A GPU
+// cluster's file (machines/*.json, docs/Machines.md) carries a "cluster"
+// object instead of the calibration's samples: each GPU's peak FLOP/s,
+// memory and kernel-efficiency model, the links of the node and between
+// nodes, and the collectives' algorithm (GpuCluster).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +35,38 @@ namespace planner {
 /// The kinds of kernel a machine file times, in file order (the names of
 /// codegen::KernelKind).
 extern const char *const MachineKernelKinds[5];
+
+/// A GPU cluster as its published numbers describe it (docs/Machines.md):
+/// nodes of `gpusPerNode` GPUs on one switch (NVSwitch), the nodes joined
+/// by one network (InfiniBand), as many nodes as a plan needs.
+struct GpuCluster {
+  /// One level's links as NCCL's ring sees them.
+  struct Link {
+    std::string name;
+    /// Bytes per second one GPU's ring channels move in one direction (a
+    /// ring collective's bus bandwidth).
+    double busBandwidth = 0;
+    /// Seconds each step of a ring pays on this link.
+    double stepLatency = 0;
+  };
+  std::string name;
+  unsigned gpusPerNode = 8;
+  /// Dense peak FLOP/s per GPU by dtype ("bf16", "fp16", "tf32", "fp32").
+  std::map<std::string, double> peakFlops;
+  /// HBM bytes per second and bytes per GPU.
+  double memoryBandwidth = 0, memoryBytes = 0;
+  /// The kernel-efficiency model: the fraction of peak the best GEMM
+  /// shapes reach, the streaming multiprocessors and the output tile a
+  /// GEMM's thread block computes (tile and wave quantization), and the
+  /// fraction of memoryBandwidth memory-bound kernels reach.
+  double gemmEfficiency = 0, memoryEfficiency = 0;
+  unsigned multiprocessors = 0, tileRows = 0, tileColumns = 0;
+  /// The node's links (index 0) and the network's (index 1).
+  Link links[2];
+  /// The collectives' algorithm ("ring") and its fixed latency per call.
+  std::string collectiveAlgorithm = "ring";
+  double collectiveLatency = 0;
+};
 
 struct Machine {
   /// One timed call: its work points, the seconds it took, and the
@@ -58,6 +94,9 @@ struct Machine {
   /// per message.
   double transportBandwidth = 0;
   double transportLatency = 0;
+  /// A GPU cluster's file ("cluster"): the model above instead of samples
+  /// (`kernels` and the transport fields are then absent).
+  std::shared_ptr<GpuCluster> cluster;
 
   /// Seconds of one call of a kernel of `kind` doing `points` work points
   /// on `elements` elements read and written; 0 for no work. An unknown
