@@ -108,6 +108,9 @@ def _match(argv, doc):
     # The eager forward and the replay start from the same random state,
     # so that a step's random draws (dropout masks) are the same in both
     # when the graph draws them in the eager step's order.
+    # The random ops replay PyTorch's draws (replay.DRAWS), not the
+    # graph's own, which eager PyTorch does not draw (docs/Export.md,
+    # "Random ops"); tofu-run's stage checks the graph's.
     functional_call = replay.functional_call
 
     def seeded_call(*a, **k):
@@ -124,9 +127,14 @@ def _match(argv, doc):
     values.update({t["name"]: torch.tensor(t["value"], dtype=replay.DTYPES[
         t["dtype"]]).reshape(t["shape"]) for t in doc["tensors"]
         if "value" in t})
-    with torch.no_grad():
-        for op in doc["ops"]:
-            values[op["outputs"][0]] = replay.run_op(op, values, shape_of)
+    draws, replay.DRAWS = replay.DRAWS, "torch"
+    try:
+        with torch.no_grad():
+            for op in doc["ops"]:
+                values[op["outputs"][0]] = replay.run_op(op, values,
+                                                         shape_of)
+    finally:
+        replay.DRAWS = draws
     got = replay.step_results(doc, values)
     bad = [k for k in expected if k not in got or not torch.allclose(
         got[k], expected[k].detach(), rtol=1e-4, atol=1e-5)]

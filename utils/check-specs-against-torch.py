@@ -15,8 +15,17 @@ indices, nll_loss targets, max-pool indices).
         [--spec-file FILE.tdl]... [--model "MODEL OPTIONS"]... [--full]
         [--ops TYPE,...] [--cap N] [--jobs N] [--keep DIR] [--report FILE]
 
-Prints one line per op type (`relu: 3 instances match`, `bernoulli:
-skipped (opaque)`, the failures with their first failing instance), then a summary
+The random ops (specs/random.tdl) cannot match PyTorch's draws: PyTorch's
+generator is not the graph's (docs/Export.md, "Random ops"). Their
+instances are compared with the replay's values (the graph's own Philox
+draws, tofu_export.philox), and against PyTorch on what can be compared:
+the shape, the draws of bernoulli at p = 0 and p = 1 (exactly), and the
+mean and variance of RANDOM_DRAWS draws of the same op, TDL's against
+PyTorch's, within RANDOM_SIGMAS standard errors (`bernoulli: 1 instance
+match; draws match torch's`).
+
+Prints one line per op type (`relu: 3 instances match`, an opaque op
+`skipped (opaque)`, the failures with their first failing instance), then a summary
 `N op types, M instances, all match`. Exits 1 on any mismatch, any op type
 without a spec and any tdl-eval failure; 2 on bad usage. Run it with
 /usr/bin/python3 (Debian's python3-torch).
@@ -37,7 +46,7 @@ sys.path.insert(0, os.path.join(SRC, "tools", "tofu-export"))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from tofu_export import library, replay  # noqa: E402
+from tofu_export import library, random_ops, replay  # noqa: E402
 
 MLP = os.path.join(SRC, "test", "Export", "Inputs", "mlp.py")
 # Uses the specs the models above do not (conv bias, uneven adaptive
@@ -76,6 +85,8 @@ LOSS_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "loss_ops.py")
 # torch.stft / istft as HDemucs and other callers use them, lowered by
 # tofu-export into real ops: hann_window (both overloads), cos and sin.
 STFT_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "stft_ops.py")
+# Dropout and every random fill and factory (specs/random.tdl).
+RANDOM_OPS = os.path.join(SRC, "test", "Eval", "Inputs", "random_ops.py")
 MODELS = [
     f"{MLP}:MLP --input 4x1024 --classes 10",
     f"{MLP}:Scalar --input 8x16 --input 8x4 --optimizer adam "
@@ -115,6 +126,7 @@ MODELS = [
     "--classes 5 --loss output",
     f"{STFT_OPS}:StftOps --input 2x1x96 --loss output",
     f"{STFT_OPS}:StftVariants --input 2x1x96 --loss output",
+    f"{RANDOM_OPS}:RandomOps --input 2x3x6 --loss output",
 ]
 # Slow to export and replay (tens of seconds each), and no op types beyond
 # the default models' but bernoulli.
@@ -123,6 +135,10 @@ FULL_MODELS = [
     "wresnet:50:2 --batch 2 --image 32 --classes 10 --optimizer adam",
 ]
 RTOL, ATOL = 1e-4, 1e-5
+# The random ops' moments: draws of each, and how many standard errors the
+# means and variances of TDL's and PyTorch's draws may differ by.
+RANDOM_DRAWS = 1 << 16
+RANDOM_SIGMAS = 5.0
 TIMEOUT = 120  # seconds per tdl-eval run
 
 
@@ -257,27 +273,103 @@ def files_by_op(spec_files):
     return by_op
 
 
+def evaluate(inst, d, tdl_eval, files, inputs, params, shape, tag=""):
+    """Runs tdl-eval on `inputs` with `params` for an output of `shape`:
+    (its result or None, the finished process)."""
+    cmd = [tdl_eval, *files, "--op", inst.type]
+    for i, x in enumerate(inputs):
+        path = os.path.join(d, f"{tag}in{i}.npy")
+        np.save(path, x)
+        cmd += ["--input", path]
+    for k, v in sorted(params.items()):
+        cmd += ["--param", f"{k}={param_text(v)}"]
+    out = os.path.join(d, f"{tag}tdl.npy")
+    cmd += ["--out-shape", shape_text(shape), "--out-dtype", "f64",
+            "-o", out]
+    if not tag:
+        inst.command = " ".join(cmd)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
+    return (np.load(out) if r.returncode == 0 else None), r
+
+
+def torch_draws(op_type, params, inputs):
+    """PyTorch's draws of the random op `op_type` over RANDOM_DRAWS
+    elements (`inputs`: its tensor inputs after the step, that long)."""
+    x = torch.empty(RANDOM_DRAWS, dtype=torch.float64)
+    if op_type == "bernoulli":
+        return x.bernoulli_(float(params["p"])).numpy()
+    if op_type == "bernoulli_probs":
+        return torch.bernoulli(torch.from_numpy(inputs[0])).numpy()
+    if op_type == "uniform":
+        return x.uniform_(float(params["from"]), float(params["to"])).numpy()
+    if op_type == "normal":
+        return x.normal_(float(params["mean"]), float(params["std"])).numpy()
+    if op_type == "normal_Tensor_float":
+        return torch.normal(torch.from_numpy(inputs[0]),
+                            float(params["std"])).numpy()
+    return torch.randint(int(params["low"]), int(params["high"]),
+                         (RANDOM_DRAWS,)).double().numpy()
+
+
+def moments_differ(a, b):
+    """Why the draws `a` and `b` do not look alike (mean or variance more
+    than RANDOM_SIGMAS standard errors apart), or None."""
+    for what, fa, fb in (("mean", a, b),
+                         ("variance", (a - a.mean()) ** 2,
+                          (b - b.mean()) ** 2)):
+        se = np.sqrt(fa.var() / fa.size + fb.var() / fb.size)
+        if abs(fa.mean() - fb.mean()) > RANDOM_SIGMAS * se + 1e-12:
+            return (f"{what} {fa.mean():.6g} vs torch {fb.mean():.6g} "
+                    f"(standard error {se:.3g})")
+    return None
+
+
+def check_draws(inst, d, tdl_eval, files):
+    """The random op `inst` against PyTorch: the draws of bernoulli at
+    p = 0 and 1, then the moments of RANDOM_DRAWS draws. Sets the status
+    to "mismatch" with the reason, or leaves it."""
+    params = {k: v for k, v in inst.params.items()
+              if not k.startswith("size_")}
+    params["size_0"] = RANDOM_DRAWS
+    inputs = [np.array(inst.inputs[0])] + [
+        np.resize(x.astype(np.float64), RANDOM_DRAWS)
+        for x in inst.inputs[1:]]
+    cases = [("", params)]
+    if inst.type == "bernoulli":
+        cases += [(f"p{p}-", {**params, "p": p}) for p in (0.0, 1.0)]
+    for tag, ps in cases:
+        got, r = evaluate(inst, d, tdl_eval, files, inputs, ps,
+                          (RANDOM_DRAWS,), tag=tag or "draws-")
+        if got is None:
+            inst.status, inst.detail = "error", r.stderr.strip()[:200]
+            return
+        want = torch_draws(inst.type, ps, inputs[1:])
+        if tag:
+            why = None if np.array_equal(got, want) else \
+                f"{int((got != want).sum())} draws differ from torch's"
+        else:
+            why = moments_differ(got, want)
+        if why:
+            inst.status = "mismatch"
+            inst.detail = f"{tag[:-1] or 'draws'}: {why}"
+            return
+
+
 def check(inst, index, tdl_eval, spec_files, workdir):
     d = os.path.join(workdir, f"{index:04d}-{inst.type}")
     os.makedirs(d, exist_ok=True)
     # An op no file defines gets the whole library: tdl-eval says so.
     files = spec_files.get(inst.type) or spec_files[None]
-    cmd = [tdl_eval, *files, "--op", inst.type]
-    for i, x in enumerate(inst.inputs):
-        path = os.path.join(d, f"in{i}.npy")
-        np.save(path, x)
-        cmd += ["--input", path]
     np.save(os.path.join(d, "torch.npy"), inst.output)
-    for k, v in sorted(inst.params.items()):
-        cmd += ["--param", f"{k}={param_text(v)}"]
-    out = os.path.join(d, "tdl.npy")
-    cmd += ["--out-shape", shape_text(inst.output.shape),
-            "--out-dtype", "f64", "-o", out]
-    inst.command = " ".join(cmd)
     start = time.time()
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True,
-                           timeout=TIMEOUT)
+        got, r = evaluate(inst, d, tdl_eval, files, inst.inputs,
+                          inst.params, inst.output.shape)
+        if got is not None:
+            compare(inst, got)
+            if inst.status == "match" and \
+                    inst.type in random_ops.RANDOM_TYPES:
+                check_draws(inst, d, tdl_eval, files)
     except subprocess.TimeoutExpired:
         inst.status, inst.detail = "error", f"timed out after {TIMEOUT} s"
         return
@@ -293,8 +385,6 @@ def check(inst, index, tdl_eval, spec_files, workdir):
         else:
             inst.status = "error"
         inst.detail = first
-        return
-    compare(inst, np.load(out))
 
 
 def summarize(by_type):
@@ -310,7 +400,9 @@ def summarize(by_type):
             print(f"{t}: no spec")
             failed += 1
         elif all(s == "match" for s in statuses):
-            print(f"{t}: {n} instance{'s' if n > 1 else ''} match")
+            draws = "; draws match torch's" \
+                if t in random_ops.RANDOM_TYPES else ""
+            print(f"{t}: {n} instance{'s' if n > 1 else ''} match{draws}")
         else:
             bad = [i for i in insts if i.status != "match"]
             first = bad[0]

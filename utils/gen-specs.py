@@ -36,6 +36,7 @@ from specgen import norm  # noqa: E402
 from specgen import reduce  # noqa: E402
 from specgen import pool  # noqa: E402
 from specgen import resample  # noqa: E402
+from specgen import rng  # noqa: E402
 from specgen import loss  # noqa: E402
 from specgen import shape  # noqa: E402
 from specgen import strided  # noqa: E402
@@ -362,6 +363,7 @@ FILES = {
     "pool.tdl": pool.pool_specs,
     "resample.tdl": resample.resample_specs,
     "loss_pointwise.tdl": loss.loss_pointwise_specs,
+    "random.tdl": rng.random_specs,
 }
 
 

@@ -40,11 +40,20 @@ struct Builtin {
 const Builtin builtins[] = {
 #define TDL_MATH_PARAMS_1 "double a"
 #define TDL_MATH_PARAMS_2 "double a, double b"
+#define TDL_MATH_PARAMS_4 "double a, double b, double c, double d"
 #define TDL_MATH_BUILTIN(Id, Arity, Expr) {#Id, TDL_MATH_PARAMS_##Arity, #Expr},
 #include "tofu/TDL/MathBuiltins.def"
 #undef TDL_MATH_PARAMS_1
 #undef TDL_MATH_PARAMS_2
+#undef TDL_MATH_PARAMS_4
 };
+
+/// The Philox generator of rand_uniform and rand_normal: the text the
+/// evaluator compiles (Philox.def).
+const char *philoxSource =
+#define TDL_PHILOX_SOURCE(...) #__VA_ARGS__
+#include "tofu/TDL/Philox.def"
+    ;
 
 /// `s` with every `from` replaced by `to`.
 std::string replaceAll(std::string s, const std::string &from,
@@ -162,6 +171,9 @@ inline double vtanh(double a) {
 
 std::string codegen::getMathHelpers() {
   std::string text = vectorForms;
+  text += "// Philox-4x32-10, the random builtins' generator (Philox.def).\n";
+  text += philoxSource;
+  text += "\n";
   text += "// The numeric builtins, from the table the evaluator computes "
           "them by.\n";
   for (const Builtin &b : builtins) {

@@ -100,6 +100,13 @@ double minOf(double a, double b) { return (a < b || std::isnan(a)) ? a : b; }
 
 double sign(double a) { return a > 0 ? 1.0 : a < 0 ? -1.0 : a; }
 
+// rand_uniform and rand_normal: the Philox generator, from the text the
+// kernel prelude pastes (Philox.def).
+#define TOFU_HD
+#define TDL_PHILOX_SOURCE(...) __VA_ARGS__
+#include "tofu/TDL/Philox.def"
+#undef TOFU_HD
+
 double Machine::read(const ReadDesc &desc, const double *dynamic) const {
   if (desc.inBounds && !boxLo) {
     int64_t offset = desc.flatConstant;
@@ -255,14 +262,24 @@ double Machine::run(unsigned index, double *stack) const {
     case Op::Jump:
       pc = inst.operand - 1;
       break;
+#define QUATERNARY(Id, expr)                                                   \
+  case Op::Id: {                                                               \
+    double a = sp[-4], b = sp[-3], c = sp[-2], d = sp[-1];                     \
+    sp[-4] = (expr);                                                           \
+    sp -= 3;                                                                   \
+    break;                                                                     \
+  }
 #define MATH_BUILTIN_1 UNARY
 #define MATH_BUILTIN_2 BINARY
+#define MATH_BUILTIN_4 QUATERNARY
 #define TDL_MATH_BUILTIN(Id, Arity, Expr) MATH_BUILTIN_##Arity(Id, Expr)
 #include "tofu/TDL/MathBuiltins.def"
 #undef MATH_BUILTIN_1
 #undef MATH_BUILTIN_2
+#undef MATH_BUILTIN_4
 #undef UNARY
 #undef BINARY
+#undef QUATERNARY
     }
   }
   assert(sp == stack + 1 && "a block leaves one value");

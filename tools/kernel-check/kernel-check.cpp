@@ -61,6 +61,12 @@ cl::opt<bool> exact16(
     cl::desc("A kernel with an f16/bf16 output must match the evaluator bit "
              "for bit (except a reduce share's combined partial values)"),
     cl::cat(category));
+cl::opt<bool> exactAll(
+    "exact",
+    cl::desc("Every kernel must match the evaluator bit for bit (the random "
+             "ops' draws, docs/TDL.md \"Random builtins\"; except a reduce "
+             "share's combined partial values)"),
+    cl::cat(category));
 cl::opt<double> maxWork(
     "max-work",
     cl::desc("Skip kernels whose evaluation takes more than N steps (output "
@@ -533,7 +539,8 @@ int main(int argc, char **argv) {
     Checker c{*inst, (*library)->getKernel(i), kernel, rng, {}, {}, 1e-5, 1e-5, {}, 0};
     if (kernel.usesBlas)
       c.atol = c.rtol = 1e-4 * std::sqrt(double(kernel.varExtents.back() + 1));
-    if (exact16 && (inst->outputType == DType::F16 || inst->outputType == DType::BF16))
+    if (exactAll || (exact16 && (inst->outputType == DType::F16 ||
+                                 inst->outputType == DType::BF16)))
       c.atol = c.rtol = 0;
     bool ok = checkKernel(c, specs);
     ++checked;

@@ -172,6 +172,11 @@ def make_parser() -> argparse.ArgumentParser:
                    help="do not load the standard operator library "
                         "(<prefix>/share/tofu/specs or the source tree's "
                         "specs/): only --spec files count")
+    p.add_argument("--seed", type=int, default=0,
+                   help="the seed of the random ops (dropout's masks, rand, "
+                        "randn, ...), in [0, 2^32): their values are Philox "
+                        "draws of (seed, op, step, element) (default: 0; "
+                        "docs/Export.md, \"Random ops\")")
     p.add_argument("--stats", action="store_true",
                    help="print op and tensor counts, the ops decomposed and "
                         "the times to stderr")
@@ -317,7 +322,7 @@ def _capture(args, setup, target, loss, cfg, decomposer, has_spec, times):
     """Trace the step (with the decompositions and lowerings chosen so far)
     and convert it: (captured step, graph, op name -> FX node); adds the
     times taken to `times`."""
-    from . import empty, fold, graph, lowerings, step
+    from . import empty, fold, graph, lowerings, random_ops, step
     decomposer.start_trace()
     t0 = time.perf_counter()
     counts = {}
@@ -342,7 +347,8 @@ def _capture(args, setup, target, loss, cfg, decomposer, has_spec, times):
         empty.drop_empty_tensors(doc)
         if not args.no_fold_transposes:
             fold.fold_transposes(doc)
-    except graph.ExportError as e:
+        random_ops.seed_random_ops(doc, args.seed)
+    except (graph.ExportError, random_ops.RandomOpsError) as e:
         raise ModelError(str(e))
     times["trace_s"] += t1 - t0
     times["convert_s"] += time.perf_counter() - t1
@@ -354,11 +360,13 @@ def export(args) -> dict:
     opts = _options(args)
     optimizer = optimizer_flags(args)
     precision_flags(args)
+    if not 0 <= args.seed < 2**32:
+        raise UsageError(f"--seed must be in [0, 2^32), not {args.seed}")
     lib = library.load(args.spec, args.no_default_specs)
     has_spec = lib.has if lib is not None else (lambda _: True)
     t_import = time.perf_counter()
     import torch
-    from . import decompose, meta, missing, models, optim
+    from . import decompose, meta, missing, models, optim, random_ops
     t0 = time.perf_counter()
     meta.register_meta_kernels()
     setup = models.resolve(args.model, opts)
@@ -388,6 +396,8 @@ def export(args) -> dict:
                        "optimizer_options": cfg.options(),
                        **precision_of(args).metadata(),
                        "torch": torch.__version__}
+    if any(t["name"] == random_ops.STEP for t in doc["tensors"]):
+        doc["metadata"]["random"] = random_ops.metadata(args.seed)
     stats = {"import_s": t0 - t_import, "build_s": t1 - t0, **times,
              "rounds": decomposer.rounds + 1,
              "decomposed": decomposer.decomposed(),

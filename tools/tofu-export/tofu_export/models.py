@@ -113,9 +113,17 @@ def _gpt(spec: str, args: List[str], opts: Options) -> ModelSetup:
     if hidden % heads:
         raise ModelError(f"model '{spec}': hidden size {hidden} is not a "
                          f"multiple of {heads} heads")
+    unknown = sorted(set(opts.kwargs) - {"dropout"})
+    if unknown:
+        raise ModelError(f"model '{spec}': --model-kwargs takes only "
+                         f"'dropout', not {', '.join(map(repr, unknown))}")
+    dropout = opts.kwargs.get("dropout", 0.0)
+    if not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
+        raise ModelError(f"model '{spec}': dropout must be a number in "
+                         f"[0, 1), not {dropout!r}")
     from .zoo.gpt import GPT
     with meta.meta_construction():
-        module = GPT(layers, hidden, heads, seq, opts.vocab)
+        module = GPT(layers, hidden, heads, seq, opts.vocab, float(dropout))
     return _token_setup(meta.to_meta(module), opts, seq)
 
 

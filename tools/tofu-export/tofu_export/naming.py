@@ -18,10 +18,29 @@ from . import strided
 ALIAS_OPS = {"detach", "alias", "lift_fresh", "lift_fresh_copy", "clone",
              "contiguous"}
 
-# In-place random fills: they ignore their input's values, so they become
-# ops with no inputs: type (params).
-RANDOM_FILL_OPS = {"bernoulli_": "bernoulli", "uniform_": "uniform",
-                   "normal_": "normal"}
+# Random ops (specs/random.tdl, docs/Export.md "Random ops"): (packet,
+# overload) -> (type, the tensor arguments it reads, {param: schema argument
+# or a fixed value}). In-place fills and `_like` factories ignore their
+# input's values and factories take a size: both become ops that read no
+# tensor; random_ops.py adds the seed, the stream, the shape and the step.
+RANDOM_OPS = {
+    ("bernoulli_", "float"): ("bernoulli", (), {"p": "p"}),
+    ("bernoulli", "p"): ("bernoulli", (), {"p": "p"}),
+    ("bernoulli", "default"): ("bernoulli_probs", ("self",), {}),
+    ("uniform_", "default"): ("uniform", (), {"from": "from", "to": "to"}),
+    ("rand", "default"): ("uniform", (), {"from": 0.0, "to": 1.0}),
+    ("rand_like", "default"): ("uniform", (), {"from": 0.0, "to": 1.0}),
+    ("normal_", "default"): ("normal", (), {"mean": "mean", "std": "std"}),
+    ("randn", "default"): ("normal", (), {"mean": 0.0, "std": 1.0}),
+    ("randn_like", "default"): ("normal", (), {"mean": 0.0, "std": 1.0}),
+    ("normal", "Tensor_float"): ("normal_Tensor_float", ("mean",),
+                                 {"std": "std"}),
+    ("randint", "low"): ("randint", (), {"low": "low", "high": "high"}),
+    ("randint", "default"): ("randint", (), {"low": 0, "high": "high"}),
+    ("randint_like", "default"): ("randint", (), {"low": 0, "high": "high"}),
+    ("randint_like", "low_dtype"): ("randint", (),
+                                    {"low": "low", "high": "high"}),
+}
 
 # Reshapes of a contiguous logical tensor: all become `view` (params size_i).
 VIEW_OPS = {"view", "_unsafe_view", "_reshape_alias", "reshape"}
@@ -317,7 +336,9 @@ def canonicalize(op, args, kwargs) -> OpCall:
                               "number for a tensor argument and has no "
                               "overload that takes a number there")
         return canonicalize(number_op, args, kwargs)
-    call = _special_form(packet, args, kwargs, bound)
+    call = _random_form(packet, overload, bound)
+    if call is None:
+        call = _special_form(packet, args, kwargs, bound)
     if call is None:
         call = _generic(op, bound)
     call.aten = f"{packet}.{overload}"
@@ -330,7 +351,7 @@ def _functional(op):
     arguments when the overload names differ)."""
     packet, overload = op.overloadpacket.__name__, op._overloadname
     if not packet.endswith("_") or packet.startswith("_") or \
-            packet in RANDOM_FILL_OPS:
+            (packet, overload) in RANDOM_OPS:
         return op
     functional = getattr(torch.ops.aten, packet[:-1], None)
     if functional is None:
@@ -349,6 +370,22 @@ def _signature(schema):
     return [(a.name, str(a.type)) for a in schema.arguments]
 
 
+def _random_form(packet, overload, bound) -> Optional[OpCall]:
+    """A random op of RANDOM_OPS: its type, the tensors it reads and its
+    distribution's params."""
+    form = RANDOM_OPS.get((packet, overload))
+    if form is None:
+        return None
+    base, reads, wanted = form
+    values = {a.name: v for a, v, _ in bound}
+    params = {}
+    for name, source in wanted.items():
+        value = values.get(source) if isinstance(source, str) else source
+        _add_param(params, name, value, None)
+    return OpCall(base=base, tensors=[(n, values[n]) for n in reads],
+                  params=params)
+
+
 def _special_form(packet, args, kwargs, bound) -> Optional[OpCall]:
     """Aliases, reshapes, constant and random fills (see the module doc)."""
     if packet in ALIAS_OPS or _is_full_slice(packet, args) or \
@@ -361,12 +398,6 @@ def _special_form(packet, args, kwargs, bound) -> Optional[OpCall]:
     if form is not None:
         return OpCall(base="view", tensors=[("self", form[1])],
                       params={f"size_{i}": d for i, d in enumerate(form[2])})
-    if packet in RANDOM_FILL_OPS:
-        params = {}
-        for a, v, _ in bound[1:]:
-            if not _is_tensor_type(a.type) and a.name != "generator":
-                _add_param(params, a.name, v, None)
-        return OpCall(base=RANDOM_FILL_OPS[packet], tensors=[], params=params)
     if packet in VIEW_OPS or packet == "expand":
         size = args[1] if len(args) > 1 else kwargs.get("size", kwargs.get(
             "shape"))

@@ -16,7 +16,8 @@ import re
 import torch
 from tofu_export.stateless import functional_call
 
-from tofu_export import cli, models, naming, optim, step, torch_fixes
+from tofu_export import (cli, models, naming, optim, philox, random_ops, step,
+                         torch_fixes)
 
 # PyTorch kernels that compute wrong values get corrected ones (the
 # reference of every comparison must be right; see torch_fixes).
@@ -118,16 +119,50 @@ def build_args(op, schema, values, out):
     return positional, keywords, k
 
 
+# Whose draws the random ops (dropout's masks, rand, ...) replay: "graph",
+# the graph's own Philox draws (tofu_export.philox), which tofu-run and the
+# evaluator compute too; or "torch", PyTorch's generator, drawn in graph
+# order, which is the eager step's order, so that a replay started from the
+# eager step's random state draws the eager masks (utils/catalogue.py's
+# comparison with eager PyTorch).
+DRAWS = "graph"
+
+
+def random_op(op, values, out):
+    """The value of a random op of specs/random.tdl (see DRAWS); its first
+    input is the step counter, a second one bernoulli_probs' probabilities
+    or normal_Tensor_float's mean."""
+    params = {k: value_of(v) for k, v in op["params"].items()}
+    ins = [values[i] for i in op["inputs"]]
+    if DRAWS == "graph" and "seed" in params:
+        value = philox.random_op(
+            op["type"], params, float(ins[0]), tuple(out.shape),
+            ins[1].double().numpy() if len(ins) > 1 else None)
+        return torch.from_numpy(value).to(out.dtype)
+    tensor = ins[-1] if op["type"] in ("bernoulli_probs",
+                                       "normal_Tensor_float") else None
+    kind = op["type"]
+    if kind == "bernoulli":
+        return out.bernoulli_(params["p"])
+    if kind == "bernoulli_probs":
+        return torch.bernoulli(tensor).to(out.dtype)
+    if kind == "uniform":
+        return out.uniform_(params["from"], params["to"])
+    if kind == "normal":
+        return out.normal_(params["mean"], params["std"])
+    if kind == "normal_Tensor_float":
+        return torch.normal(tensor, params["std"]).to(out.dtype)
+    return torch.randint(int(params["low"]), int(params["high"]),
+                         tuple(out.shape)).to(out.dtype)
+
+
 def run_op(op, values, shape_of):
     shape, dtype = shape_of[op["outputs"][0]]
     out = torch.empty(shape, dtype=dtype)
     if op["type"] == "full":
         return torch.full(shape, op["params"]["value"], dtype=dtype)
-    if op["type"] == "bernoulli":  # dropout's mask: random, no inputs
-        return out.bernoulli_(value_of(op["params"]["p"]))
-    if op["type"] == "uniform":  # nn.RReLU's slopes: random, no inputs
-        return out.uniform_(value_of(op["params"]["from"]),
-                            value_of(op["params"]["to"]))
+    if op["type"] in random_ops.RANDOM_TYPES:
+        return random_op(op, values, out)
     if op["type"].startswith("convolution_backward__2"):
         # The bias gradient reads only grad_output, but the kernel insists
         # on a real weight; it is grad_output summed over all but dim 1.
@@ -244,11 +279,16 @@ def eager_step(args, setup, doc):
             state[f"{p}.{s}"] = values[f"{p}.{s}"]
     if cfg.is_adam:
         values[optim.STEP] = state[optim.STEP] = torch.rand(()) * 5
+    has_rng = any(t["name"] == random_ops.STEP for t in doc["tensors"])
+    if has_rng:  # the random ops' step counter (eager draws its own masks)
+        values[random_ops.STEP] = torch.tensor(3.0)
     out = functional_call(model, {**params, **dict(model.named_buffers())},
                           tuple(inputs))
     loss = step.make_loss(loss_kind)(out, values.get("target"))
     grads = torch.autograd.grad(loss, list(params.values()), allow_unused=True)
     expected = {"loss": loss.detach()}
+    if has_rng:
+        expected[f"new:{random_ops.STEP}"] = values[random_ops.STEP] + 1
     shared, context = optim.begin_step(cfg, state)
     expected.update({f"new:{s}": v for s, v in shared.items()})
     for (n, p), g in zip(params.items(), grads):
