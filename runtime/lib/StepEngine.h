@@ -77,6 +77,11 @@ enum Phase : std::uint64_t {
   Gather = 4
 };
 
+/// The tag of `phase` of op `op` (or tensor, for Gather) in step `step`.
+inline std::uint64_t makeTag(unsigned step, unsigned op, Phase phase) {
+  return (std::uint64_t(step) << 40) | (std::uint64_t(op) << 4) | phase;
+}
+
 /// Where a piece's values lie on its source worker.
 struct Endpoint {
   const void *data;
