@@ -485,9 +485,9 @@ int main(int argc, char **argv) {
     processes = std::make_unique<MPIProcesses>(options.getTimeout());
 #else
     if (isLauncherRoot())
-      printError("--transport mpi: this charlm-train was built without MPI "
-                 "(install libopenmpi-dev and reconfigure); use --transport "
-                 "threads");
+      printError("--transport mpi: this charlm-train was built without the "
+                 "runtime's MPI transport (TofuRuntimeMPI, in Tofu's own "
+                 "build with libopenmpi-dev); use --transport threads");
     return BadUsage;
 #endif
   } else {
