@@ -167,6 +167,11 @@ llvm::Expected<plan::StepEstimate>
 planner::estimateStepOnMachine(const PlanningProblem &problem,
                                const plan::Plan &p, const Machine &machine,
                                ArrayRef<std::string> opKinds) {
+  if (machine.cluster)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "a GPU cluster's machine file has no calibrated kernels: its plans "
+        "are estimated by tofu-plan --machine (docs/Machines.md)");
   if (p.workers != machine.workers)
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
