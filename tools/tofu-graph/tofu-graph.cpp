@@ -10,11 +10,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "tofu/CodeGen/GraphKernels.h"
+#include "tofu/CodeGen/LinkedKernels.h"
 #include "tofu/Graph/GraphSummary.h"
 #include "tofu/Graph/ModelFile.h"
 #include "tofu/Graph/GraphWriter.h"
 #include "tofu/Graph/SpecLibrary.h"
 #include "tofu/Graph/Verifier.h"
+#include "tofu/PlanEmit/PlanEmitters.h"
 #include "tofu/Support/Diagnostics.h"
 #include "tofu/Support/CommandLine.h"
 
@@ -34,7 +36,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class EmitKind { Summary, JSON, Kernels, CudaKernels };
+enum class EmitKind { Summary, JSON, Kernels, CudaKernels, CudaLinked };
 enum ExitStatus { Success = 0, BadInput = 1, BadUsage = 2 };
 
 cl::OptionCategory category("tofu-graph options");
@@ -69,8 +71,19 @@ cl::opt<EmitKind> emitKind(
                clEnumValN(EmitKind::CudaKernels, "cuda-kernels",
                           "one CUDA translation unit: a kernel per distinct "
                           "op instance, its launch function, the tables "
-                          "(docs/CUDA.md)")),
+                          "(docs/CUDA.md)"),
+               clEnumValN(EmitKind::CudaLinked, "cuda-linked",
+                          "the CUDA unit for a training program: "
+                          "getGeneratedCudaKernels() in --cpp-namespace, "
+                          "for any plan of this graph (docs/Linking.md, "
+                          "\"On GPUs\"; tofu_add_cuda_kernels)")),
     cl::cat(category));
+
+cl::opt<std::string> cppNamespace(
+    "cpp-namespace",
+    cl::desc("With --emit=cuda-linked: the namespace of "
+             "getGeneratedCudaKernels() (identifiers joined by '::')"),
+    cl::value_desc("NS"), cl::init("tofu_cuda_kernels"), cl::cat(category));
 
 cl::opt<std::string> outputFile("o", cl::desc("Write output to FILE"),
                                 cl::value_desc("FILE"), cl::init("-"),
@@ -88,6 +101,12 @@ int main(int argc, char **argv) {
       "bad usage.\n";
   if (!cli::parseToolCommandLine(argc, argv, {&category}, overview))
     return BadUsage;
+  if (!plan::isCppNamespaceName(cppNamespace)) {
+    llvm::WithColor::error(llvm::errs(), "tofu-graph")
+        << "--cpp-namespace expects identifiers joined by '::', got '"
+        << cppNamespace << "'\n";
+    return BadUsage;
+  }
 
   llvm::SourceMgr srcMgr;
   DiagnosticEngine diags(srcMgr);
@@ -114,18 +133,24 @@ int main(int argc, char **argv) {
         << "cannot write '" << outputFile << "': " << ec.message() << '\n';
     return BadInput;
   }
-  if (emitKind == EmitKind::Kernels || emitKind == EmitKind::CudaKernels) {
+  if (emitKind == EmitKind::Kernels || emitKind == EmitKind::CudaKernels ||
+      emitKind == EmitKind::CudaLinked) {
     codegen::KernelOptions options;
-    if (emitKind == EmitKind::CudaKernels)
+    if (emitKind != EmitKind::Kernels)
       options.target = codegen::KernelTarget::Cuda;
     llvm::Expected<codegen::GraphKernels> kernels =
         codegen::emitGraphKernels(*g, specs, options);
-    if (!kernels) {
+    llvm::Error err = kernels.takeError();
+    if (!err && emitKind == EmitKind::CudaLinked)
+      err = codegen::writeLinkedCudaKernels(out.os(), *kernels, inputFile,
+                                            cppNamespace);
+    else if (!err)
+      out.os() << kernels->source;
+    if (err) {
       llvm::WithColor::error(llvm::errs(), "tofu-graph")
-          << llvm::toString(kernels.takeError()) << '\n';
+          << llvm::toString(std::move(err)) << '\n';
       return BadInput;
     }
-    out.os() << kernels->source;
   } else if (emitKind == EmitKind::JSON)
     writeGraph(out.os(), *g);
   else
