@@ -22,6 +22,8 @@ class RandomOps(nn.Module):
                  torch.empty_like(h).uniform_(-1, 2) +
                  torch.empty_like(h).normal_(1, 3) +
                  torch.rand(h.shape, device=h.device) +
+                 torch.randn(2, 3, 6, device=h.device) +
+                 torch.randint(7, h.shape, device=h.device) +
                  torch.randint_like(h, 5) +
                  torch.randint(2, 9, h.shape, device=h.device).float() +
                  torch.bernoulli(h.sigmoid().detach()) +
