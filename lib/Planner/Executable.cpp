@@ -192,36 +192,24 @@ planner::buildExecutableSkeleton(const PlanningProblem &problem,
 /// `prog`'s instructions with the binding's coefficient values.
 static runtime::OpRule::Index getIndexRule(const analysis::Binding &binding,
                                            const analysis::IndexProgram &prog) {
-  using analysis::IndexInst;
-  using Rule = runtime::OpRule;
-  Rule::Index index;
-  switch (prog.kind) {
-  case analysis::IndexProgram::Kind::Affine: index.kind = Rule::Index::Affine; break;
-  case analysis::IndexProgram::Kind::DivMod: index.kind = Rule::Index::DivMod; break;
-  case analysis::IndexProgram::Kind::Whole: index.kind = Rule::Index::Whole; return index;
-  }
+  using runtime::IndexOp;
+  runtime::OpRule::Index index;
+  index.kind = prog.kind;
+  if (prog.kind == runtime::IndexKind::Whole)
+    return index;
   ArrayRef<analysis::AffineForm> forms = binding.getAnalysis().getAffineForms();
-  for (const IndexInst &inst : prog.insts) {
-    Rule::Inst out;
-    switch (inst.op) {
-    case IndexInst::Op::Affine: {
-      out.op = Rule::Inst::Affine;
+  for (const analysis::IndexInst &inst : prog.insts) {
+    runtime::OpRule::Inst out;
+    out.op = inst.op;
+    if (inst.op == IndexOp::Affine) {
       const analysis::AffineForm &form = forms[inst.operand];
       out.constant = binding.getCoefficient(form.constSlot);
       for (const analysis::AffineForm::Term &term : form.terms)
         out.terms.emplace_back(term.var, binding.getCoefficient(term.coefSlot));
-      break;
-    }
-    case IndexInst::Op::Add: out.op = Rule::Inst::Add; break;
-    case IndexInst::Op::Sub: out.op = Rule::Inst::Sub; break;
-    case IndexInst::Op::Neg: out.op = Rule::Inst::Neg; break;
-    case IndexInst::Op::MulConst: out.op = Rule::Inst::MulConst; break;
-    case IndexInst::Op::Div: out.op = Rule::Inst::Div; break;
-    case IndexInst::Op::Rem: out.op = Rule::Inst::Rem; break;
-    }
-    if (out.op == Rule::Inst::MulConst || out.op == Rule::Inst::Div ||
-        out.op == Rule::Inst::Rem)
+    } else if (inst.op == IndexOp::MulConst || inst.op == IndexOp::Div ||
+               inst.op == IndexOp::Rem) {
       out.k = binding.getCoefficient(inst.operand);
+    }
     index.insts.push_back(std::move(out));
   }
   return index;

@@ -1,9 +1,9 @@
 //===- BoxRules.cpp - Every worker's boxes from layouts and steps ---------===//
 //
 // This file implements the box rules of BoxRules.h: worker parts, the
-// encoding of op rules, and the interval evaluation of an op's reads over
-// an iteration box (as analysis::computeWorkerRegions does it over a
-// Binding: the same steps, with the coefficients' values in the rule).
+// encoding of op rules, and an op's boxes from its reads over an iteration
+// box, by the interval rule of IndexIntervals.h that
+// analysis::computeWorkerRegions applies over a Binding.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,6 +53,11 @@ Box runtime::getIterationBox(const OpRule &rule,
 // constant, numTerms, (var, coef)... (Affine)].
 //===----------------------------------------------------------------------===//
 
+/// Whether instruction `op` has a constant operand.
+static bool hasConstant(IndexOp op) {
+  return op == IndexOp::MulConst || op == IndexOp::Div || op == IndexOp::Rem;
+}
+
 std::vector<std::int64_t> runtime::encodeOpRule(const OpRule &rule) {
   std::vector<std::int64_t> out;
   auto list = [&](const std::vector<std::int64_t> &values) {
@@ -73,13 +78,12 @@ std::vector<std::int64_t> runtime::encodeOpRule(const OpRule &rule) {
     out.push_back(std::int64_t(read.scopeMask));
     out.push_back(read.dims.size());
     for (const OpRule::Index &index : read.dims) {
-      out.push_back(index.kind);
+      out.push_back(std::int64_t(index.kind));
       out.push_back(index.insts.size());
       for (const OpRule::Inst &inst : index.insts) {
-        out.push_back(inst.op);
-        if (inst.op != OpRule::Inst::Affine) {
-          if (inst.op == OpRule::Inst::MulConst ||
-              inst.op == OpRule::Inst::Div || inst.op == OpRule::Inst::Rem)
+        out.push_back(std::int64_t(inst.op));
+        if (inst.op != IndexOp::Affine) {
+          if (hasConstant(inst.op))
             out.push_back(inst.k);
           continue;
         }
@@ -143,14 +147,23 @@ OpRule runtime::decodeOpRule(const std::int64_t *data) {
     read.scopeMask = std::uint64_t(in.next());
     read.dims.resize(in.count(rule.inputShapes[read.tensor].size() + 1));
     for (OpRule::Index &index : read.dims) {
-      index.kind = OpRule::Index::Kind(in.count(OpRule::Index::Whole + 1));
+      index.kind = IndexKind(in.count(unsigned(IndexKind::Whole) + 1));
       index.insts.resize(in.count());
+      unsigned depth = 0;
       for (OpRule::Inst &inst : index.insts) {
-        inst.op = OpRule::Inst::Op(in.count(OpRule::Inst::Rem + 1));
-        if (inst.op == OpRule::Inst::MulConst ||
-            inst.op == OpRule::Inst::Div || inst.op == OpRule::Inst::Rem)
+        inst.op = IndexOp(in.count(unsigned(IndexOp::Rem) + 1));
+        // The stack the interval rule evaluates it on.
+        unsigned pops = inst.op == IndexOp::Affine                           ? 0
+                        : inst.op == IndexOp::Add || inst.op == IndexOp::Sub ? 2
+                                                                             : 1;
+        if (depth < pops || (inst.op == IndexOp::Affine &&
+                             depth == MaxIndexStack))
+          throw RuntimeError("generated plan: an op rule's index does not "
+                             "evaluate");
+        depth += inst.op == IndexOp::Affine ? 1 : 1 - pops;
+        if (hasConstant(inst.op))
           inst.k = in.next();
-        if (inst.op != OpRule::Inst::Affine)
+        if (inst.op != IndexOp::Affine)
           continue;
         inst.constant = in.next();
         inst.terms.resize(in.count());
@@ -159,209 +172,50 @@ OpRule runtime::decodeOpRule(const std::int64_t *data) {
           coef = in.next();
         }
       }
-      if (index.kind != OpRule::Index::Whole && index.insts.empty())
-        throw RuntimeError("generated plan: an op rule's index has no "
-                           "instructions");
+      bool affine = index.insts.size() == 1 &&
+                    index.insts[0].op == IndexOp::Affine;
+      if ((index.kind != IndexKind::Whole && depth != 1) ||
+          (index.kind == IndexKind::Affine && !affine))
+        throw RuntimeError("generated plan: an op rule's index does not "
+                           "evaluate");
     }
   }
   return rule;
 }
 
 //===----------------------------------------------------------------------===//
-// Interval evaluation (analysis::computeWorkerRegions, lib/Analysis/
-// Regions.cpp, with the coefficients' values in the rule).
+// Interval evaluation: the one rule of IndexIntervals.h, over a rule's
+// coefficient values (the analysis evaluates it over a Binding's).
 //===----------------------------------------------------------------------===//
 
 namespace {
 
-using Inst = OpRule::Inst;
-using Index = OpRule::Index;
+struct RuleLeaf {
+  const OpRule::Inst &inst;
+  std::int64_t constant() const { return inst.constant; }
+  unsigned size() const { return inst.terms.size(); }
+  unsigned var(unsigned i) const { return inst.terms[i].first; }
+  std::int64_t coef(unsigned i) const { return inst.terms[i].second; }
+};
 
-std::int64_t floorDiv(std::int64_t a, std::int64_t b) {
-  std::int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-std::int64_t floorMod(std::int64_t a, std::int64_t b) {
-  return a - floorDiv(a, b) * b;
-}
-std::int64_t ceilDiv(std::int64_t a, std::int64_t b) {
-  return -floorDiv(-a, b);
-}
-bool isEmpty(const Box &box, unsigned v) { return box.lo[v] >= box.hi[v]; }
+struct RuleProgram {
+  const OpRule::Index &index;
+  IndexKind kind() const { return index.kind; }
+  unsigned size() const { return index.insts.size(); }
+  IndexOp op(unsigned i) const { return index.insts[i].op; }
+  std::int64_t k(unsigned i) const { return index.insts[i].k; }
+  RuleLeaf leaf(unsigned i) const { return {index.insts[i]}; }
+};
 
-/// The closed interval of an affine leaf over `box`; false if a variable it
-/// uses has an empty range.
-bool evalAffine(const Inst &leaf, const Box &box, std::int64_t &lo,
-                std::int64_t &hi) {
-  lo = hi = leaf.constant;
-  for (auto [var, c] : leaf.terms) {
-    if (isEmpty(box, var))
-      return false;
-    std::int64_t a = c * box.lo[var], b = c * (box.hi[var] - 1);
-    lo += std::min(a, b);
-    hi += std::max(a, b);
-  }
-  return true;
-}
-
-enum class Eval { Ok, Empty, Whole };
-
-Eval runIndex(const Index &index, const Box &box, std::int64_t &outLo,
-              std::int64_t &outHi) {
-  if (index.kind == Index::Whole)
-    return Eval::Whole;
-  if (index.kind == Index::Affine)
-    return evalAffine(index.insts[0], box, outLo, outHi) ? Eval::Ok
-                                                         : Eval::Empty;
-  std::vector<std::int64_t> lo, hi;
-  for (const Inst &inst : index.insts) {
-    switch (inst.op) {
-    case Inst::Affine:
-      lo.emplace_back();
-      hi.emplace_back();
-      if (!evalAffine(inst, box, lo.back(), hi.back()))
-        return Eval::Empty;
-      break;
-    case Inst::Add:
-    case Inst::Sub: {
-      if (lo.size() < 2)
-        throw RuntimeError("generated plan: an op rule's index pops an "
-                           "empty stack");
-      std::int64_t l2 = lo.back(), h2 = hi.back();
-      lo.pop_back();
-      hi.pop_back();
-      if (inst.op == Inst::Add) {
-        lo.back() += l2;
-        hi.back() += h2;
-      } else {
-        lo.back() -= h2;
-        hi.back() -= l2;
-      }
-      break;
-    }
-    default:
-      if (lo.empty())
-        throw RuntimeError("generated plan: an op rule's index pops an "
-                           "empty stack");
-      if (inst.op == Inst::Neg) {
-        std::swap(lo.back(), hi.back());
-        lo.back() = -lo.back();
-        hi.back() = -hi.back();
-      } else if (inst.op == Inst::MulConst) {
-        std::int64_t a = inst.k * lo.back(), b = inst.k * hi.back();
-        lo.back() = std::min(a, b);
-        hi.back() = std::max(a, b);
-      } else {
-        std::int64_t k = inst.k;
-        if (k <= 0)
-          return Eval::Whole;
-        std::int64_t qlo = floorDiv(lo.back(), k), qhi = floorDiv(hi.back(), k);
-        if (inst.op == Inst::Div) {
-          lo.back() = qlo;
-          hi.back() = qhi;
-        } else if (qlo == qhi) {
-          lo.back() = floorMod(lo.back(), k);
-          hi.back() = floorMod(hi.back(), k);
-        } else {
-          lo.back() = 0;
-          hi.back() = k - 1;
-        }
-      }
-      break;
-    }
-  }
-  if (lo.empty())
-    throw RuntimeError("generated plan: an op rule's index leaves nothing");
-  outLo = lo[0];
-  outHi = hi[0];
-  return Eval::Ok;
-}
-
-/// Narrows [lo, hi], the clipped interval of a strided affine leaf, to the
-/// first and last values it really takes there (Regions.cpp's
-/// tightenStrided); false if it takes none.
-bool tightenStrided(const Inst &leaf, const Box &box, std::int64_t &lo,
-                    std::int64_t &hi) {
-  std::int64_t c = 0, yLo = 0, yHi = 0;
-  std::int64_t tLo = leaf.constant, tHi = tLo;
-  for (auto [var, k] : leaf.terms) {
-    std::int64_t rLo = box.lo[var], rHi = box.hi[var];
-    if (k > 1 || k < -1) {
-      if (c != 0)
-        return true;
-      c = k < 0 ? -k : k;
-      yLo = k < 0 ? 1 - rHi : rLo;
-      yHi = k < 0 ? -rLo : rHi - 1;
-      continue;
-    }
-    std::int64_t a = k * rLo, b = k * (rHi - 1);
-    tLo += std::min(a, b);
-    tHi += std::max(a, b);
-  }
-  if (c == 0 || tHi - tLo + 1 >= c)
-    return true;
-  std::int64_t top = std::min(yHi, floorDiv(hi - tLo, c));
-  std::int64_t bottom = std::max(yLo, ceilDiv(lo - tHi, c));
-  if (top < yLo || bottom > yHi)
-    return false;
-  std::int64_t newHi = std::min(c * top + tHi, hi);
-  std::int64_t newLo = std::max(c * bottom + tLo, lo);
-  if (newLo > newHi)
-    return false;
-  lo = newLo;
-  hi = newHi;
-  return true;
-}
-
-/// Narrows the upper bound of a `(affine) % k` that wrapped once
-/// (Regions.cpp's tightenWrappedRem).
-void tightenWrappedRem(const Index &index, const Box &box,
-                       std::int64_t dimExtent, std::int64_t &hi) {
-  if (index.insts.size() != 2 || index.insts[0].op != Inst::Affine ||
-      index.insts[1].op != Inst::Rem)
-    return;
-  std::int64_t k = index.insts[1].k, a, b;
-  if (k <= 0 || !evalAffine(index.insts[0], box, a, b) ||
-      floorDiv(a, k) + 1 != floorDiv(b, k))
-    return;
-  hi = floorMod(a, k) <= dimExtent - 1
-           ? std::min(k - 1, dimExtent - 1)
-           : std::min(floorMod(b, k), dimExtent - 1);
-}
-
-/// The range [lo, hi) of a dimension of `dimExtent` that `index` reads over
-/// `box`; false if it reads nothing.
-bool clipIndex(const Index &index, const Box &box, std::int64_t dimExtent,
-               std::int64_t &outLo, std::int64_t &outHi) {
-  std::int64_t lo, hi;
-  switch (runIndex(index, box, lo, hi)) {
-  case Eval::Empty:
-    return false;
-  case Eval::Whole:
-    outLo = 0;
-    outHi = dimExtent;
-    return dimExtent > 0;
-  case Eval::Ok:
-    break;
-  }
-  std::int64_t clippedLo = std::max<std::int64_t>(lo, 0);
-  std::int64_t clippedHi = std::min(hi, dimExtent - 1);
-  if (clippedLo > clippedHi)
-    return false;
-  if (clippedLo != lo || clippedHi != hi) {
-    if (index.kind != Index::Affine)
-      tightenWrappedRem(index, box, dimExtent, clippedHi);
-    else if (!tightenStrided(index.insts[0], box, clippedLo, clippedHi))
-      return false;
-  }
-  outLo = clippedLo;
-  outHi = clippedHi + 1;
-  return true;
-}
+struct BoxRanges {
+  const Box &box;
+  std::int64_t lo(unsigned v) const { return box.lo[v]; }
+  std::int64_t hi(unsigned v) const { return box.hi[v]; }
+};
 
 bool anyEmpty(std::uint64_t mask, const Box &box) {
   for (unsigned v = 0, e = box.getRank(); v != e; ++v)
-    if ((mask >> v & 1) && isEmpty(box, v))
+    if ((mask >> v & 1) && box.lo[v] >= box.hi[v])
       return true;
   return false;
 }
@@ -402,8 +256,9 @@ void runtime::getShareBoxes(const OpRule &rule, const Box &iteration,
     bounds.resize(2 * rank);
     bool reads = true;
     for (unsigned d = 0; d != rank && reads; ++d)
-      reads = clipIndex(read.dims[d], iteration, shape[d], bounds[2 * d],
-                        bounds[2 * d + 1]);
+      reads = intervals::clipIndex(RuleProgram{read.dims[d]},
+                                   BoxRanges{iteration}, shape[d],
+                                   bounds[2 * d], bounds[2 * d + 1]);
     if (!reads)
       continue;
     Box &region = share.inputs[read.tensor];

@@ -2,13 +2,16 @@
 //
 // A compiled plan derives every worker's share from an op rule
 // (runtime::OpRule, BoxRules.h) that planner::getOpRule encodes from the
-// operator analysis. For every op of every bundled model, at random
-// iteration boxes (empty ranges and single points included, not only even
-// parts), the rule's boxes after an encode/decode round trip are the
-// analysis's (computeWorkerRegions, as the cost model charges them); the
-// models' reads cover every kind of index (affine, strided and clipped,
-// `/` and `%`, the whole dimension); and a rule with one coefficient
-// changed gives other boxes somewhere, so the comparison sees a wrong rule.
+// operator analysis; both evaluate the one interval rule of
+// tofu/Runtime/IndexIntervals.h (checked against brute force by
+// unittests/Analysis/PropertyTest.cpp and RegionsTest.cpp), so what this
+// checks is the rule's encoding: for every op of every bundled model and
+// of test/Plan/Inputs/box-rules.json, at random iteration boxes (empty
+// ranges included, not only even parts), the rule's boxes after an
+// encode/decode round trip are the analysis's (computeWorkerRegions, as
+// the cost model charges them); the reads cover every kind of index
+// (affine, strided, `/` and `%`, the whole dimension); and a rule with one
+// coefficient changed gives other boxes somewhere.
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,10 +90,10 @@ struct Kinds {
 void countKinds(const OpRule &rule, Kinds &kinds) {
   for (const OpRule::Read &read : rule.reads)
     for (const OpRule::Index &index : read.dims) {
-      kinds.affine += index.kind == OpRule::Index::Affine;
-      kinds.divMod += index.kind == OpRule::Index::DivMod;
-      kinds.whole += index.kind == OpRule::Index::Whole;
-      if (index.kind == OpRule::Index::Affine)
+      kinds.affine += index.kind == tofu::runtime::IndexKind::Affine;
+      kinds.divMod += index.kind == tofu::runtime::IndexKind::DivMod;
+      kinds.whole += index.kind == tofu::runtime::IndexKind::Whole;
+      if (index.kind == tofu::runtime::IndexKind::Affine)
         for (auto [var, coef] : index.insts[0].terms)
           kinds.strided += coef > 1 || coef < -1;
     }
@@ -160,7 +163,7 @@ TEST(OpRulesTest, AChangedCoefficientChangesSomeBox) {
     bool found = false;
     for (OpRule::Read &read : wrong.reads)
       for (OpRule::Index &index : read.dims)
-        if (!found && index.kind == OpRule::Index::Affine &&
+        if (!found && index.kind == tofu::runtime::IndexKind::Affine &&
             !index.insts[0].terms.empty()) {
           index.insts[0].terms[0].second += 1;
           found = true;

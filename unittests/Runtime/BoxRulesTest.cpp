@@ -61,7 +61,7 @@ OpRule shiftRule() {
   leaf.constant = 1;
   leaf.terms = {{0, 1}};
   OpRule::Index index;
-  index.kind = OpRule::Index::Affine;
+  index.kind = tofu::runtime::IndexKind::Affine;
   index.insts = {leaf};
   rule.reads = {OpRule::Read{0, 1, {index}}};
   return rule;
@@ -88,6 +88,17 @@ TEST(BoxRulesTest, MalformedRulesAreErrors) {
   encoded[0] = -1; // A negative variable count.
   EXPECT_THROW(decodeOpRule(encoded.data()), RuntimeError);
   EXPECT_THROW(decodeOpRule(nullptr), RuntimeError);
+  // An index that adds with one value on the stack does not evaluate.
+  OpRule rule = shiftRule();
+  OpRule::Inst add;
+  add.op = IndexOp::Add;
+  rule.reads[0].dims[0].kind = IndexKind::DivMod;
+  rule.reads[0].dims[0].insts.push_back(add);
+  EXPECT_THROW(decodeOpRule(encodeOpRule(rule).data()), RuntimeError);
+  rule.reads[0].dims[0].insts.insert(rule.reads[0].dims[0].insts.begin(),
+                                     rule.reads[0].dims[0].insts[0]);
+  EXPECT_EQ(decodeOpRule(encodeOpRule(rule).data()).reads[0].dims[0].insts.size(),
+            3u);
 }
 
 /// x (5, split in halves), y = shift(x) (4, split in halves), as tofu-plan

@@ -21,6 +21,7 @@
 #include "tofu/Analysis/Poly.h"
 #include "tofu/TDL/IntArith.h"
 #include "tofu/TDL/Sema.h"
+#include "tofu/Runtime/IndexIntervals.h"
 
 #include "llvm/ADT/Optional.h"
 
@@ -44,37 +45,26 @@ struct AffineForm {
   unsigned constSlot = 0;
 };
 
-/// One postfix instruction over a stack of closed integer intervals.
+/// One postfix instruction over a stack of closed integer intervals; the
+/// ops are the runtime's (runtime::IndexOp, tofu/Runtime/IndexIntervals.h),
+/// whose interval rule both the analysis and compiled plans evaluate.
 struct IndexInst {
-  enum class Op : uint8_t {
-    /// Push the interval of affine form `operand`.
-    Affine,
-    /// Pop two, push their sum / difference.
-    Add,
-    Sub,
-    /// Negate the top.
-    Neg,
-    /// Multiply the top by coefficient `operand`.
-    MulConst,
-    /// Floor-divide the top by, or take it modulo, coefficient `operand`
-    /// (the whole dimension if that is not positive).
-    Div,
-    Rem,
-  };
+  /// Affine: push the interval of affine form `operand`; Add, Sub: pop two,
+  /// push their sum / difference; Neg: negate the top; MulConst: multiply
+  /// the top by coefficient `operand`; Div, Rem: floor-divide the top by,
+  /// or take it modulo, coefficient `operand` (the whole dimension if that
+  /// is not positive).
+  using Op = runtime::IndexOp;
   Op op;
   unsigned operand = 0;
 };
 
 /// How one index of a tensor read is analysed.
 struct IndexProgram {
-  enum class Kind {
-    /// One affine leaf: the interval is exact.
-    Affine,
-    /// Affine leaves under `/`, `%` by constants: conservative.
-    DivMod,
-    /// Data dependent or opaque: the whole dimension.
-    Whole,
-  };
+  /// Affine: one affine leaf, the interval exact; DivMod: affine leaves
+  /// under `/`, `%` by constants, conservative; Whole: data dependent or
+  /// opaque, the whole dimension (runtime::IndexKind).
+  using Kind = runtime::IndexKind;
   Kind kind = Kind::Whole;
   SmallVector<IndexInst, 1> insts;
   /// Bit `v` set if index variable `v` occurs.
@@ -99,6 +89,8 @@ constexpr int64_t MaxIndexMagnitude = int64_t(1) << 62;
 /// The most stack slots an index program may use; deeper ones are analysed
 /// as the whole dimension.
 constexpr unsigned MaxIndexDepth = 8;
+static_assert(MaxIndexDepth <= runtime::MaxIndexStack,
+              "the interval rule's stack holds every analysed index");
 
 /// Owns the coefficient table, the affine forms and the opaque constant
 /// expressions of one operator and compiles expressions into them.
