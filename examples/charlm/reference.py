@@ -145,7 +145,7 @@ def main():
         loss = model(tokens, targets)
         loss.backward()
         optimizer.step()
-        lines.append(f"{step} {loss.item():.9g}\n")
+        lines.append(f"{step} {loss.item():#.9g}\n")
         print(f"step {step}: loss {loss.item():.6f}")
     if args.losses:
         with open(args.losses, "w") as f:

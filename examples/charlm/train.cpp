@@ -427,7 +427,7 @@ int run(const Options &options, Processes &processes) {
         std::printf("step %lld: loss %.6f\n", (long long)step, value);
         std::fflush(stdout);
         if (losses) {
-          std::fprintf(losses, "%lld %.9g\n", (long long)step, value);
+          std::fprintf(losses, "%lld %#.9g\n", (long long)step, value);
           std::fflush(losses);
         }
       }
