@@ -19,7 +19,6 @@
 #include "StepEngine.h"
 #include "tofu/Runtime/Error.h"
 #include "tofu/Runtime/InPlaceUpdates.h"
-#include "tofu/Runtime/StepMemory.h"
 
 #include <fmt/format.h>
 

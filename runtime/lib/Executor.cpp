@@ -29,7 +29,6 @@
 #include "tofu/Runtime/Fusion.h"
 #include "tofu/Runtime/InPlaceUpdates.h"
 #include "tofu/Runtime/MemoryPool.h"
-#include "tofu/Runtime/StepMemory.h"
 
 #include <fmt/format.h>
 

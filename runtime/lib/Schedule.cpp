@@ -1,6 +1,6 @@
 //===- Schedule.cpp - Who sends which box to whom -------------------------===//
 //
-// This file implements validatePlan and buildSchedule. Every transfer is
+// This file implements validatePlan, buildSchedule and getMessages. Every transfer is
 // decided per cell of a grid cut at the boundaries of the boxes involved,
 // so a cell lies wholly within or outside each stored and computed box and
 // the per-element rules of docs/CostModel.md apply to it as a whole:
@@ -25,6 +25,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 using namespace tofu::runtime;
 using std::int64_t;
@@ -366,4 +367,18 @@ Schedule tofu::runtime::buildWorkerSchedule(const ExecutablePlan &plan,
     throw RuntimeError(fmt::format("worker {} is not one of the plan's {}",
                                    worker, plan.workers));
   return ScheduleBuilder(plan, int(worker)).build();
+}
+
+std::vector<Message> tofu::runtime::getMessages(
+    const std::vector<Piece> &pieces,
+    const std::function<unsigned(const Piece &)> &elementSize) {
+  std::map<std::pair<unsigned, unsigned>, std::size_t> bytes;
+  for (const Piece &piece : pieces)
+    if (piece.src != piece.dst)
+      bytes[{piece.src, piece.dst}] +=
+          std::size_t(piece.box.getVolume()) * elementSize(piece);
+  std::vector<Message> messages;
+  for (const auto &[pair, size] : bytes)
+    messages.push_back(Message{pair.first, pair.second, size});
+  return messages;
 }

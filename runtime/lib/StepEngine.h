@@ -56,7 +56,7 @@
 #include "tofu/Runtime/InPlaceUpdates.h"
 #include "tofu/Runtime/Kernel.h"
 #include "tofu/Runtime/Liveness.h"
-#include "tofu/Runtime/StepMemory.h"
+#include "tofu/Runtime/Schedule.h"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,6 @@
 //===- StepMemory.cpp - What a worker's pool holds during a step ----------===//
 //
-// This file implements getMessages, which both executors stage their
-// messages by, and predictPeaks, which replays the executors' allocation
+// This file implements predictPeaks, which replays the executors' allocation
 // order (StepMemory.h) for every worker over a FreeList of sizes, from a
 // built schedule or op by op from PlanBoxes. Op by op, each worker's
 // staging comes from PhaseStaging.h (one destination at a time, grouped
@@ -25,20 +24,6 @@
 using namespace tofu::runtime;
 using namespace tofu::runtime::detail;
 using std::int64_t;
-
-std::vector<Message> tofu::runtime::getMessages(
-    const std::vector<Piece> &pieces,
-    const std::function<unsigned(const Piece &)> &elementSize) {
-  std::map<std::pair<unsigned, unsigned>, std::size_t> bytes;
-  for (const Piece &piece : pieces)
-    if (piece.src != piece.dst)
-      bytes[{piece.src, piece.dst}] +=
-          std::size_t(piece.box.getVolume()) * elementSize(piece);
-  std::vector<Message> messages;
-  for (const auto &[pair, size] : bytes)
-    messages.push_back(Message{pair.first, pair.second, size});
-  return messages;
-}
 
 const char *tofu::runtime::getMemoryUseName(MemoryUse use) {
   switch (use) {

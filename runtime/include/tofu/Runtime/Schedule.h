@@ -16,6 +16,8 @@
 
 #include "tofu/Runtime/ExecutablePlan.h"
 
+#include <functional>
+
 namespace tofu {
 namespace runtime {
 
@@ -56,6 +58,20 @@ struct Schedule {
     return fetchBytes + reduceBytes + deliverBytes + nextStepBytes;
   }
 };
+
+/// The bytes worker `src` sends worker `dst` (distinct) in one phase.
+struct Message {
+  unsigned src, dst;
+  std::size_t bytes;
+};
+
+/// The messages of `pieces` (a phase of a Schedule), one per pair of
+/// distinct workers that exchanges any piece, in increasing (src, dst)
+/// order: how both executors move a phase and the peak prediction stages
+/// it (StepMemory.h); `elementSize(piece)` is the bytes of one of its elements.
+std::vector<Message>
+getMessages(const std::vector<Piece> &pieces,
+            const std::function<unsigned(const Piece &)> &elementSize);
 
 /// Builds the schedule of `plan` (which validatePlan accepted).
 Schedule buildSchedule(const ExecutablePlan &plan);

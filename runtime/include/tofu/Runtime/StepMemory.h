@@ -72,19 +72,6 @@
 namespace tofu {
 namespace runtime {
 
-/// The bytes worker `src` sends worker `dst` (distinct) in one phase.
-struct Message {
-  unsigned src, dst;
-  std::size_t bytes;
-};
-
-/// The messages of `pieces` (a phase of a Schedule), one per pair of
-/// distinct workers that exchanges any piece, in increasing (src, dst)
-/// order; `elementSize(piece)` is the bytes of one of its elements.
-std::vector<Message>
-getMessages(const std::vector<Piece> &pieces,
-            const std::function<unsigned(const Piece &)> &elementSize);
-
 /// What a buffer of a worker's pool holds.
 enum class MemoryUse : std::uint8_t {
   /// Stored parameters and their next values.
