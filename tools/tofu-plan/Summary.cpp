@@ -235,6 +235,17 @@ static std::string formatSeconds(double seconds) {
 }
 
 void SummaryPrinter::printTopology() {
+  if (!p.topology && p.estimate && !p.extraFields.empty()) {
+    // A baseline simulated on a GPU cluster (docs/Machines.md).
+    const plan::StepEstimate &e = *p.estimate;
+    os << "\nestimate:   " << formatSeconds(e.totalSeconds())
+       << " per step, simulated on the GPU cluster (the plan's \""
+       << p.extraFields.front().first
+       << "\"): " << formatSeconds(e.computeSeconds) << " compute, "
+       << formatSeconds(e.communicationSeconds)
+       << " communication and pipeline bubble (docs/Machines.md)\n";
+    return;
+  }
   if (!p.topology && p.estimate) { // --machine
     const plan::StepEstimate &e = *p.estimate;
     os << "\nestimate:   " << formatSeconds(e.totalSeconds())
