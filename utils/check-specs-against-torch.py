@@ -129,7 +129,7 @@ MODELS = [
     f"{RANDOM_OPS}:RandomOps --input 2x3x6 --loss output",
 ]
 # Slow to export and replay (tens of seconds each), and no op types beyond
-# the default models' but bernoulli.
+# the default models'.
 FULL_MODELS = [
     "torchvision:vgg11 --batch 2 --image 32 --classes 10",
     "wresnet:50:2 --batch 2 --image 32 --classes 10 --optimizer adam",
