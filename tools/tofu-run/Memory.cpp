@@ -56,7 +56,7 @@ std::string tofu::checkMemory(const MemoryNeed &need, int64_t available,
                     (workers == 1 ? " worker" : " workers") +
                     " in this process";
   if (need.shared)
-    msg += " and the graph's inputs (" + std::to_string(need.shared) +
+    msg += " and " + need.sharedWhat + " (" + std::to_string(need.shared) +
            " bytes)";
   msg += " need " + std::to_string(total) + " bytes, but " +
          std::to_string(available) + " are available (" + where.str() + ")";
@@ -68,6 +68,6 @@ std::string tofu::checkMemory(const MemoryNeed &need, int64_t available,
            " bytes per worker (tofu-plan --peak-memory " +
            std::to_string(perWorker) + "), or with more workers";
   else
-    msg += "; the inputs alone do not fit";
+    msg += "; " + need.sharedWhat + " alone do not fit";
   return msg;
 }

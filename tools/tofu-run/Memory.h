@@ -32,8 +32,10 @@ llvm::Optional<int64_t> getAvailableHostMemory();
 struct MemoryNeed {
   /// The plan's peak bytes of each worker this process runs there.
   llvm::ArrayRef<int64_t> peaks;
-  /// Bytes allocated once besides the workers' (the drawn inputs).
+  /// Bytes allocated once besides the workers', and what they are ("the
+  /// graph's inputs").
   int64_t shared = 0;
+  std::string sharedWhat;
 };
 
 /// "" if `need` fits in `available` bytes of `where` ("MemAvailable", "GPU

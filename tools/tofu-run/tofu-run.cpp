@@ -433,8 +433,10 @@ std::chrono::milliseconds getStartAllowance() {
 
 /// Whether this process's part of the plan fits the memory available
 /// (Memory.h): its workers' peaks (every worker with threads, its own under
-/// MPI) and the graph inputs it draws, on the host; for --backend cuda the
-/// workers' peaks on the GPU. "" if it does (or the memory is unknown).
+/// MPI), the graph inputs it draws and, with --check and no --reference,
+/// the unpartitioned run's peak (on one worker, while the partitioned run's
+/// pools are still held), on the host; for --backend cuda the workers'
+/// peaks on the GPU. "" if it does (or the memory is unknown).
 std::string checkAvailableMemory(const Loaded &loaded) {
   const plan::Plan &p = loaded.plan;
   std::vector<int64_t> peaks;
@@ -450,6 +452,14 @@ std::string checkAvailableMemory(const Loaded &loaded) {
       int64_t bytes = g.getTensor(t).getNumBytes();
       inputs = std::min(inputs, INT64_MAX - bytes) + bytes;
     }
+  std::string what = "the graph's inputs";
+  if (check && referenceFile.empty()) {
+    plan::Plan whole = lowering::makeSingleWorkerPlan(*loaded.problem);
+    planner::recordPeaks(*loaded.problem, whole);
+    int64_t peak = std::max<int64_t>(whole.peakBytesPerWorker[0], 0);
+    inputs = std::min(inputs, INT64_MAX - peak) + peak;
+    what += " and --check's unpartitioned run";
+  }
   auto available = [&](llvm::Optional<int64_t> measured) {
     return availableMemory.getNumOccurrences()
                ? llvm::Optional<int64_t>(availableMemory.value)
@@ -461,11 +471,11 @@ std::string checkAvailableMemory(const Loaded &loaded) {
     int64_t free = getDeviceFreeMemory(backend, processes->getLocalRank(), why);
     if (auto bytes = available(free >= 0 ? llvm::Optional<int64_t>(free)
                                          : llvm::None))
-      return checkMemory({peaks, 0}, *bytes, "the GPU's free memory");
+      return checkMemory({peaks, 0, ""}, *bytes, "the GPU's free memory");
     return "";
   }
   if (auto bytes = available(getAvailableHostMemory()))
-    return checkMemory({peaks, inputs}, *bytes,
+    return checkMemory({peaks, inputs, what}, *bytes,
                        availableMemory.getNumOccurrences()
                            ? "--available-memory"
                            : "MemAvailable of /proc/meminfo");
