@@ -17,3 +17,11 @@ class DropoutMLP(nn.Module):
         x = self.drop1(self.fc1(x).relu())
         x = self.drop2(self.fc2(x).relu())
         return self.fc3(x)
+
+
+class EvalDropoutMLP(DropoutMLP):
+    """The same MLP put in eval mode by its constructor: no dropout."""
+
+    def __init__(self):
+        super().__init__()
+        self.eval()
