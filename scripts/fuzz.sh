@@ -10,10 +10,12 @@
 #   plan   utils/fuzz-plan.py   plan JSON, graphs, .npy inputs, flags and
 #                               references through tofu-plan --verify and
 #                               tofu-run, repaired plans with --check
+#   machine utils/fuzz-json.py  mutated machine files through tofu-plan
+#                               --machine
 # Prints one line per reader and exits 1 if any found a crash, a sanitizer
 # report or a hang (the failing input is kept under OUT).
 #
-#   scripts/fuzz.sh [--seconds N] [--readers tdl,graph,onnx,plan]
+#   scripts/fuzz.sh [--seconds N] [--readers tdl,graph,onnx,plan,machine]
 #                   [--build-dir DIR] [--no-build] [--seed S] [--out DIR]
 #
 # --no-build runs the tools already in DIR/bin (a sanitizer build, or for a
@@ -21,7 +23,7 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=60
-readers=tdl,graph,onnx,plan
+readers=tdl,graph,onnx,plan,machine
 build="$root/build-fuzz"
 do_build=1
 seed=1
@@ -43,8 +45,8 @@ case "$seconds" in
 esac
 for reader in ${readers//,/ }; do
   case "$reader" in
-    tdl|graph|onnx|plan) ;;
-    *) echo "fuzz.sh: unknown reader '$reader' (tdl, graph, onnx, plan)" >&2
+    tdl|graph|onnx|plan|machine) ;;
+    *) echo "fuzz.sh: unknown reader '$reader' (tdl, graph, onnx, plan, machine)" >&2
        exit 2 ;;
   esac
 done
@@ -121,6 +123,12 @@ for reader in ${readers//,/ }; do
         "$root/test/Runtime/Inputs/mlp-b8.json" --workers 1,2,4 \
         --minutes "$("$python" -c "print($seconds / 60)")" --seed "$seed" \
         --check-repaired --save "$out/plan/failure" ;;
+    machine)
+      report machine "$python" "$root/utils/fuzz-json.py" \
+        "$root/test/Plan/Inputs/machine-2.json" "$root"/machines/*.json \
+        --seconds "$seconds" --seed "$seed" --save "$out/machine/failure" \
+        -- "$bin/tofu-plan" "$root/test/Plan/Inputs/fc.json" --workers 2 \
+        --quiet --machine {} -o /dev/null ;;
   esac
 done
 echo "fuzz.sh: logs in $out"
