@@ -78,3 +78,62 @@ function(tofu_add_plan target)
                               COMPILE_OPTIONS "-O2;-Wno-unused-variable")
   target_link_libraries(${target} PRIVATE Tofu::Runtime ${TOFU_OPENBLAS_LIBRARY})
 endfunction()
+
+# tofu_add_cuda_kernels: compile a graph's CUDA kernels into a target, for
+# LinkedPlan on GPUs (docs/Linking.md, "On GPUs").
+#
+#   tofu_add_cuda_kernels(<target> GRAPH <graph.json> NAMESPACE <ns>
+#                         [SPECS <file.tdl>...])
+#
+# At build time runs `tofu-graph <graph> --emit=cuda-linked --cpp-namespace
+# <ns>` and compiles the source with nvcc (TOFU_NVCC_FLAGS: the
+# architectures of TOFU_CUDA_ARCHS) into an object of <target>, which links
+# TofuRuntimeCUDA. The program declares the kernels with
+# TOFU_DECLARE_CUDA_KERNELS(<ns>) from tofu/Runtime/GeneratedCudaKernels.h;
+# they serve every plan of that graph (any worker count). Only in Tofu's own
+# build, and only where TofuRuntimeCUDA exists (the CUDA toolkit and NCCL).
+function(tofu_add_cuda_kernels target)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "GRAPH;NAMESPACE" "SPECS")
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "tofu_add_cuda_kernels: unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT TARGET TofuRuntimeCUDA OR NOT TARGET tofu-graph)
+    message(FATAL_ERROR "tofu_add_cuda_kernels: needs Tofu's own build with "
+                        "TofuRuntimeCUDA (the CUDA toolkit and NCCL)")
+  endif()
+  if(NOT ARG_GRAPH OR NOT ARG_NAMESPACE)
+    message(FATAL_ERROR "tofu_add_cuda_kernels: GRAPH and NAMESPACE are required")
+  endif()
+  get_filename_component(graph ${ARG_GRAPH} ABSOLUTE
+                         BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+  set(specArgs)
+  set(specFiles)
+  foreach(spec ${ARG_SPECS})
+    get_filename_component(spec ${spec} ABSOLUTE
+                           BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+    list(APPEND specArgs --spec ${spec})
+    list(APPEND specFiles ${spec})
+  endforeach()
+  string(REPLACE "::" "_" stem ${ARG_NAMESPACE})
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/tofu-plans)
+  set(source ${dir}/${target}-${stem}.cu)
+  set(object ${dir}/${target}-${stem}.cu.o)
+  add_custom_command(
+    OUTPUT ${source}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${dir}
+    COMMAND tofu-graph ${graph} --emit=cuda-linked --cpp-namespace
+            ${ARG_NAMESPACE} ${specArgs} -o ${source}
+    DEPENDS ${graph} ${specFiles} tofu-graph
+    COMMENT "Generating the CUDA kernels of ${ARG_GRAPH} (${ARG_NAMESPACE})"
+    VERBATIM)
+  separate_arguments(nvccFlags UNIX_COMMAND "${TOFU_NVCC_FLAGS}")
+  add_custom_command(
+    OUTPUT ${object}
+    COMMAND ${TOFU_NVCC} ${nvccFlags} -O3 -Xcompiler -fPIC
+            -I${TOFU_NCCL_INCLUDE_DIR} -c ${source} -o ${object}
+    DEPENDS ${source}
+    COMMENT "nvcc the CUDA kernels of ${ARG_GRAPH} (${ARG_NAMESPACE})"
+    VERBATIM)
+  target_sources(${target} PRIVATE ${object})
+  target_link_libraries(${target} PRIVATE TofuRuntimeCUDA)
+endfunction()

@@ -23,6 +23,9 @@
 #ifdef CHARLM_HAVE_MPI
 #include "tofu/Runtime/MPITransport.h"
 #endif
+#ifdef CHARLM_HAVE_CUDA
+#include "tofu/Runtime/GeneratedCudaKernels.h"
+#endif
 
 #include <chrono>
 #include <cmath>
@@ -39,6 +42,9 @@
 TOFU_DECLARE_PLAN(charlm_k1)
 TOFU_DECLARE_PLAN(charlm_k2)
 TOFU_DECLARE_PLAN(charlm_k4)
+#ifdef CHARLM_HAVE_CUDA
+TOFU_DECLARE_CUDA_KERNELS(charlm_cuda)
+#endif
 
 #ifndef CHARLM_TEXT
 #define CHARLM_TEXT "/usr/share/common-licenses/GPL-3"
@@ -177,6 +183,8 @@ public:
   virtual ~Processes() = default;
   virtual unsigned getRank() const { return 0; }
   virtual unsigned getSize() const { return 1; }
+  /// This process's index among those on its node (which GPU it uses).
+  virtual unsigned getLocalRank() const { return 0; }
   virtual bool isMPI() const { return false; }
   /// The transport for `workers` workers; null: LinkedPlan's threads.
   virtual std::unique_ptr<Transport>
@@ -201,6 +209,7 @@ public:
       : timeout(timeout) {}
   unsigned getRank() const override { return session.getRank(); }
   unsigned getSize() const override { return session.getSize(); }
+  unsigned getLocalRank() const override { return session.getLocalRank(); }
   bool isMPI() const override { return true; }
   std::unique_ptr<Transport>
   createTransport(std::chrono::milliseconds timeout) override {
@@ -288,30 +297,6 @@ void loadInit(LinkedPlan &linked, const std::string &path) {
   initialise(linked, &rest);
 }
 
-/// The graph's loss: its scalar floating-point output that is no next value
-/// of a param or state. (LinkedPlan::getLoss also counts Adam's next step
-/// count, `update.step.add_Scalar`, and refuses the graph.)
-unsigned findLoss(const LinkedPlan &linked) {
-  for (unsigned t : linked.getTensorsOfRole("output")) {
-    const TensorInfo &info = linked.getPlan().tensors[t];
-    if (info.shape.empty() && info.updates < 0 &&
-        (info.type == ElementType::F32 || info.type == ElementType::F64))
-      return t;
-  }
-  throw RuntimeError("the graph has no scalar loss");
-}
-
-/// The loss after a step at the root (every process calls it; the others
-/// get 0).
-double getLoss(LinkedPlan &linked, unsigned loss) {
-  HostTensor value = linked.gather(loss);
-  if (!linked.isRoot())
-    return 0;
-  if (value.type == ElementType::F64)
-    return *reinterpret_cast<const double *>(value.data.data());
-  return *reinterpret_cast<const float *>(value.data.data());
-}
-
 /// Whether `message`, caught by worker `rank`, only repeats another
 /// worker's failure ("worker R: worker S failed: ..."): that worker reports
 /// it.
@@ -368,15 +353,21 @@ int run(const Options &options, Processes &processes) {
   std::int64_t first = 1;
   std::FILE *losses = nullptr;
   std::int64_t seq = 0;
-  unsigned tokens = 0, targets = 0, loss = 0;
+  unsigned tokens = 0, targets = 0;
   try {
     LinkOptions link;
     link.timeout = options.getTimeout();
     link.transport = processes.createTransport(link.timeout);
+#ifdef CHARLM_HAVE_CUDA
+    if (options.cuda)
+      link = createCudaLinkOptions(
+          *plan, charlm_cuda::getGeneratedCudaKernels(),
+          std::move(link.transport), processes.getLocalRank(), link.timeout);
+#endif
     linked = std::make_unique<LinkedPlan>(*plan, std::move(link));
     tokens = linked->getTensor("tokens");
     targets = linked->getTensor("targets");
-    loss = findLoss(*linked);
+    linked->getLoss(); // a graph without one fails here, before a step
     seq = linked->getPlan().tensors[tokens].shape[1];
     if (std::int64_t(text.size()) <= seq)
       throw RuntimeError("--text " + options.text + ": " +
@@ -422,7 +413,7 @@ int run(const Options &options, Processes &processes) {
           return charlm::makeBatchShard(text, step, box, seq, shift);
         });
       linked->runStep();
-      double value = getLoss(*linked, loss);
+      double value = linked->getLossValue();
       if (root) {
         std::printf("step %lld: loss %.6f\n", (long long)step, value);
         std::fflush(stdout);
@@ -472,13 +463,15 @@ int main(int argc, char **argv) {
     }
     return BadUsage;
   }
+#ifndef CHARLM_HAVE_CUDA
   if (options.cuda) {
     if (isLauncherRoot())
-      printError("--backend cuda: this charlm-train has no CUDA kernels for "
-                 "its plans (tofu_add_plan compiles CPU kernels only); use "
-                 "--backend cpu");
+      printError("--backend cuda: this charlm-train was built without the "
+                 "CUDA runtime (TofuRuntimeCUDA: Tofu's own build with the "
+                 "CUDA toolkit and NCCL); use --backend cpu");
     return Failed;
   }
+#endif
   std::unique_ptr<Processes> processes;
   if (options.mpi) {
 #ifdef CHARLM_HAVE_MPI

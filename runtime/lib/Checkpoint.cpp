@@ -479,6 +479,14 @@ static Bytes readAt(const fs::path &path, int64_t offset, int64_t bytes) {
   return data;
 }
 
+/// "[3, 3]".
+static std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string text;
+  for (int64_t extent : shape)
+    text += (text.empty() ? "" : ", ") + std::to_string(extent);
+  return "[" + text + "]";
+}
+
 /// Checks that `manifest` holds exactly `linked`'s persistent tensors.
 static void checkSameTensors(const LinkedPlan &linked,
                              const Manifest &manifest, const fs::path &where) {
@@ -500,9 +508,9 @@ static void checkSameTensors(const LinkedPlan &linked,
         found->second.shape != info.shape)
       throw other(fmt::format("its '{}' is {} {}, here {} {}", info.name,
                               found->second.dtype,
-                              Box::whole(found->second.shape).format(),
+                              formatShape(found->second.shape),
                               getElementTypeName(info.type),
-                              Box::whole(info.shape).format()));
+                              formatShape(info.shape)));
   }
   if (manifest.tensors.size() != persistent.size())
     for (const auto &entry : manifest.tensors)
@@ -594,8 +602,8 @@ std::vector<std::string> tofu::runtime::loadNpz(LinkedPlan &linked,
       throw RuntimeError(fmt::format(
           "'{}': '{}' is {} {}, the graph's is {} {}", path, array.first,
           getElementTypeName(array.second.type),
-          Box::whole(array.second.shape).format(),
-          getElementTypeName(info.type), Box::whole(info.shape).format()));
+          formatShape(array.second.shape), getElementTypeName(info.type),
+          formatShape(info.shape)));
     linked.setInput(t, array.second);
     set[t] = true;
   }

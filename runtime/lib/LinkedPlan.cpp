@@ -89,7 +89,10 @@ unsigned LinkedPlan::getLoss() const {
   int loss = -1;
   for (unsigned t = 0; t != generated.numTensors; ++t) {
     const GeneratedTensor &row = generated.tensors[t];
+    // A scalar that updates a param or state (Adam's next step count) is
+    // no loss.
     if (std::strcmp(row.role, "output") != 0 || row.rank != 0 ||
+        row.updates >= 0 ||
         (row.type != ElementType::F32 && row.type != ElementType::F64))
       continue;
     if (loss >= 0)

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -215,7 +216,7 @@ void put(Bytes &out, uint64_t value, unsigned bytes) {
 static Bytes readFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw RuntimeError("cannot open '" + path + "'");
+    throw RuntimeError("cannot open '" + path + "': " + std::strerror(errno));
   return Bytes(std::istreambuf_iterator<char>(in), {});
 }
 

@@ -168,6 +168,15 @@ void tofu::runtime::validatePlan(const ExecutablePlan &plan) {
                     getStoredBoxes(t), t.shape);
     if (t.updates >= int(plan.tensors.size()))
       throw RuntimeError(fmt::format("tensor '{}' updates no tensor", t.name));
+    // A next value moves into its tensor's boxes (in any layout of its
+    // own): the same type and shape.
+    if (t.updates >= 0) {
+      const TensorInfo &old = plan.tensors[t.updates];
+      if (old.type != t.type || old.shape != t.shape)
+        throw RuntimeError(fmt::format(
+            "tensor '{}' updates '{}', which is not of its type and shape",
+            t.name, old.name));
+    }
   }
   for (const OpInfo &op : plan.ops) {
     if (op.workers.size() != k)

@@ -116,6 +116,34 @@ TEST(GeneratedPlanTest, LinkedPlanRunsAStep) {
   EXPECT_EQ(linked.gatherFloats("x"), (std::vector<float>{1, 2, 3, 4}));
 }
 
+TEST(GeneratedPlanTest, AScalarThatUpdatesStateIsNoLoss) {
+  // As Adam's next step count: a scalar output that updates a state.
+  GeneratedTensor stepTensors[] = {
+      tensors[0], tensors[1], tensors[2],
+      {"count", "state", ElementType::F32, 0, shape0, true, true, -1,
+       scalars}};
+  stepTensors[2].updates = 3;
+  GeneratedPlan generated = makeGenerated();
+  generated.tensors = stepTensors;
+  generated.numTensors = 4;
+  LinkedPlan linked(generated);
+  try {
+    linked.getLoss();
+    FAIL() << "an updating scalar taken for the loss";
+  } catch (const RuntimeError &e) {
+    EXPECT_STREQ(e.what(), "the graph has no scalar floating-point output");
+  }
+  // One that updates a tensor of another shape is refused, not run.
+  stepTensors[2].updates = 0;
+  try {
+    LinkedPlan bad(generated);
+    FAIL() << "no error for an update of another shape";
+  } catch (const RuntimeError &e) {
+    EXPECT_STREQ(e.what(),
+                 "tensor 'loss' updates 'x', which is not of its type and shape");
+  }
+}
+
 TEST(GeneratedPlanTest, LinkedPlanNamesWhatIsWrong) {
   GeneratedPlan generated = makeGenerated();
   LinkedPlan linked(generated);

@@ -75,8 +75,9 @@ public:
 
   /// The index of tensor `name`; throws RuntimeError naming it if absent.
   unsigned getTensor(const std::string &name) const;
-  /// The graph's loss: its only scalar f32/f64 output; throws if there is
-  /// none or more than one.
+  /// The graph's loss: its only scalar f32/f64 output that updates nothing
+  /// (not Adam's next step count); throws if there is none or more than
+  /// one.
   unsigned getLoss() const;
   /// Graph tensors of role `role` ("param", "input", ...), in graph order.
   std::vector<unsigned> getTensorsOfRole(const std::string &role) const;
