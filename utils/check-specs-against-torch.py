@@ -307,6 +307,12 @@ def torch_draws(op_type, params, inputs):
     if op_type == "normal_Tensor_float":
         return torch.normal(torch.from_numpy(inputs[0]),
                             float(params["std"])).numpy()
+    if op_type == "normal_float_Tensor":
+        return torch.normal(float(params["mean"]),
+                            torch.from_numpy(inputs[0])).numpy()
+    if op_type == "normal_Tensor_Tensor":
+        return torch.normal(torch.from_numpy(inputs[0]),
+                            torch.from_numpy(inputs[1])).numpy()
     return torch.randint(int(params["low"]), int(params["high"]),
                          (RANDOM_DRAWS,)).double().numpy()
 

@@ -40,6 +40,12 @@ FAMILIES = [
      "normal(mean, std)"),
     ("normal_Tensor_float", ["std"], [], ["mean"], "mean[{idx}] + std * {z}",
      "aten.normal.Tensor_float(mean, std): normal(mean's element, std)"),
+    ("normal_float_Tensor", ["mean"], [], ["std"], "mean + std[{idx}] * {z}",
+     "aten.normal.float_Tensor(mean, std): normal(mean, std's element)"),
+    ("normal_Tensor_Tensor", [], [], ["mean", "std"],
+     "mean[{idx}] + std[{idx}] * {z}",
+     "aten.normal.Tensor_Tensor(mean, std): normal(mean's element, std's "
+     "element)"),
     ("randint", [], ["low", "high"], [], "low + floor({u} * (high - low))",
      "aten.randint.low(low, high, size), randint (low 0), randint_like: "
      "an integer in [low, high)"),

@@ -37,11 +37,11 @@ with tempfile.TemporaryDirectory() as tmp:
         shape = shapes[op["outputs"][0]]
         cmd = [tdl_eval, os.path.join(specs, "random.tdl"), "--op",
                op["type"], "--input", step_file]
-        tensor = None
-        for name in op["inputs"][1:]:
-            tensor = rng.uniform(0, 1, shapes[name]).astype(np.float32)
+        tensors = [None, None]
+        for k, name in enumerate(op["inputs"][1:]):
+            tensors[k] = rng.uniform(0, 1, shapes[name]).astype(np.float32)
             path = os.path.join(tmp, f"{name}.npy")
-            np.save(path, tensor)
+            np.save(path, tensors[k])
             cmd += ["--input", path]
         for k, v in op["params"].items():
             cmd += ["--param", f"{k}={v}"]
@@ -52,7 +52,7 @@ with tempfile.TemporaryDirectory() as tmp:
         got = np.load(out)
         want = philox.random_op(op["type"], op["params"],
                                 step + (1 if mutate else 0), tuple(shape),
-                                tensor)
+                                *tensors)
         if op["type"].startswith("normal"):
             err = np.max(np.abs(got - want) / (1 + np.abs(want))) \
                 if got.size else 0.0

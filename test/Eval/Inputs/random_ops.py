@@ -27,5 +27,8 @@ class RandomOps(nn.Module):
                  torch.randint_like(h, 5) +
                  torch.randint(2, 9, h.shape, device=h.device).float() +
                  torch.bernoulli(h.sigmoid().detach()) +
-                 torch.normal(h.detach(), 0.5))
+                 torch.normal(h.detach(), 0.5) +
+                 torch.normal(2.0, h.detach().abs()) +
+                 torch.normal(h.detach(), h.detach().abs() + 0.1) +
+                 torch.normal(0.5, 2.0, (2, 3, 6), device=h.device))
         return (d * noise).sum()

@@ -63,10 +63,11 @@ def rand_normal(seed, stream, step, shape):
     return z.reshape(shape)
 
 
-def random_op(op_type, params, step, shape, tensor=None):
+def random_op(op_type, params, step, shape, tensor=None, tensor2=None):
     """The value (float64) of a random op of specs/random.tdl whose params
-    are `params`, at step `step`; `tensor` is the op's tensor input after
-    the step (bernoulli_probs' self, normal_Tensor_float's mean)."""
+    are `params`, at step `step`; `tensor` (and `tensor2`) are the op's
+    tensor inputs after the step (bernoulli_probs' self, the normal ops'
+    mean or std, normal_Tensor_Tensor's mean and std)."""
     seed, stream = params["seed"], params["stream"]
     if op_type in ("bernoulli", "bernoulli_probs", "uniform", "randint"):
         u = rand_uniform(seed, stream, step, shape)
@@ -85,4 +86,9 @@ def random_op(op_type, params, step, shape, tensor=None):
         return float(params["mean"]) + float(params["std"]) * z
     if op_type == "normal_Tensor_float":
         return np.asarray(tensor, dtype=np.float64) + float(params["std"]) * z
+    if op_type == "normal_float_Tensor":
+        return float(params["mean"]) + np.asarray(tensor, np.float64) * z
+    if op_type == "normal_Tensor_Tensor":
+        return np.asarray(tensor, np.float64) + \
+            np.asarray(tensor2, np.float64) * z
     raise ValueError(f"'{op_type}' is not a random op")

@@ -1,7 +1,8 @@
 """This file implements the random ops' seed policy (docs/Export.md,
 "Random ops"): after conversion, every random op of the graph (the types of
 specs/random.tdl: dropout's `bernoulli` mask, `bernoulli_probs`, `uniform`,
-`normal`, `normal_Tensor_float`, `randint`) draws from the counter-based
+`normal`, `normal_Tensor_float`, `normal_float_Tensor`,
+`normal_Tensor_Tensor`, `randint`) draws from the counter-based
 generator of TDL's random builtins, keyed by (seed, stream, step, element):
 
 - `seed` (int param): the graph's seed, `--seed` (default 0), in
@@ -22,7 +23,8 @@ A graph without random ops is left as it is.
 from typing import Dict, List
 
 RANDOM_TYPES = ("bernoulli", "bernoulli_probs", "uniform", "normal",
-                "normal_Tensor_float", "randint")
+                "normal_Tensor_float", "normal_float_Tensor",
+                "normal_Tensor_Tensor", "randint")
 STEP = "rng.step"
 GENERATOR = "philox4x32-10"
 

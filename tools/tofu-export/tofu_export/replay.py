@@ -134,13 +134,12 @@ def random_op(op, values, out):
     or normal_Tensor_float's mean."""
     params = {k: value_of(v) for k, v in op["params"].items()}
     ins = [values[i] for i in op["inputs"]]
+    tensors = [x.double().numpy() for x in ins[1:]] + [None, None]
     if DRAWS == "graph" and "seed" in params:
-        value = philox.random_op(
-            op["type"], params, float(ins[0]), tuple(out.shape),
-            ins[1].double().numpy() if len(ins) > 1 else None)
+        value = philox.random_op(op["type"], params, float(ins[0]),
+                                 tuple(out.shape), tensors[0], tensors[1])
         return torch.from_numpy(value).to(out.dtype)
-    tensor = ins[-1] if op["type"] in ("bernoulli_probs",
-                                       "normal_Tensor_float") else None
+    tensor = ins[1] if len(ins) > 1 else None
     kind = op["type"]
     if kind == "bernoulli":
         return out.bernoulli_(params["p"])
@@ -152,6 +151,10 @@ def random_op(op, values, out):
         return out.normal_(params["mean"], params["std"])
     if kind == "normal_Tensor_float":
         return torch.normal(tensor, params["std"]).to(out.dtype)
+    if kind == "normal_float_Tensor":
+        return torch.normal(params["mean"], tensor).to(out.dtype)
+    if kind == "normal_Tensor_Tensor":
+        return torch.normal(tensor, ins[2]).to(out.dtype)
     return torch.randint(int(params["low"]), int(params["high"]),
                          tuple(out.shape)).to(out.dtype)
 
