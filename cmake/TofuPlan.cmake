@@ -18,6 +18,23 @@
 
 include_guard(GLOBAL)
 
+# Sets, in the caller, `graph` (ARG_GRAPH made absolute), `specArgs` (--spec
+# FILE for each of ARG_SPECS), `specFiles` and `stem` (ARG_NAMESPACE with
+# "::" as "_"): what tofu_add_plan and tofu_add_cuda_kernels both take.
+macro(_tofu_plan_inputs)
+  get_filename_component(graph ${ARG_GRAPH} ABSOLUTE
+                         BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+  set(specArgs)
+  set(specFiles)
+  foreach(spec ${ARG_SPECS})
+    get_filename_component(spec ${spec} ABSOLUTE
+                           BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+    list(APPEND specArgs --spec ${spec})
+    list(APPEND specFiles ${spec})
+  endforeach()
+  string(REPLACE "::" "_" stem ${ARG_NAMESPACE})
+endmacro()
+
 function(tofu_add_plan target)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "" "GRAPH;WORKERS;NAMESPACE"
                         "SPECS;PLAN_OPTIONS")
@@ -50,17 +67,7 @@ function(tofu_add_plan target)
     find_library(TOFU_OPENBLAS_LIBRARY NAMES openblas REQUIRED)
   endif()
 
-  get_filename_component(graph ${ARG_GRAPH} ABSOLUTE
-                         BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
-  set(specArgs)
-  set(specFiles)
-  foreach(spec ${ARG_SPECS})
-    get_filename_component(spec ${spec} ABSOLUTE
-                           BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
-    list(APPEND specArgs --spec ${spec})
-    list(APPEND specFiles ${spec})
-  endforeach()
-  string(REPLACE "::" "_" stem ${ARG_NAMESPACE})
+  _tofu_plan_inputs()
   set(out ${CMAKE_CURRENT_BINARY_DIR}/tofu-plans/${target}-${stem}.cpp)
   add_custom_command(
     OUTPUT ${out}
@@ -104,17 +111,7 @@ function(tofu_add_cuda_kernels target)
   if(NOT ARG_GRAPH OR NOT ARG_NAMESPACE)
     message(FATAL_ERROR "tofu_add_cuda_kernels: GRAPH and NAMESPACE are required")
   endif()
-  get_filename_component(graph ${ARG_GRAPH} ABSOLUTE
-                         BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
-  set(specArgs)
-  set(specFiles)
-  foreach(spec ${ARG_SPECS})
-    get_filename_component(spec ${spec} ABSOLUTE
-                           BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
-    list(APPEND specArgs --spec ${spec})
-    list(APPEND specFiles ${spec})
-  endforeach()
-  string(REPLACE "::" "_" stem ${ARG_NAMESPACE})
+  _tofu_plan_inputs()
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/tofu-plans)
   set(source ${dir}/${target}-${stem}.cu)
   set(object ${dir}/${target}-${stem}.cu.o)
