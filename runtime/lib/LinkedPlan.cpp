@@ -10,6 +10,7 @@
 
 #include "tofu/Runtime/DeviceExecutor.h"
 #include "tofu/Runtime/Error.h"
+#include "tofu/Runtime/MemoryCheck.h"
 
 #include <fmt/format.h>
 
@@ -60,7 +61,36 @@ LinkedPlan::LinkedPlan(const GeneratedPlan &generated, LinkOptions opts)
                                           generated.numKernels)),
       transport(options.transport.get()) {
   local = runtime::getLocalWorkers(plan, *transport);
+  checkFitsMemory();
   executor = createExecutor(plan, kernels, options, *transport);
+}
+
+void LinkedPlan::checkFitsMemory() {
+  std::string error;
+  // A device's pools report what its memory lacks when they allocate.
+  std::optional<std::int64_t> available =
+      options.device ? std::nullopt
+                     : options.availableMemory ? options.availableMemory
+                                               : getAvailableHostMemory();
+  if (available) {
+    MemoryNeed need;
+    for (unsigned w : local)
+      need.peaks.push_back(
+          w < plan.peakBytesPerWorker.size() ? plan.peakBytesPerWorker[w] : 0);
+    error = checkMemory(need, *available,
+                        options.availableMemory
+                            ? "LinkOptions::availableMemory"
+                            : "MemAvailable of /proc/meminfo");
+  }
+  // Every process learns whether one failed, so none runs on alone.
+  std::vector<std::int64_t> failed = {error.empty() ? 0 : 1};
+  transport->sumOverProcesses(failed);
+  if (!error.empty())
+    throw RuntimeError("the plan of '" + std::string(generated.graphName) +
+                       "': " + error);
+  if (failed[0])
+    throw RuntimeError("the plan of '" + std::string(generated.graphName) +
+                       "' does not fit the memory of another process");
 }
 
 LinkedPlan::LinkedPlan(const GeneratedPlan &generated,

@@ -19,7 +19,6 @@
 #include "Backend.h"
 #include "GeneratedKernels.h"
 #include "Inputs.h"
-#include "Memory.h"
 #include "Processes.h"
 #include "Reference.h"
 #include "ReferenceKernels.h"
@@ -37,6 +36,7 @@
 #include "tofu/Planner/Recompute.h"
 #include "tofu/Runtime/CudaDevice.h"
 #include "tofu/Runtime/Error.h"
+#include "tofu/Runtime/MemoryCheck.h"
 #include "tofu/Support/CommandLine.h"
 #include "tofu/Support/Diagnostics.h"
 
@@ -432,11 +432,12 @@ std::chrono::milliseconds getStartAllowance() {
 }
 
 /// Whether this process's part of the plan fits the memory available
-/// (Memory.h): its workers' peaks (every worker with threads, its own under
-/// MPI), the graph inputs it draws and, with --check and no --reference,
-/// the unpartitioned run's peak (on one worker, while the partitioned run's
-/// pools are still held), on the host; for --backend cuda the workers'
-/// peaks on the GPU. "" if it does (or the memory is unknown).
+/// (runtime/MemoryCheck.h): its workers' peaks (every worker with threads,
+/// its own under MPI), the graph inputs it draws and, with --check and no
+/// --reference, the unpartitioned run's peak (on one worker, while the
+/// partitioned run's pools are still held), on the host; for --backend
+/// cuda the workers' peaks on the GPU. "" if it does (or the memory is
+/// unknown).
 std::string checkAvailableMemory(const Loaded &loaded) {
   const plan::Plan &p = loaded.plan;
   std::vector<int64_t> peaks;
@@ -460,25 +461,26 @@ std::string checkAvailableMemory(const Loaded &loaded) {
     inputs = std::min(inputs, INT64_MAX - peak) + peak;
     what += " and --check's unpartitioned run";
   }
-  auto available = [&](llvm::Optional<int64_t> measured) {
+  auto available = [&](std::optional<int64_t> measured) {
     return availableMemory.getNumOccurrences()
-               ? llvm::Optional<int64_t>(availableMemory.value)
+               ? std::optional<int64_t>(availableMemory.value)
                : measured;
   };
   bool onDevice = backend == Backend::Cuda;
   std::string why;
   if (onDevice) {
     int64_t free = getDeviceFreeMemory(backend, processes->getLocalRank(), why);
-    if (auto bytes = available(free >= 0 ? llvm::Optional<int64_t>(free)
-                                         : llvm::None))
-      return checkMemory({peaks, 0, ""}, *bytes, "the GPU's free memory");
+    if (auto bytes = available(free >= 0 ? std::optional<int64_t>(free)
+                                         : std::nullopt))
+      return runtime::checkMemory({peaks, 0, ""}, *bytes,
+                                  "the GPU's free memory");
     return "";
   }
-  if (auto bytes = available(getAvailableHostMemory()))
-    return checkMemory({peaks, inputs, what}, *bytes,
-                       availableMemory.getNumOccurrences()
-                           ? "--available-memory"
-                           : "MemAvailable of /proc/meminfo");
+  if (auto bytes = available(runtime::getAvailableHostMemory()))
+    return runtime::checkMemory({peaks, inputs, what}, *bytes,
+                                availableMemory.getNumOccurrences()
+                                    ? "--available-memory"
+                                    : "MemAvailable of /proc/meminfo");
   return "";
 }
 

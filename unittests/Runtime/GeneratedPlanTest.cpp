@@ -10,6 +10,7 @@
 #include "tofu/Runtime/Checkpoint.h"
 #include "tofu/Runtime/Error.h"
 #include "tofu/Runtime/LinkedPlan.h"
+#include "tofu/Runtime/MemoryCheck.h"
 #include "tofu/Runtime/Npz.h"
 
 #include "gtest/gtest.h"
@@ -142,6 +143,31 @@ TEST(GeneratedPlanTest, AScalarThatUpdatesStateIsNoLoss) {
     EXPECT_STREQ(e.what(),
                  "tensor 'loss' updates 'x', which is not of its type and shape");
   }
+}
+
+TEST(GeneratedPlanTest, LinkedPlanRefusesAPlanLargerThanTheMemory) {
+  GeneratedPlan generated = makeGenerated();
+  LinkOptions options;
+  options.availableMemory = 40; // the two workers' peaks are 24 bytes each
+  try {
+    LinkedPlan linked(generated, std::move(options));
+    FAIL() << "no error for a plan larger than the memory";
+  } catch (const RuntimeError &e) {
+    EXPECT_STREQ(e.what(),
+                 "the plan of 'test.json': not enough memory: the plan's peak "
+                 "is up to 24 bytes per worker; 2 workers in this process need "
+                 "48 bytes, but 40 are available "
+                 "(LinkOptions::availableMemory); it would fit with a peak of "
+                 "at most 20 bytes per worker (tofu-plan --peak-memory 20), or "
+                 "with more workers");
+  }
+  LinkOptions enough;
+  enough.availableMemory = 48;
+  LinkedPlan linked(generated, std::move(enough));
+  EXPECT_EQ(linked.getNumWorkers(), 2u);
+  EXPECT_EQ(parseMemAvailable("MemTotal: 10 kB\nMemAvailable:   24 kB\n"),
+            std::optional<std::int64_t>(24 * 1024));
+  EXPECT_EQ(parseMemAvailable("MemAvailable: 24 MB\n"), std::nullopt);
 }
 
 TEST(GeneratedPlanTest, LinkedPlanNamesWhatIsWrong) {

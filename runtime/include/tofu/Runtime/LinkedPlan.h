@@ -48,11 +48,18 @@ struct LinkOptions {
   /// The kernels of a device backend (createHostDevice's); kept alive with
   /// the plan. Null for the CPU, which runs the generated kernels.
   std::shared_ptr<KernelProvider> deviceKernels;
+  /// The host memory the CPU workers of this process may take, in bytes;
+  /// none: MemAvailable of /proc/meminfo (MemoryCheck.h). A plan whose
+  /// peaks do not fit is refused before anything is allocated.
+  std::optional<std::int64_t> availableMemory;
 };
 
 /// A generated plan ready to run.
 class LinkedPlan {
 public:
+  /// Throws RuntimeError on every process when the plan does not fit the
+  /// memory of one of them (LinkOptions::availableMemory) or the transport
+  /// runs another number of workers. Every process constructs it.
   explicit LinkedPlan(const GeneratedPlan &generated, LinkOptions options = {});
   /// The thread transport with `timeout` (kept for programs written before
   /// LinkOptions).
@@ -118,6 +125,9 @@ public:
   StepResult runStep() { return executor->runStep(); }
 
 private:
+  /// Throws on every process when one's workers do not fit its memory.
+  void checkFitsMemory();
+
   const GeneratedPlan &generated;
   /// Before the plan: a process running one worker (an MPI rank) derives
   /// only that worker's iteration boxes.

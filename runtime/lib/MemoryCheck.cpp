@@ -1,47 +1,52 @@
-//===- Memory.cpp - Does the plan fit the machine's memory ----------------===//
+//===- MemoryCheck.cpp - Does a plan fit the machine's memory -------------===//
 //
-// This file implements tofu-run's memory check (Memory.h): reading
+// This file implements the memory check (MemoryCheck.h): reading
 // MemAvailable and comparing a run's peak bytes with it.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Memory.h"
-
-#include "llvm/Support/MemoryBuffer.h"
+#include "tofu/Runtime/MemoryCheck.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <sstream>
 
-using namespace tofu;
+using namespace tofu::runtime;
+using std::int64_t;
 
-llvm::Optional<int64_t> tofu::parseMemAvailable(llvm::StringRef meminfo) {
+std::optional<int64_t>
+tofu::runtime::parseMemAvailable(const std::string &meminfo) {
   // "MemAvailable:   24000000 kB"
-  while (!meminfo.empty()) {
-    llvm::StringRef line;
-    std::tie(line, meminfo) = meminfo.split('\n');
-    if (!line.consume_front("MemAvailable:"))
+  std::istringstream lines(meminfo);
+  for (std::string line; std::getline(lines, line);) {
+    const std::string key = "MemAvailable:";
+    if (line.compare(0, key.size(), key) != 0)
       continue;
-    line = line.trim();
-    if (!line.consume_back("kB"))
-      return llvm::None;
-    int64_t kib;
-    if (line.trim().getAsInteger(10, kib) || kib < 0 ||
-        kib > INT64_MAX / 1024)
-      return llvm::None;
-    return kib * 1024;
+    std::istringstream fields(line.substr(key.size()));
+    long long kib;
+    std::string unit, rest;
+    if (!(fields >> kib >> unit) || unit != "kB" || (fields >> rest) ||
+        kib < 0 || kib > INT64_MAX / 1024)
+      return std::nullopt;
+    return int64_t(kib) * 1024;
   }
-  return llvm::None;
+  return std::nullopt;
 }
 
-llvm::Optional<int64_t> tofu::getAvailableHostMemory() {
+std::optional<int64_t> tofu::runtime::getAvailableHostMemory() {
   // /proc files report size 0: read them as a stream.
-  auto buffer = llvm::MemoryBuffer::getFileAsStream("/proc/meminfo");
-  if (!buffer)
-    return llvm::None;
-  return parseMemAvailable((*buffer)->getBuffer());
+  std::ifstream in("/proc/meminfo");
+  if (!in)
+    return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  return parseMemAvailable(text.str());
 }
 
-std::string tofu::checkMemory(const MemoryNeed &need, int64_t available,
-                              llvm::StringRef where) {
+std::string tofu::runtime::checkMemory(const MemoryNeed &need,
+                                      int64_t available,
+                                      const std::string &where) {
   int64_t total = need.shared, most = 0;
   for (int64_t peak : need.peaks) {
     total = peak > INT64_MAX - total ? INT64_MAX : total + peak;
@@ -59,7 +64,7 @@ std::string tofu::checkMemory(const MemoryNeed &need, int64_t available,
     msg += " and " + need.sharedWhat + " (" + std::to_string(need.shared) +
            " bytes)";
   msg += " need " + std::to_string(total) + " bytes, but " +
-         std::to_string(available) + " are available (" + where.str() + ")";
+         std::to_string(available) + " are available (" + where + ")";
   int64_t perWorker =
       workers ? (available - need.shared) / int64_t(workers) : 0;
   if (perWorker > 0)
