@@ -302,6 +302,8 @@ def torch_draws(op_type, params, inputs):
         return torch.bernoulli(torch.from_numpy(inputs[0])).numpy()
     if op_type == "uniform":
         return x.uniform_(float(params["from"]), float(params["to"])).numpy()
+    if op_type == "exponential":
+        return x.exponential_(float(params["lambd"])).numpy()
     if op_type == "normal":
         return x.normal_(float(params["mean"]), float(params["std"])).numpy()
     if op_type == "normal_Tensor_float":

@@ -46,6 +46,9 @@ FAMILIES = [
      "mean[{idx}] + std[{idx}] * {z}",
      "aten.normal.Tensor_Tensor(mean, std): normal(mean's element, std's "
      "element)"),
+    ("exponential", ["lambd"], [], [], "-log(1.0 - {u}) / lambd",
+     "aten.exponential_.default(self, lambd) (F.gumbel_softmax's noise): "
+     "exponential with rate lambd, by inversion of the uniform draw"),
     ("randint", [], ["low", "high"], [], "low + floor({u} * (high - low))",
      "aten.randint.low(low, high, size), randint (low 0), randint_like: "
      "an integer in [low, high)"),

@@ -1,7 +1,8 @@
 """Evaluates every random op of a graph (test/CodeGen/Inputs/random-ops.json)
 with tdl-eval at a given step and compares the draws with the NumPy
 definition of TDL's random builtins (tofu_export.philox): bit for bit, but
-rand_normal's, which the C library's and NumPy's log and cos may round
+those that take a logarithm (normal, exponential), which the C library's
+and NumPy's log and cos may round
 differently (within 1e-13 of 1 + |value|: a few ulps of double). Prints one line per op.
 
     check_random_draws.py TOFU_EXPORT_DIR TDL_EVAL SPECS GRAPH STEP [--mutate]
@@ -53,7 +54,7 @@ with tempfile.TemporaryDirectory() as tmp:
         want = philox.random_op(op["type"], op["params"],
                                 step + (1 if mutate else 0), tuple(shape),
                                 *tensors)
-        if op["type"].startswith("normal"):
+        if op["type"].startswith("normal") or op["type"] == "exponential":
             err = np.max(np.abs(got - want) / (1 + np.abs(want))) \
                 if got.size else 0.0
             ok = got.shape == want.shape and err <= 1e-13

@@ -30,5 +30,6 @@ class RandomOps(nn.Module):
                  torch.normal(h.detach(), 0.5) +
                  torch.normal(2.0, h.detach().abs()) +
                  torch.normal(h.detach(), h.detach().abs() + 0.1) +
-                 torch.normal(0.5, 2.0, (2, 3, 6), device=h.device))
+                 torch.normal(0.5, 2.0, (2, 3, 6), device=h.device) +
+                 torch.empty_like(h).exponential_(2.0))
         return (d * noise).sum()

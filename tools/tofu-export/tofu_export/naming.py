@@ -45,6 +45,7 @@ RANDOM_OPS = {
     ("randint_like", "default"): ("randint", (), {"low": 0, "high": "high"}),
     ("randint_like", "low_dtype"): ("randint", (),
                                     {"low": "low", "high": "high"}),
+    ("exponential_", "default"): ("exponential", (), {"lambd": "lambd"}),
 }
 
 # Reshapes of a contiguous logical tensor: all become `view` (params size_i).

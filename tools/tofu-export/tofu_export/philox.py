@@ -69,7 +69,8 @@ def random_op(op_type, params, step, shape, tensor=None, tensor2=None):
     tensor inputs after the step (bernoulli_probs' self, the normal ops'
     mean or std, normal_Tensor_Tensor's mean and std)."""
     seed, stream = params["seed"], params["stream"]
-    if op_type in ("bernoulli", "bernoulli_probs", "uniform", "randint"):
+    if op_type in ("bernoulli", "bernoulli_probs", "uniform", "randint",
+                   "exponential"):
         u = rand_uniform(seed, stream, step, shape)
         if op_type == "bernoulli":
             return (u < float(params["p"])).astype(np.float64)
@@ -79,6 +80,8 @@ def random_op(op_type, params, step, shape, tensor=None, tensor2=None):
         if op_type == "uniform":
             lo, hi = float(params["from"]), float(params["to"])
             return lo + (hi - lo) * u
+        if op_type == "exponential":
+            return -np.log(1.0 - u) / float(params["lambd"])
         lo, hi = int(params["low"]), int(params["high"])
         return lo + np.floor(u * (hi - lo))
     z = rand_normal(seed, stream, step, shape)

@@ -2,7 +2,7 @@
 "Random ops"): after conversion, every random op of the graph (the types of
 specs/random.tdl: dropout's `bernoulli` mask, `bernoulli_probs`, `uniform`,
 `normal`, `normal_Tensor_float`, `normal_float_Tensor`,
-`normal_Tensor_Tensor`, `randint`) draws from the counter-based
+`normal_Tensor_Tensor`, `exponential`, `randint`) draws from the counter-based
 generator of TDL's random builtins, keyed by (seed, stream, step, element):
 
 - `seed` (int param): the graph's seed, `--seed` (default 0), in
@@ -24,7 +24,7 @@ from typing import Dict, List
 
 RANDOM_TYPES = ("bernoulli", "bernoulli_probs", "uniform", "normal",
                 "normal_Tensor_float", "normal_float_Tensor",
-                "normal_Tensor_Tensor", "randint")
+                "normal_Tensor_Tensor", "exponential", "randint")
 STEP = "rng.step"
 GENERATOR = "philox4x32-10"
 

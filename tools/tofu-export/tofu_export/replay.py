@@ -147,6 +147,8 @@ def random_op(op, values, out):
         return torch.bernoulli(tensor).to(out.dtype)
     if kind == "uniform":
         return out.uniform_(params["from"], params["to"])
+    if kind == "exponential":
+        return out.exponential_(params["lambd"])
     if kind == "normal":
         return out.normal_(params["mean"], params["std"])
     if kind == "normal_Tensor_float":
