@@ -30,6 +30,9 @@ namespace codegen {
 /// table.
 llvm::Expected<std::string> internalizeGraphUnit(llvm::StringRef source);
 
+/// Writes `text` as a C++ string literal (quotes and backslashes escaped).
+void writeStringLiteral(llvm::raw_ostream &os, llvm::StringRef text);
+
 /// Writes the CUDA unit `kernels` (KernelTarget::Cuda) of graph `graphName`
 /// as a source defining `getGeneratedCudaKernels()` in `cppNamespace`.
 llvm::Error writeLinkedCudaKernels(llvm::raw_ostream &os,
