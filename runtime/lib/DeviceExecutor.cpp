@@ -153,8 +153,7 @@ StepResult DeviceExecutor::runStep() {
   communicator.resetMovedBytes();
   try {
     Step step(*this, local);
-    for (unsigned i = 0, e = plan.ops.size(); i != e; ++i)
-      step.runOp(i);
+    step.runOps();
     step.runNextStep();
     device.synchronize();
   } catch (const std::exception &e) {

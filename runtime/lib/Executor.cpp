@@ -500,8 +500,7 @@ void WorkerStep::run() {
   worker.times = WorkerTimes();
   worker.trace.clear();
   double start = now();
-  for (unsigned i = 0, e = plan.ops.size(); i != e; ++i)
-    runOp(i);
+  runOps();
   runNextStep();
   WorkerTimes &times = worker.times;
   times.step = now() - start;

@@ -61,6 +61,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -132,6 +133,21 @@ public:
 
   /// Op `i`'s phases on every worker of the engine.
   void runOp(unsigned i);
+  /// Every op in order; an error names the op it happened in (a wait for
+  /// a lost worker: which op waited), unless it already names one.
+  void runOps() {
+    for (unsigned i = 0, e = plan.ops.size(); i != e; ++i) {
+      try {
+        runOp(i);
+      } catch (const std::exception &error) {
+        std::string what = error.what();
+        if (what.find(" op '") != std::string::npos)
+          throw;
+        throw RuntimeError(fmt::format("{} (in op '{}', {} of {})", what,
+                                       plan.ops[i].name, i + 1, e));
+      }
+    }
+  }
   /// After the last op: the parameters' next values into their stored
   /// boxes.
   void runNextStep();
