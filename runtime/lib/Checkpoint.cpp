@@ -513,9 +513,12 @@ static void checkSameTensors(const LinkedPlan &linked,
                               formatShape(info.shape)));
   }
   if (manifest.tensors.size() != persistent.size())
-    for (const auto &entry : manifest.tensors)
-      if (lookupTensor(linked.getGenerated(), entry.first) < 0)
-        throw other("this graph has no tensor '" + entry.first + "'");
+    for (const auto &entry : manifest.tensors) {
+      int t = lookupTensor(linked.getGenerated(), entry.first);
+      if (t < 0 || !plan.tensors[t].persistent || !plan.tensors[t].graphInput)
+        throw other("this graph has no param or state '" + entry.first +
+                    "'");
+    }
 }
 
 /// The values of `box` of `info` from the shards of `entry`.
