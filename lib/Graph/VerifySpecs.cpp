@@ -12,7 +12,7 @@
 // declared shape must equal it (up to a stride); where it does not
 // determine every dimension, the declared shape must bind with the inputs
 // and each declared extent must keep the reads that bound that dimension
-// in bounds. A tensor the operator reads inside another read's index
+// in bounds. A tensor whose element is another read's index
 // (`self[n, target[n]]`) must have an integer dtype.
 //
 //===----------------------------------------------------------------------===//
@@ -244,23 +244,23 @@ void SpecVerifier::checkIndexDTypes(const Op &op, const tdl::OpDecl &decl) {
     for (unsigned i = 0, e = read->getNumIndices(); i != e; ++i) {
       if (read->getIndexKind(i) != tdl::IndexKind::DataDependent)
         continue;
-      tdl::walkExpr(read->getIndex(i), [&](const tdl::Expr &sub) {
-        const auto *index = dyn_cast<tdl::TensorReadExpr>(&sub);
-        if (!index || !index->getTensor() ||
-            index->getTensor()->getPosition() >= op.inputs.size())
-          return;
-        unsigned position = index->getTensor()->getPosition();
-        const TensorRef &ref = op.inputs[position];
-        DType dtype = g.getTensor(ref.index).dtype;
-        if (!isFloatingPoint(dtype) || reported.test(position))
-          return;
-        reported.set(position);
-        diags.error(ref.loc.isValid() ? ref.loc : op.loc,
-                    prefix(op, decl) + ": input '" + ref.name + "' is " +
-                        getDTypeName(dtype) + ", but the operator reads it " +
-                        "as an index of '" + read->getTensorName() +
-                        "'; an index tensor has an integer dtype");
-      });
+      // Only an element taken as the index itself: one computed from
+      // floats (grid_sampler's floor(grid[...] * scale)) is meant to be.
+      const auto *index = dyn_cast<tdl::TensorReadExpr>(&read->getIndex(i));
+      if (!index || !index->getTensor() ||
+          index->getTensor()->getPosition() >= op.inputs.size())
+        continue;
+      unsigned position = index->getTensor()->getPosition();
+      const TensorRef &ref = op.inputs[position];
+      DType dtype = g.getTensor(ref.index).dtype;
+      if (!isFloatingPoint(dtype) || reported.test(position))
+        continue;
+      reported.set(position);
+      diags.error(ref.loc.isValid() ? ref.loc : op.loc,
+                  prefix(op, decl) + ": input '" + ref.name + "' is " +
+                      getDTypeName(dtype) + ", but the operator reads it " +
+                      "as an index of '" + read->getTensorName() +
+                      "'; an index tensor has an integer dtype");
     }
 }
 
