@@ -26,8 +26,8 @@ struct HostTensor;
 
 class InputShards {
 public:
-  /// The inputs of `plan` for the workers `localWorkers` (all of `plan`'s
-  /// workers by id; only these hold values).
+  /// The graph inputs of `plan`, held for the workers `localWorkers` (by
+  /// id) only.
   InputShards(const ExecutablePlan &plan,
               const std::vector<unsigned> &localWorkers);
 
@@ -49,7 +49,8 @@ public:
 
 private:
   const ExecutablePlan &plan;
-  /// Per worker id (empty for workers not local), per tensor.
+  /// Per worker id (empty for workers not local), per tensor: the values
+  /// of the worker's box, and whether they were set since it took them.
   std::vector<std::vector<std::optional<Bytes>>> values;
   std::vector<std::vector<bool>> fresh;
 };
