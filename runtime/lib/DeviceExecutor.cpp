@@ -197,15 +197,10 @@ HostTensor DeviceExecutor::gather(unsigned t) {
 }
 
 Bytes DeviceExecutor::readShard(unsigned t, unsigned w) {
-  const TensorInfo &info = plan.tensors.at(t);
-  if (w >= plan.workers || !workers[w])
-    throw RuntimeError(fmt::format(
-        "tensor '{}': worker {} is not run by this process", info.name, w));
-  const DeviceBuffer &buffer = getHeldBuffer(plan, *workers[w], t);
-  if (!info.stored[w] || info.stored[w]->isEmpty() || !buffer)
-    throw RuntimeError(fmt::format(
-        "tensor '{}' is not held by worker {} now", info.name, w));
-  Bytes values(info.stored[w]->getVolume() * getElementSize(info.type));
+  const DeviceBuffer &buffer = getShardBuffer(
+      plan, w < workers.size() ? workers[w].get() : nullptr, t, w);
+  Bytes values(plan.tensors[t].stored[w]->getVolume() *
+               getElementSize(plan.tensors[t].type));
   device.download(w, values.data(), buffer.data(), values.size());
   return values;
 }

@@ -649,17 +649,11 @@ HostTensor Executor::gather(unsigned t) {
 }
 
 Bytes Executor::readShard(unsigned t, unsigned w) {
-  const TensorInfo &info = plan.tensors.at(t);
-  if (w >= plan.workers || !workerById[w])
-    throw RuntimeError(fmt::format(
-        "tensor '{}': worker {} is not run by this process", info.name, w));
-  const Buffer &buffer = getHeldBuffer(plan, *workerById[w], t);
-  if (!info.stored[w] || info.stored[w]->isEmpty() || !buffer)
-    throw RuntimeError(fmt::format(
-        "tensor '{}' is not held by worker {} now", info.name, w));
+  const Buffer &buffer = getShardBuffer(
+      plan, w < workerById.size() ? workerById[w] : nullptr, t, w);
   const auto *data = static_cast<const unsigned char *>(buffer.data());
-  return Bytes(data, data + info.stored[w]->getVolume() *
-                                getElementSize(info.type));
+  return Bytes(data, data + plan.tensors[t].stored[w]->getVolume() *
+                                getElementSize(plan.tensors[t].type));
 }
 
 void Executor::injectFailure(unsigned worker, unsigned op) {

@@ -116,6 +116,23 @@ const auto &getHeldBuffer(const ExecutablePlan &plan, const WorkerT &worker,
   return worker.stored.at(held);
 }
 
+/// getHeldBuffer of local worker `w` (`worker`, null where `w` is not
+/// local) for StepExecutor::readShard; throws RuntimeError where the worker
+/// is not local or holds none of `t` now.
+template <typename WorkerT>
+const auto &getShardBuffer(const ExecutablePlan &plan, const WorkerT *worker,
+                           unsigned t, unsigned w) {
+  const TensorInfo &info = plan.tensors.at(t);
+  if (w >= plan.workers || !worker)
+    throw RuntimeError(fmt::format(
+        "tensor '{}': worker {} is not run by this process", info.name, w));
+  const auto &buffer = getHeldBuffer(plan, *worker, t);
+  if (!info.stored[w] || info.stored[w]->isEmpty() || !buffer)
+    throw RuntimeError(fmt::format(
+        "tensor '{}' is not held by worker {} now", info.name, w));
+  return buffer;
+}
+
 template <typename Derived, typename WorkerT, typename BufferT>
 class StepEngine {
 public:
