@@ -24,6 +24,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <fcntl.h>
@@ -274,16 +275,18 @@ static Manifest parseManifest(const fs::path &path) {
 // Saving
 //===----------------------------------------------------------------------===//
 
-/// Whether worker `w` writes its box of `t`: it stores one, and no lower
-/// worker stores the same box.
-static bool writesBox(const LinkedPlan &linked, unsigned t, unsigned w) {
-  std::optional<Box> box = linked.getStoredBox(t, w);
-  if (!box)
-    return false;
-  for (unsigned u = 0; u != w; ++u)
-    if (linked.getStoredBox(t, u) == box)
-      return false;
-  return true;
+/// Per worker, whether it writes its box of `t`: it stores one, and no
+/// lower worker stores the same box (each distinct box once, found in
+/// O(K log K): replicated layouts repeat a box on many workers).
+static std::vector<bool> getBoxWriters(const ExecutablePlan &plan,
+                                       unsigned t) {
+  const TensorInfo &info = plan.tensors[t];
+  std::vector<bool> writes(plan.workers, false);
+  std::set<std::pair<std::vector<int64_t>, std::vector<int64_t>>> seen;
+  for (unsigned w = 0; w != plan.workers; ++w)
+    if (info.stored[w] && !info.stored[w]->isEmpty())
+      writes[w] = seen.emplace(info.stored[w]->lo, info.stored[w]->hi).second;
+  return writes;
 }
 
 static std::string getWorkerFile(unsigned w) {
@@ -373,8 +376,9 @@ static std::string writeManifest(const LinkedPlan &linked, int64_t step) {
                         getElementTypeName(info.type), shape);
     first = false;
     bool firstShard = true;
+    std::vector<bool> writes = getBoxWriters(plan, t);
     for (unsigned w = 0; w != plan.workers; ++w) {
-      if (!writesBox(linked, t, w))
+      if (!writes[w])
         continue;
       const Box &box = *info.stored[w];
       text += fmt::format("{}\n    {{\"file\": \"{}\", \"offset\": {}, "
@@ -409,11 +413,15 @@ void tofu::runtime::saveCheckpoint(LinkedPlan &linked, const std::string &dir,
   }
   meet(linked, error);
   try {
+    std::vector<unsigned> persistent = linked.getPersistentTensors();
+    std::vector<std::vector<bool>> writers;
+    for (unsigned t : persistent)
+      writers.push_back(getBoxWriters(linked.getPlan(), t));
     for (unsigned w : linked.getLocalWorkers()) {
       Bytes data;
-      for (unsigned t : linked.getPersistentTensors())
-        if (writesBox(linked, t, w)) {
-          HostTensor shard = linked.getShard(t, w);
+      for (unsigned i = 0, e = persistent.size(); i != e; ++i)
+        if (writers[i][w]) {
+          HostTensor shard = linked.getShard(persistent[i], w);
           data.insert(data.end(), shard.data.begin(), shard.data.end());
         }
       writeDurably(temporary / getWorkerFile(w), data);
